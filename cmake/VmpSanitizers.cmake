@@ -1,0 +1,12 @@
+# Sanitizer builds apply to every target of the tree.
+if(VMP_SANITIZE AND VMP_TSAN)
+  message(FATAL_ERROR "VMP_SANITIZE and VMP_TSAN are exclusive")
+endif()
+if(VMP_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(VMP_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
