@@ -86,14 +86,14 @@ enum vmp_record_type {
 #define VMP_HDR_START_MONOTONIC 17 /* uint: the writer's clock value at time origin */
 
 /* END (2) */
-#define VMP_END_TIME            1 /* uint: ns since origin */
-#define VMP_END_SAMPLES         2 /* uint: SAMPLE + FAILED_SAMPLE records written */
-#define VMP_END_DROPPED_FULL    3 /* uint: samples dropped, ring full */
-#define VMP_END_DROPPED_WRITE   4 /* uint: samples lost to write errors */
-#define VMP_END_FAILED          5 /* uint: FAILED_SAMPLE records among END_SAMPLES */
-#define VMP_END_CHUNKS          6 /* uint: data chunks before the one holding END */
+#define VMP_END_TIME             1 /* uint: ns since origin */
+#define VMP_END_SAMPLES          2 /* uint: SAMPLE + FAILED_SAMPLE records written */
+#define VMP_END_DROPPED_FULL     3 /* uint: samples dropped, ring full */
+#define VMP_END_DROPPED_WRITE    4 /* uint: samples lost to write errors */
+#define VMP_END_FAILED           5 /* uint: FAILED_SAMPLE records among END_SAMPLES */
+#define VMP_END_CHUNKS           6 /* uint: data chunks before the one holding END */
 #define VMP_END_TRUNCATED_STACKS 7 /* uint: samples whose stack was cut at max depth */
-#define VMP_END_GENERATION      8 /* uint: the writer's final generation */
+#define VMP_END_GENERATION       8 /* uint: the writer's final generation */
 
 /* MODULE (3) */
 #define VMP_MOD_ID       1 /* uint, >= 1 */
@@ -104,8 +104,8 @@ enum vmp_record_type {
 #define VMP_MOD_END      6 /* uint: end of mapping, exclusive */
 
 /* MODULE_SYMBOLS (4) */
-#define VMP_SYMS_MODULE  1 /* uint: module id */
-#define VMP_SYMS_LIST    2 /* array: value, size, name, value, size, name, ... */
+#define VMP_SYMS_MODULE 1 /* uint: module id */
+#define VMP_SYMS_LIST   2 /* array: value, size, name, value, size, name, ... */
 
 /* THREAD (5) */
 #define VMP_THR_ID       1 /* uint */
