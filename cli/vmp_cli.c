@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cli.c - helpers shared by the `vmp` commands: option errors, opening
+ * inputs and outputs, write-error detection, string quoting (no spec section:
+ * tool conventions, see vmp_cli.h).
+ */
+#include "vmp_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+void vmp_cli_getopt_begin(void)
+{
+    optind = 0; /* glibc: 0 re-initialises getopt completely */
+    opterr = 0;
+}
+
+int vmp_cli_bad_option(const char *cmd, char **argv, int c)
+{
+    const char *arg = (optind > 0) ? argv[optind - 1] : "";
+    if (c == ':') {
+        if (optopt)
+            return vmp_cli_usage_error(cmd, "option '-%c' needs a value", optopt);
+        return vmp_cli_usage_error(cmd, "option '%s' needs a value", arg);
+    }
+    if (optopt)
+        return vmp_cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    return vmp_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int vmp_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "vmp %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\ntry 'vmp %s --help'\n", cmd);
+    return VMP_EXIT_USAGE;
+}
+
+int vmp_cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "vmp %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return VMP_EXIT_FAIL;
+}
+
+int vmp_cli_open_reader(vmp_reader **out, const char *cmd, const char *path)
+{
+    vmp_reader *r = NULL;
+    vmp_status st = vmp_reader_open_file(&r, path, NULL);
+    *out = NULL;
+    if (st < 0) {
+        const char *msg = r ? vmp_reader_errmsg(r) : "";
+        if (msg[0])
+            vmp_cli_fail(cmd, "%s", msg);
+        else
+            vmp_cli_fail(cmd, "%s: %s", path, vmp_status_str(st));
+        vmp_reader_close(r);
+        return VMP_EXIT_FAIL;
+    }
+    *out = r;
+    return VMP_EXIT_OK;
+}
+
+int vmp_cli_output_open(vmp_cli_output *out, const char *cmd, const char *path)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        out->f = stdout;
+        out->name = "standard output";
+        out->is_stdout = 1;
+        return VMP_EXIT_OK;
+    }
+    out->f = fopen(path, "w");
+    out->name = path;
+    out->is_stdout = 0;
+    if (!out->f)
+        return vmp_cli_fail(cmd, "%s: cannot create: %s", path, strerror(errno));
+    return VMP_EXIT_OK;
+}
+
+int vmp_cli_output_close(vmp_cli_output *out, const char *cmd)
+{
+    int failed = 0, err = 0;
+    if (!out->f)
+        return VMP_EXIT_OK;
+    if (fflush(out->f) != 0) {
+        failed = 1;
+        err = errno;
+    }
+    if (ferror(out->f) && !failed) {
+        failed = 1;
+        err = errno ? errno : EIO;
+    }
+    if (out->is_stdout) {
+        /* Keep fd 1 open (atexit handlers may still print) but make sure the
+         * data reached the kernel: fflush above did that for stdio. */
+    } else if (fclose(out->f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    out->f = NULL;
+    if (failed)
+        return vmp_cli_fail(cmd, "%s: write error: %s", out->name, strerror(err ? err : EIO));
+    return VMP_EXIT_OK;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len, i;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        len = 2;
+        cp = s[0] & 0x1Fu;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        len = 3;
+        cp = s[0] & 0x0Fu;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        len = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void vmp_cli_put_quoted(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    fputc('"', f);
+    while (i < len) {
+        unsigned char c = p[i];
+        size_t n;
+        switch (c) {
+        case '"':
+            fputs("\\\"", f);
+            i++;
+            continue;
+        case '\\':
+            fputs("\\\\", f);
+            i++;
+            continue;
+        case '\n':
+            fputs("\\n", f);
+            i++;
+            continue;
+        case '\r':
+            fputs("\\r", f);
+            i++;
+            continue;
+        case '\t':
+            fputs("\\t", f);
+            i++;
+            continue;
+        default:
+            break;
+        }
+        if (c < 0x20 || c == 0x7F) {
+            fprintf(f, "\\x%02x", c);
+            i++;
+            continue;
+        }
+        n = utf8_seq(p + i, len - i);
+        if (n == 0) {
+            fprintf(f, "\\x%02x", c);
+            i++;
+            continue;
+        }
+        fwrite(p + i, 1, n, f);
+        i += n;
+    }
+    fputc('"', f);
+}
+
+void vmp_cli_put_json_string(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    fputc('"', f);
+    while (i < len) {
+        unsigned char c = p[i];
+        size_t n;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            i++;
+        } else if (c == '\n') {
+            fputs("\\n", f);
+            i++;
+        } else if (c == '\r') {
+            fputs("\\r", f);
+            i++;
+        } else if (c == '\t') {
+            fputs("\\t", f);
+            i++;
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+            i++;
+        } else if ((n = utf8_seq(p + i, len - i)) == 0) {
+            fputs("\\ufffd", f);
+            i++;
+        } else {
+            fwrite(p + i, 1, n, f);
+            i += n;
+        }
+    }
+    fputc('"', f);
+}
+
+void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns)
+{
+    time_t secs = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm)) {
+        snprintf(buf, size, "%llu ns", (unsigned long long)ns);
+        return;
+    }
+    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09lluZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (unsigned long long)(ns % 1000000000u));
+}
+
+const char *vmp_cli_record_name(int type)
+{
+    static const char *const names[] = {
+        "UNKNOWN",         "HEADER",     "END",         "MODULE",        "MODULE_SYMBOLS",
+        "THREAD",          "FUNCTION",   "CODE_ZONE",   "CODE_OBJECT",   "CODE_SNAPSHOT",
+        "CODE_COMPACTION", "CODE_FREE",  "CODE_MOVE",   "STACK_NODE",    "SAMPLE",
+        "FAILED_SAMPLE",   "EVENT",      "COUNTER"};
+    if (type > 0 && (size_t)type < sizeof names / sizeof names[0])
+        return names[type];
+    return "UNKNOWN";
+}

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_info.c - `vmp info`: one streaming pass over a profile and a human
+ * (or JSON) summary of it (spec.md §5 records, §5.2 END, §6 seek table).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "vmp_cli.h"
+
+static const char info_usage[] =
+    "usage: vmp info [--json] [-o FILE] FILE\n"
+    "\n"
+    "Read the profile FILE ('-' = standard input) once and summarize it:\n"
+    "format version, producer, VM, pid, start time (UTC), duration (the latest\n"
+    "time in the file), sampling interval, samples and failed samples, samples\n"
+    "dropped (from the END record), threads with their names, code zones, code\n"
+    "objects, code changes and the final generation, modules and symbols,\n"
+    "functions, stack nodes, events, counters, chunks, file size and bytes per\n"
+    "sample, and the status:\n"
+    "  complete (END record[, seek table])\n"
+    "  truncated: <why>      the file ends without an END record, or a chunk\n"
+    "                        is damaged; every complete chunk before it is\n"
+    "                        summarized\n"
+    "\n"
+    "options:\n"
+    "  --json        print one JSON object instead of text.  Keys: file, format,\n"
+    "                producer, vm_name, vm_version, pid, start_realtime_ns,\n"
+    "                start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
+    "                samples, failed_samples, sample_weight, dropped_full,\n"
+    "                dropped_write, truncated_stacks (the last three null without\n"
+    "                END), threads ([{id, name}]), zones, code_objects,\n"
+    "                code_changes, generation, modules, symbols, functions,\n"
+    "                stack_nodes, events, counters, unknown_records, records,\n"
+    "                chunks, file_bytes, bytes_per_sample, complete, seek_table,\n"
+    "                status, error (null when none)\n"
+    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
+    "  -h, --help    print this help\n"
+    "\n"
+    "Exit status: 0 when the file could be read, even if it is truncated (its\n"
+    "complete chunks are usable; the status line says so); 1 when it cannot be\n"
+    "read at all (not a vmp profile, unknown version, no readable record) or\n"
+    "the output cannot be written; 2 usage error.\n";
+
+typedef struct thread_info {
+    uint64_t id;
+    char *name; /* NULL: no THREAD record */
+    size_t name_len;
+} thread_info;
+
+typedef struct summary {
+    vmp_rec_header hdr; /* strings are copied into the fields below */
+    char *producer, *vm_name, *vm_version, *clock;
+    size_t producer_len, vm_name_len, vm_version_len, clock_len;
+    int have_header;
+    vmp_rec_end end;
+    int have_end;
+    uint64_t last_time, samples, failed, weight, zones, code_objects, code_changes;
+    uint64_t generation, modules, symbols, functions, stack_nodes, events, counters, unknown;
+    thread_info *threads; /* sorted by id */
+    size_t n_threads, cap_threads;
+} summary;
+
+static char *dup_str(const vmp_str *s, size_t *len_out)
+{
+    char *p = malloc(s->len + 1);
+    if (p) {
+        memcpy(p, s->s, s->len);
+        p[s->len] = '\0';
+        *len_out = s->len;
+    }
+    return p;
+}
+
+static thread_info *thread_get(summary *sum, uint64_t id)
+{
+    size_t lo = 0, hi = sum->n_threads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sum->threads[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < sum->n_threads && sum->threads[lo].id == id)
+        return &sum->threads[lo];
+    if (sum->n_threads == sum->cap_threads) {
+        size_t cap = sum->cap_threads ? sum->cap_threads * 2 : 16;
+        thread_info *p = realloc(sum->threads, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        sum->threads = p;
+        sum->cap_threads = cap;
+    }
+    memmove(&sum->threads[lo + 1], &sum->threads[lo], (sum->n_threads - lo) * sizeof *sum->threads);
+    sum->n_threads++;
+    memset(&sum->threads[lo], 0, sizeof sum->threads[lo]);
+    sum->threads[lo].id = id;
+    return &sum->threads[lo];
+}
+
+static void seen_time(summary *sum, uint64_t t)
+{
+    if (t > sum->last_time)
+        sum->last_time = t;
+}
+
+/* Returns 0, or -1 when out of memory. */
+static int add_record(summary *sum, const vmp_record *rec)
+{
+    thread_info *t;
+    switch (rec->type) {
+    case VMP_REC_HEADER:
+        sum->hdr = rec->u.header;
+        sum->have_header = 1;
+        sum->producer = dup_str(&rec->u.header.producer, &sum->producer_len);
+        sum->vm_name = dup_str(&rec->u.header.vm_name, &sum->vm_name_len);
+        sum->vm_version = dup_str(&rec->u.header.vm_version, &sum->vm_version_len);
+        sum->clock = dup_str(&rec->u.header.clock, &sum->clock_len);
+        if (!sum->producer || !sum->vm_name || !sum->vm_version || !sum->clock)
+            return -1;
+        break;
+    case VMP_REC_END:
+        sum->end = rec->u.end;
+        sum->have_end = 1;
+        seen_time(sum, rec->u.end.time_ns);
+        break;
+    case VMP_REC_MODULE:
+        sum->modules++;
+        break;
+    case VMP_REC_MODULE_SYMBOLS:
+        sum->symbols += rec->u.module_symbols.n_symbols;
+        break;
+    case VMP_REC_THREAD:
+        t = thread_get(sum, rec->u.thread.id);
+        if (!t)
+            return -1;
+        free(t->name);
+        t->name = dup_str(&rec->u.thread.name, &t->name_len);
+        if (!t->name)
+            return -1;
+        seen_time(sum, rec->u.thread.time_ns);
+        seen_time(sum, rec->u.thread.end_time_ns);
+        break;
+    case VMP_REC_FUNCTION:
+        sum->functions++;
+        break;
+    case VMP_REC_CODE_ZONE:
+        sum->zones++;
+        break;
+    case VMP_REC_CODE_OBJECT:
+        sum->code_objects++;
+        seen_time(sum, rec->u.code_object.time_ns);
+        break;
+    case VMP_REC_CODE_SNAPSHOT:
+        sum->code_changes++;
+        sum->generation = rec->u.code_snapshot.generation;
+        seen_time(sum, rec->u.code_snapshot.time_ns);
+        break;
+    case VMP_REC_CODE_COMPACTION:
+        sum->code_changes++;
+        sum->generation = rec->u.code_compaction.generation;
+        seen_time(sum, rec->u.code_compaction.time_ns);
+        break;
+    case VMP_REC_CODE_FREE:
+        sum->code_changes++;
+        sum->generation = rec->u.code_free.generation;
+        seen_time(sum, rec->u.code_free.time_ns);
+        break;
+    case VMP_REC_CODE_MOVE:
+        sum->code_changes++;
+        sum->generation = rec->u.code_move.generation;
+        seen_time(sum, rec->u.code_move.time_ns);
+        break;
+    case VMP_REC_STACK_NODE:
+        sum->stack_nodes++;
+        break;
+    case VMP_REC_SAMPLE:
+    case VMP_REC_FAILED_SAMPLE:
+        sum->samples++;
+        sum->weight += rec->u.sample.weight;
+        if (rec->type == VMP_REC_FAILED_SAMPLE)
+            sum->failed++;
+        seen_time(sum, rec->u.sample.time_ns);
+        if (rec->u.sample.thread != 0 && !thread_get(sum, rec->u.sample.thread))
+            return -1;
+        break;
+    case VMP_REC_EVENT:
+        sum->events++;
+        seen_time(sum, rec->u.event.time_ns);
+        break;
+    case VMP_REC_COUNTER:
+        sum->counters++;
+        seen_time(sum, rec->u.counter.time_ns);
+        break;
+    default:
+        sum->unknown++;
+        break;
+    }
+    return 0;
+}
+
+static void summary_free(summary *sum)
+{
+    size_t i;
+    for (i = 0; i < sum->n_threads; i++)
+        free(sum->threads[i].name);
+    free(sum->threads);
+    free(sum->producer);
+    free(sum->vm_name);
+    free(sum->vm_version);
+    free(sum->clock);
+}
+
+static void put_str(FILE *f, int json, const char *s, size_t len)
+{
+    if (json)
+        vmp_cli_put_json_string(f, s ? s : "", s ? len : 0);
+    else
+        vmp_cli_put_quoted(f, s ? s : "", s ? len : 0);
+}
+
+static void print_text(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
+                       uint64_t file_bytes, const char *error)
+{
+    char utc[64];
+    size_t i;
+    fprintf(f, "file:             %s\n", path);
+    fprintf(f, "format:           %u.%u\n", ri->format_major, ri->format_minor);
+    fprintf(f, "producer:         ");
+    put_str(f, 0, sum->producer, sum->producer_len);
+    fprintf(f, "\nvm:               ");
+    put_str(f, 0, sum->vm_name, sum->vm_name_len);
+    fputc(' ', f);
+    put_str(f, 0, sum->vm_version, sum->vm_version_len);
+    fprintf(f, "\npid:              %" PRIu64 "\n", sum->hdr.pid);
+    if (sum->hdr.start_realtime_ns) {
+        vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
+        fprintf(f, "start:            %s\n", utc);
+    } else {
+        fprintf(f, "start:            unknown\n");
+    }
+    fprintf(f, "clock:            ");
+    put_str(f, 0, sum->clock, sum->clock_len);
+    fprintf(f, " (resolution %" PRIu64 " ns)\n", sum->hdr.clock_res_ns);
+    fprintf(f, "duration:         %" PRIu64 ".%09" PRIu64 " s\n", sum->last_time / 1000000000u,
+            sum->last_time % 1000000000u);
+    if (sum->hdr.interval_ns)
+        fprintf(f, "interval:         %" PRIu64 " ns\n", sum->hdr.interval_ns);
+    else
+        fprintf(f, "interval:         unknown\n");
+    fprintf(f, "samples:          %" PRIu64 " (failed %" PRIu64 ", weight %" PRIu64 ")\n",
+            sum->samples, sum->failed, sum->weight);
+    if (sum->have_end)
+        fprintf(f,
+                "dropped:          %" PRIu64 " (ring full %" PRIu64 ", write errors %" PRIu64
+                "); truncated stacks %" PRIu64 "\n",
+                sum->end.dropped_full + sum->end.dropped_write, sum->end.dropped_full,
+                sum->end.dropped_write, sum->end.truncated_stacks);
+    else
+        fprintf(f, "dropped:          unknown (no END record)\n");
+    fprintf(f, "threads:          %zu\n", sum->n_threads);
+    for (i = 0; i < sum->n_threads; i++) {
+        fprintf(f, "  thread %" PRIu64 " ", sum->threads[i].id);
+        if (sum->threads[i].name)
+            put_str(f, 0, sum->threads[i].name, sum->threads[i].name_len);
+        else
+            fputs("(no THREAD record)", f);
+        fputc('\n', f);
+    }
+    fprintf(f, "zones:            %" PRIu64 "\n", sum->zones);
+    fprintf(f, "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64
+               ")\n",
+            sum->code_objects, sum->code_changes, sum->generation);
+    fprintf(f, "modules:          %" PRIu64 " (%" PRIu64 " symbols)\n", sum->modules,
+            sum->symbols);
+    fprintf(f, "functions:        %" PRIu64 "\n", sum->functions);
+    fprintf(f, "stack nodes:      %" PRIu64 "\n", sum->stack_nodes);
+    fprintf(f, "events:           %" PRIu64 "\n", sum->events);
+    fprintf(f, "counters:         %" PRIu64 "\n", sum->counters);
+    if (sum->unknown)
+        fprintf(f, "unknown records:  %" PRIu64 "\n", sum->unknown);
+    fprintf(f, "records:          %" PRIu64 "\n", ri->records);
+    fprintf(f, "chunks:           %" PRIu64 "\n", ri->chunks);
+    fprintf(f, "file bytes:       %" PRIu64, file_bytes);
+    if (sum->samples)
+        fprintf(f, " (%.1f bytes per sample)", (double)file_bytes / (double)sum->samples);
+    fputc('\n', f);
+    if (error)
+        fprintf(f, "status:           truncated: %s\n", error);
+    else if (!sum->have_end)
+        fprintf(f, "status:           truncated: no END record (the writer did not close "
+                   "the file)\n");
+    else
+        fprintf(f, "status:           complete (END record%s)\n",
+                ri->seek_table ? ", seek table" : "");
+}
+
+static void print_json(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
+                       uint64_t file_bytes, const char *error)
+{
+    char utc[64];
+    size_t i;
+    fputs("{\"file\":", f);
+    put_str(f, 1, path, strlen(path));
+    fprintf(f, ",\"format\":\"%u.%u\",\"producer\":", ri->format_major, ri->format_minor);
+    put_str(f, 1, sum->producer, sum->producer_len);
+    fputs(",\"vm_name\":", f);
+    put_str(f, 1, sum->vm_name, sum->vm_name_len);
+    fputs(",\"vm_version\":", f);
+    put_str(f, 1, sum->vm_version, sum->vm_version_len);
+    fprintf(f, ",\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"start_utc\":",
+            sum->hdr.pid, sum->hdr.start_realtime_ns);
+    if (sum->hdr.start_realtime_ns) {
+        vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
+        fprintf(f, "\"%s\"", utc);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\"clock\":", f);
+    put_str(f, 1, sum->clock, sum->clock_len);
+    fprintf(f,
+            ",\"clock_res_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"interval_ns\":%" PRIu64
+            ",\"samples\":%" PRIu64 ",\"failed_samples\":%" PRIu64 ",\"sample_weight\":%" PRIu64,
+            sum->hdr.clock_res_ns, sum->last_time, sum->hdr.interval_ns, sum->samples,
+            sum->failed, sum->weight);
+    if (sum->have_end)
+        fprintf(f,
+                ",\"dropped_full\":%" PRIu64 ",\"dropped_write\":%" PRIu64
+                ",\"truncated_stacks\":%" PRIu64,
+                sum->end.dropped_full, sum->end.dropped_write, sum->end.truncated_stacks);
+    else
+        fputs(",\"dropped_full\":null,\"dropped_write\":null,\"truncated_stacks\":null", f);
+    fputs(",\"threads\":[", f);
+    for (i = 0; i < sum->n_threads; i++) {
+        fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", i ? "," : "", sum->threads[i].id);
+        if (sum->threads[i].name)
+            put_str(f, 1, sum->threads[i].name, sum->threads[i].name_len);
+        else
+            fputs("null", f);
+        fputc('}', f);
+    }
+    fprintf(f,
+            "],\"zones\":%" PRIu64 ",\"code_objects\":%" PRIu64 ",\"code_changes\":%" PRIu64
+            ",\"generation\":%" PRIu64 ",\"modules\":%" PRIu64 ",\"symbols\":%" PRIu64
+            ",\"functions\":%" PRIu64 ",\"stack_nodes\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"counters\":%" PRIu64 ",\"unknown_records\":%" PRIu64 ",\"records\":%" PRIu64
+            ",\"chunks\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"bytes_per_sample\":",
+            sum->zones, sum->code_objects, sum->code_changes, sum->generation, sum->modules,
+            sum->symbols, sum->functions, sum->stack_nodes, sum->events, sum->counters,
+            sum->unknown, ri->records, ri->chunks, file_bytes);
+    if (sum->samples)
+        fprintf(f, "%.1f", (double)file_bytes / (double)sum->samples);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"complete\":%s,\"seek_table\":%s,\"status\":",
+            (sum->have_end && !error) ? "true" : "false", ri->seek_table ? "true" : "false");
+    if (error || !sum->have_end)
+        fputs("\"truncated\"", f);
+    else
+        fputs("\"complete\"", f);
+    fputs(",\"error\":", f);
+    if (error)
+        put_str(f, 1, error, strlen(error));
+    else if (!sum->have_end)
+        fputs("\"no END record (the writer did not close the file)\"", f);
+    else
+        fputs("null", f);
+    fputs("}\n", f);
+}
+
+int vmp_cmd_info(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                              {"output", required_argument, NULL, 'o'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *cmd = "info", *outpath = NULL, *path;
+    int json = 0, c, rc;
+    vmp_reader *r;
+    vmp_record rec;
+    vmp_reader_info ri;
+    vmp_status st;
+    vmp_cli_output out;
+    summary sum;
+    uint64_t file_bytes;
+    struct stat sb;
+    const char *error = NULL;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = 1;
+            break;
+        case 'o':
+            outpath = optarg;
+            break;
+        case 'h':
+            fputs(info_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE");
+    if (argc - optind > 1)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    path = argv[optind];
+
+    if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
+        return VMP_EXIT_FAIL;
+    memset(&sum, 0, sizeof sum);
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (add_record(&sum, &rec) < 0) {
+            summary_free(&sum);
+            vmp_reader_close(r);
+            return vmp_cli_fail(cmd, "out of memory");
+        }
+    }
+    vmp_reader_get_info(r, &ri);
+    if (st < 0)
+        error = vmp_reader_errmsg(r);
+    if (ri.records == 0) {
+        vmp_cli_fail(cmd, "%s", error && error[0] ? error : "no record could be read");
+        summary_free(&sum);
+        vmp_reader_close(r);
+        return VMP_EXIT_FAIL;
+    }
+    file_bytes = ri.bytes_consumed;
+    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        file_bytes = (uint64_t)sb.st_size;
+
+    rc = vmp_cli_output_open(&out, cmd, outpath);
+    if (rc == VMP_EXIT_OK) {
+        if (json)
+            print_json(out.f, path, &sum, &ri, file_bytes, error);
+        else
+            print_text(out.f, path, &sum, &ri, file_bytes, error);
+        rc = vmp_cli_output_close(&out, cmd);
+    }
+    summary_free(&sum);
+    vmp_reader_close(r);
+    return rc;
+}
