@@ -1,1 +1,339 @@
-/* placeholder until the reader lands */
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_reader.c - the reader's public API (vmp_reader.h): opening inputs,
+ * iterating records chunk by chunk (spec.md §4 R-CHK-3), errors, memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmp_reader_int.h"
+
+/* ---- memory -------------------------------------------------------------- */
+
+void *vmp_rd_alloc(vmp_reader *r, size_t size)
+{
+    if (size == 0)
+        size = 1;
+    if (r->use_default_alloc)
+        return malloc(size);
+    return r->al.alloc(r->al.ud, size);
+}
+
+void vmp_rd_free(vmp_reader *r, void *p, size_t size)
+{
+    if (p == NULL)
+        return;
+    if (size == 0)
+        size = 1;
+    if (r->use_default_alloc)
+        free(p);
+    else
+        r->al.free(r->al.ud, p, size);
+}
+
+#define ARENA_FIRST_BLOCK ((size_t)16 << 10)
+#define ARENA_ALIGN       8u
+
+void *vmp_rd_arena_alloc(vmp_reader *r, size_t size)
+{
+    vmp_rd_block *b = r->arena;
+    size_t hdr = (sizeof(vmp_rd_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    size_t bsize;
+    uint8_t *p;
+
+    if (size > SIZE_MAX - hdr - ARENA_ALIGN)
+        return NULL;
+    size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (b == NULL || b->size - b->used < size) {
+        bsize = size > ARENA_FIRST_BLOCK ? size : ARENA_FIRST_BLOCK;
+        b = vmp_rd_alloc(r, hdr + bsize);
+        if (b == NULL)
+            return NULL;
+        b->size = bsize;
+        b->used = 0;
+        /* The newest block is searched first; a full-sized block stays behind it. */
+        b->next = r->arena;
+        r->arena = b;
+    }
+    p = (uint8_t *)b + hdr + b->used;
+    b->used += size;
+    return p;
+}
+
+void vmp_rd_arena_reset(vmp_reader *r)
+{
+    vmp_rd_block *keep = NULL;
+    size_t hdr = (sizeof(vmp_rd_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+
+    /* Keep one default-sized block; larger ones were for one big record. */
+    while (r->arena != NULL) {
+        vmp_rd_block *b = r->arena;
+        r->arena = b->next;
+        if (keep == NULL && b->size == ARENA_FIRST_BLOCK) {
+            keep = b;
+        } else {
+            vmp_rd_free(r, b, hdr + b->size);
+        }
+    }
+    if (keep != NULL) {
+        keep->used = 0;
+        keep->next = NULL;
+    }
+    r->arena = keep;
+}
+
+void vmp_rd_arena_free(vmp_reader *r)
+{
+    vmp_rd_arena_reset(r);
+    if (r->arena != NULL) {
+        size_t hdr = (sizeof(vmp_rd_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+        vmp_rd_free(r, r->arena, hdr + r->arena->size);
+        r->arena = NULL;
+    }
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (r->err != VMP_OK)
+        return r->err;
+    r->err = st;
+    r->err_off = off;
+    n = snprintf(r->errmsg, sizeof r->errmsg, "%s: offset %" PRIu64 ": ", r->name, off);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n < sizeof r->errmsg) {
+        va_start(ap, fmt);
+        vsnprintf(r->errmsg + n, sizeof r->errmsg - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reader_options *opts)
+{
+    vmp_reader *r;
+    vmp_allocator al = {NULL, NULL, NULL};
+    int use_default = 1;
+    size_t name_len;
+
+    *out = NULL;
+    if (opts != NULL && opts->version != VMP_READER_OPTIONS_VERSION)
+        return VMP_ERR_INVALID_ARG;
+    if (opts != NULL && opts->alloc != NULL) {
+        if (opts->alloc->alloc == NULL || opts->alloc->free == NULL)
+            return VMP_ERR_INVALID_ARG;
+        al = *opts->alloc;
+        use_default = 0;
+    }
+    if (opts != NULL && opts->max_nesting > VMP_RD_MAX_NESTING)
+        return VMP_ERR_INVALID_ARG;
+    r = use_default ? malloc(sizeof *r) : al.alloc(al.ud, sizeof *r);
+    if (r == NULL)
+        return VMP_ERR_NOMEM;
+    memset(r, 0, sizeof *r);
+    r->al = al;
+    r->use_default_alloc = use_default;
+    r->fd = -1;
+    r->name = (char *)"<reader>";
+    r->max_chunk = opts && opts->max_chunk_bytes ? opts->max_chunk_bytes : VMP_RD_DEFAULT_CHUNK;
+    r->max_record =
+        opts && opts->max_record_bytes ? opts->max_record_bytes : VMP_RD_DEFAULT_RECORD;
+    r->max_nesting = opts && opts->max_nesting ? opts->max_nesting : VMP_RD_DEFAULT_NESTING;
+    r->max_items = opts && opts->max_array_items ? opts->max_array_items : VMP_RD_DEFAULT_ITEMS;
+    *out = r;
+
+    name_len = strlen(name);
+    r->name_size = name_len + 1;
+    {
+        char *copy = vmp_rd_alloc(r, r->name_size);
+        if (copy == NULL) {
+            r->name_size = 0;
+            return vmp_rd_fail(r, VMP_ERR_NOMEM, 0, "out of memory");
+        }
+        memcpy(copy, name, r->name_size);
+        r->name = copy;
+    }
+    r->skip_stack = vmp_rd_alloc(r, (size_t)r->max_nesting * sizeof(uint64_t));
+    if (r->skip_stack == NULL)
+        return vmp_rd_fail(r, VMP_ERR_NOMEM, 0, "out of memory");
+    return vmp_rd_zstd_init(r);
+}
+
+static vmp_status open_fd(vmp_reader **out, int fd, const char *name,
+                          const vmp_reader_options *opts)
+{
+    vmp_reader *r;
+    vmp_status st = reader_new(out, name, opts);
+
+    r = *out;
+    if (st < 0)
+        return st;
+    r->inbuf = vmp_rd_alloc(r, VMP_RD_INBUF_SIZE);
+    if (r->inbuf == NULL)
+        return vmp_rd_fail(r, VMP_ERR_NOMEM, 0, "out of memory");
+    r->inbuf_size = VMP_RD_INBUF_SIZE;
+    r->fd = fd;
+    r->data = r->inbuf;
+    return vmp_rd_read_file_header(r);
+}
+
+vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
+                              const vmp_reader_options *opts)
+{
+    if (out == NULL)
+        return VMP_ERR_INVALID_ARG;
+    *out = NULL;
+    if (fd < 0)
+        return VMP_ERR_INVALID_ARG;
+    return open_fd(out, fd, name != NULL ? name : "<fd>", opts);
+}
+
+vmp_status vmp_reader_open_file(vmp_reader **out, const char *path,
+                                const vmp_reader_options *opts)
+{
+    vmp_status st;
+    int fd;
+
+    if (out == NULL)
+        return VMP_ERR_INVALID_ARG;
+    *out = NULL;
+    if (path == NULL)
+        return VMP_ERR_INVALID_ARG;
+    if (strcmp(path, "-") == 0)
+        return open_fd(out, STDIN_FILENO, "<stdin>", opts);
+    do {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        int e = errno;
+        st = reader_new(out, path, opts);
+        if (st < 0)
+            return st;
+        return vmp_rd_fail(*out, VMP_ERR_IO, 0, "cannot open: %s", strerror(e));
+    }
+    st = open_fd(out, fd, path, opts);
+    if (*out != NULL) {
+        (*out)->fd = fd;
+        (*out)->owns_fd = 1; /* closed by vmp_reader_close() */
+    } else {
+        close(fd);
+    }
+    return st;
+}
+
+vmp_status vmp_reader_open_memory(vmp_reader **out, const void *data, size_t size,
+                                  const char *name, const vmp_reader_options *opts)
+{
+    vmp_reader *r;
+    vmp_status st;
+
+    if (out == NULL)
+        return VMP_ERR_INVALID_ARG;
+    *out = NULL;
+    if (data == NULL && size > 0)
+        return VMP_ERR_INVALID_ARG;
+    st = reader_new(out, name != NULL ? name : "<memory>", opts);
+    r = *out;
+    if (st < 0)
+        return st;
+    r->data = data != NULL ? data : (const uint8_t *)"";
+    r->data_end = size;
+    r->eof = 1;
+    return vmp_rd_read_file_header(r);
+}
+
+/* ---- iteration ----------------------------------------------------------- */
+
+vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec)
+{
+    vmp_status st;
+
+    if (r == NULL || rec == NULL)
+        return VMP_ERR_INVALID_ARG;
+    if (r->err != VMP_OK)
+        return r->err;
+    if (r->at_end)
+        return VMP_END;
+    for (;;) {
+        if (r->in_chunk && r->content_pos < r->content_size) {
+            st = vmp_rd_decode_record(r, rec);
+            if (st < 0)
+                return st;
+            r->info.records++;
+            if (rec->type == VMP_REC_UNKNOWN)
+                r->info.unknown_records++;
+            if (rec->type == VMP_REC_END)
+                r->info.seen_end = 1;
+            return VMP_OK;
+        }
+        r->in_chunk = 0;
+        st = vmp_rd_next_chunk(r);
+        if (st == VMP_END) {
+            r->at_end = 1;
+            return VMP_END;
+        }
+        if (st < 0)
+            return st;
+    }
+}
+
+void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out)
+{
+    if (out == NULL)
+        return;
+    if (r == NULL) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = r->info;
+}
+
+const char *vmp_reader_errmsg(const vmp_reader *r)
+{
+    if (r == NULL)
+        return "";
+    return r->errmsg;
+}
+
+uint64_t vmp_reader_offset(const vmp_reader *r)
+{
+    if (r == NULL)
+        return 0;
+    if (r->err != VMP_OK)
+        return r->err_off;
+    return r->in_chunk ? r->chunk_offset : r->data_off + r->data_pos;
+}
+
+void vmp_reader_close(vmp_reader *r)
+{
+    if (r == NULL)
+        return;
+    vmp_rd_zstd_free(r);
+    vmp_rd_arena_free(r);
+    vmp_rd_free(r, r->content, r->content_cap);
+    vmp_rd_free(r, r->inbuf, r->inbuf_size);
+    vmp_rd_free(r, r->skip_stack, (size_t)r->max_nesting * sizeof(uint64_t));
+    if (r->name_size > 0)
+        vmp_rd_free(r, r->name, r->name_size);
+    if (r->owns_fd)
+        close(r->fd);
+    if (r->use_default_alloc) {
+        free(r);
+    } else {
+        vmp_allocator al = r->al;
+        al.free(al.ud, r, sizeof *r);
+    }
+}

@@ -51,7 +51,10 @@ typedef struct vmp_reader_options {
 } vmp_reader_options;
 
 #define VMP_READER_OPTIONS_VERSION 1
-#define VMP_READER_OPTIONS_INIT    {VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL}
+#define VMP_READER_OPTIONS_INIT                      \
+    {                                                \
+        VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL \
+    }
 
 /** A string from the file: NUL-terminated copy, `len` bytes before the NUL
  *  (the text itself may contain NUL bytes; `len` is authoritative). */
@@ -161,7 +164,7 @@ typedef struct vmp_rec_code_move {
 
 typedef struct vmp_rec_stack_node {
     uint64_t id, parent;
-    int is_function;    /* 0: machine frame `pc`; 1: `function` at `bcpc` */
+    int is_function; /* 0: machine frame `pc`; 1: `function` at `bcpc` */
     uint64_t pc, function;
     int has_bcpc;
     uint64_t bcpc;
@@ -171,7 +174,7 @@ typedef struct vmp_rec_stack_node {
 typedef struct vmp_rec_sample {
     uint64_t time_ns; /* since time origin; the reader has summed the deltas */
     uint64_t thread, state, pc, generation, stack, weight, blame, reason;
-    int has_pc;       /* pc key present */
+    int has_pc; /* pc key present */
 } vmp_rec_sample;
 
 typedef struct vmp_rec_event {
@@ -192,12 +195,13 @@ typedef struct vmp_rec_counter {
 /** One decoded record.  Every pointer inside lends the reader's memory and
  *  stays valid until the next vmp_reader_next() or vmp_reader_close(). */
 typedef struct vmp_record {
-    int type;             /* enum vmp_record_type, or VMP_REC_UNKNOWN */
-    uint64_t raw_type;    /* the type number on disk (differs for UNKNOWN) */
-    uint64_t chunk_index; /* 0-based index of the chunk holding the record */
+    int type;               /* enum vmp_record_type, or VMP_REC_UNKNOWN */
+    uint64_t raw_type;      /* the type number on disk (differs for UNKNOWN) */
+    uint64_t chunk_index;   /* 0-based index of the chunk holding the record */
     uint64_t chunk_offset;  /* file offset of that chunk's zstd frame */
     uint64_t record_offset; /* offset of the record inside the decompressed chunk */
     uint64_t unknown_keys;  /* map keys skipped because this reader does not know them */
+
     union {
         vmp_rec_header header;
         vmp_rec_end end;
@@ -225,18 +229,24 @@ typedef struct vmp_record {
  *                  so that vmp_reader_errmsg() can tell why; close it too.
  * @return VMP_OK, VMP_ERR_IO, VMP_ERR_NOT_VMP, VMP_ERR_VERSION,
  *         VMP_ERR_TRUNCATED, VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_reader_open_file(vmp_reader **out, const char *path,
+VMP_API vmp_status vmp_reader_open_file(vmp_reader **out,
+                                        const char *path,
                                         const vmp_reader_options *opts);
 
 /** As vmp_reader_open_file() on a readable descriptor (borrowed, not closed).
  *  `name` is used in messages; borrowed for the call. */
-VMP_API vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
+VMP_API vmp_status vmp_reader_open_fd(vmp_reader **out,
+                                      int fd,
+                                      const char *name,
                                       const vmp_reader_options *opts);
 
 /** As vmp_reader_open_file() over memory.  `data` is borrowed and must stay
  *  valid and unchanged until vmp_reader_close(). */
-VMP_API vmp_status vmp_reader_open_memory(vmp_reader **out, const void *data, size_t size,
-                                          const char *name, const vmp_reader_options *opts);
+VMP_API vmp_status vmp_reader_open_memory(vmp_reader **out,
+                                          const void *data,
+                                          size_t size,
+                                          const char *name,
+                                          const vmp_reader_options *opts);
 
 /** Decode the next record into `*rec`.
  * @return VMP_OK (a record), VMP_END (clean end of input: not an error, and the
