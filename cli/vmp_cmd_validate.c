@@ -31,7 +31,7 @@ static const char validate_usage[] =
     "the reader words them (they name the file and offset), with the rule id\n"
     "when there is one.  A file that ends early (inside a frame, or without an\n"
     "END record) is invalid: the message says how many complete chunks are\n"
-    "readable.\n"
+    "readable (`vmp info` and `vmp decode` still read them).\n"
     "\n"
     "options:\n"
     "  -q, --quiet   print nothing on success\n"
@@ -69,8 +69,21 @@ int vmp_cmd_validate(int argc, char **argv)
         return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
     path = argv[optind];
 
-    if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
+    st = vmp_reader_open_file(&r, path, NULL);
+    if (st < 0) {
+        /* Not a profile at all, or a version this reader does not know. */
+        const char *msg = r ? vmp_reader_errmsg(r) : "";
+        const char *rule = st == VMP_ERR_NOT_VMP ? " [R-HDR-1]"
+                           : st == VMP_ERR_VERSION ? " [R-HDR-3]"
+                           : st == VMP_ERR_TRUNCATED ? " [R-CHK-3]"
+                                                     : "";
+        if (msg[0])
+            fprintf(stderr, "%s%s\n", msg, rule);
+        else
+            fprintf(stderr, "%s: %s%s\n", path, vmp_status_str(st), rule);
+        vmp_reader_close(r);
         return VMP_EXIT_FAIL;
+    }
     st = vmp_validate(&rep, r);
     vmp_reader_close(r);
     if (st == VMP_OK) {
@@ -95,9 +108,9 @@ int vmp_cmd_validate(int argc, char **argv)
             fprintf(stderr, "[%s] ", rep.rule);
         fprintf(stderr, "%s", rep.message);
     }
-    if (st == VMP_ERR_TRUNCATED || (rep.from_reader && rep.chunks > 0))
-        fprintf(stderr, " (the first %" PRIu64 " chunks, %" PRIu64 " records, are readable)",
-                rep.chunks, rep.records);
+    if (st == VMP_ERR_TRUNCATED)
+        fprintf(stderr, " (%" PRIu64 " complete chunk%s, %" PRIu64 " records, are readable)",
+                rep.chunks, rep.chunks == 1 ? "" : "s", rep.records);
     fputc('\n', stderr);
     return VMP_EXIT_FAIL;
 }

@@ -543,6 +543,25 @@ static int check_record(vstate *v, const vmp_record *rec)
     }
 }
 
+/* The rule behind a corruption the reader reports, recognised by its wording;
+ * "" when unknown.  Keep in step with the reader's messages (tests/validate
+ * checks each of these). */
+static const char *reader_rule(const char *msg)
+{
+    static const struct {
+        const char *text, *rule;
+    } rules[] = {
+        {"of pc and function", "R-STK-1"},
+        {"sample time is negative", "R-SMP-1"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        if (strstr(msg, rules[i].text))
+            return rules[i].rule;
+    }
+    return "";
+}
+
 vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
 {
     vstate v;
@@ -592,6 +611,7 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
             out->rule = "R-LIM-1";
             break;
         default:
+            out->rule = reader_rule(vmp_reader_errmsg(r));
             break;
         }
         snprintf(out->message, sizeof out->message, "%s", vmp_reader_errmsg(r));
@@ -605,9 +625,9 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
                      "the file holds no records (no HEADER record)");
         else
             snprintf(out->message, sizeof out->message,
-                     "the file ends without an END record after %llu chunks: it was not "
+                     "the file ends without an END record after %llu chunk%s: it was not "
                      "closed cleanly",
-                     (unsigned long long)info.chunks);
+                     (unsigned long long)info.chunks, info.chunks == 1 ? "" : "s");
     }
     for (i = 0; i < v.n_zone; i++)
         free(v.zone_v[i].live);

@@ -18,7 +18,8 @@
  * objects are added or moved; zone 0 = "no zone" and objects of size 0 are not
  * checked), R-CODE-1, R-CODE-2, R-SNAP-1, R-SMP-3, R-END-1 and R-END-2
  * (nothing but the seek table after END).  R-STK-1 and R-SMP-1 are enforced
- * by the reader, whose decoded records cannot express a violation.  A file
+ * by the reader, whose decoded records cannot express a violation; the report
+ * still names those rules.  A file
  * without an END record is reported as truncated (R-CHK-3): its complete
  * chunks are readable, but it is not a valid complete profile.
  *
