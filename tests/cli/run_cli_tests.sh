@@ -1,0 +1,169 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# run_cli_tests.sh - the `vmp` command's contract: exit codes (0 ok, 1 bad
+# input or write error, 2 usage), --help on every command, info on complete
+# and truncated files, decode --json is JSON Lines, -o and '-' (stdin), write
+# errors detected, validate names the broken rule (spec.md rule ids).
+#
+# usage: run_cli_tests.sh VMP SELFPROF ALLRECORDS TEST_VALIDATE WORKDIR
+set -u
+vmp=$1 selfprof=$2 allrecords=$3 test_validate=$4 work=$5
+rm -rf "$work" && mkdir -p "$work/cases" || exit 1
+cd "$work" || exit 1
+failures=0 checks=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# expect CODE CMD...: run CMD, stdout to out.txt, stderr to err.txt, check the exit code.
+expect() {
+    want=$1
+    shift
+    checks=$((checks + 1))
+    "$@" >out.txt 2>err.txt
+    got=$?
+    if [ "$got" != "$want" ]; then
+        fail "'$*' exited $got, expected $want; stderr: $(head -c 300 err.txt)"
+        return 1
+    fi
+    return 0
+}
+
+# contains FILE TEXT: FILE holds TEXT (fixed string).
+contains() {
+    checks=$((checks + 1))
+    if ! grep -qF -- "$2" "$1"; then
+        fail "$1 does not contain '$2': $(head -c 300 "$1")"
+    fi
+}
+
+# lines FILE N: FILE has exactly N lines.
+lines() {
+    checks=$((checks + 1))
+    n=$(wc -l <"$1")
+    [ "$n" -eq "$2" ] || fail "$1 has $n lines, expected $2: $(head -c 300 "$1")"
+}
+
+# ---- inputs -------------------------------------------------------------------
+"$selfprof" selfprof.vmp 1 >/dev/null || { echo "FAIL: vmp-example-selfprof"; exit 1; }
+"$allrecords" all.vmp >/dev/null || { echo "FAIL: vmp-test-allrecords"; exit 1; }
+"$test_validate" cases 2>/dev/null || { echo "FAIL: test_validate (building the cases)"; exit 1; }
+size=$(wc -c <all.vmp)
+head -c $((size / 2)) all.vmp >truncated.vmp
+printf 'this is not a profile, just some text\n' >garbage.vmp
+noend=cases/r-chk-3-no-end-record.vmp
+
+# ---- the command table, --help, --version, usage errors -----------------------
+expect 0 "$vmp" --help && for c in info decode validate; do contains out.txt "  $c "; done
+expect 0 "$vmp" help
+expect 0 "$vmp" --version && contains out.txt "vmp " && contains out.txt "file format 1."
+expect 2 "$vmp"
+expect 2 "$vmp" frobnicate && contains err.txt "vmp: unknown command 'frobnicate'"
+expect 2 "$vmp" --frobnicate
+for c in info decode validate; do
+    expect 0 "$vmp" "$c" --help && contains out.txt "usage: vmp $c" && [ ! -s err.txt ] ||
+        fail "vmp $c --help wrote to stderr"
+    expect 0 "$vmp" "$c" -h && contains out.txt "usage: vmp $c"
+    expect 0 "$vmp" help "$c" && contains out.txt "usage: vmp $c"
+    expect 2 "$vmp" "$c" --bogus all.vmp && contains err.txt "vmp $c: unknown option '--bogus'" &&
+        contains err.txt "try 'vmp $c --help'" && lines err.txt 2
+    expect 2 "$vmp" "$c" -Z all.vmp && contains err.txt "vmp $c: unknown option '-Z'"
+    expect 2 "$vmp" "$c" && contains err.txt "vmp $c: missing FILE"
+    expect 2 "$vmp" "$c" all.vmp all.vmp && contains err.txt "too many arguments"
+    # bad input: exit 1 with one line naming the file
+    expect 1 "$vmp" "$c" garbage.vmp && contains err.txt "garbage.vmp" && lines err.txt 1
+    expect 1 "$vmp" "$c" does-not-exist.vmp && contains err.txt "does-not-exist.vmp" &&
+        lines err.txt 1
+done
+expect 2 "$vmp" decode all.vmp -o && contains err.txt "needs a value"
+
+# ---- info -----------------------------------------------------------------------
+for f in all.vmp selfprof.vmp; do
+    expect 0 "$vmp" info "$f" && contains out.txt "status:           complete (END record, seek table)"
+done
+expect 0 "$vmp" info all.vmp && contains out.txt 'vm:               "testvm" "0.0"' &&
+    contains out.txt "samples:          41 (failed 1, weight 41)" &&
+    contains out.txt "threads:          2" && contains out.txt 'thread 2 "worker ✓"' &&
+    contains out.txt "code objects:     5 (4 changes, final generation 4)" &&
+    contains out.txt "modules:          1 (2 symbols)" && contains out.txt "pid:              4242"
+expect 0 "$vmp" info selfprof.vmp && contains out.txt '"worker-1"' &&
+    contains out.txt '"worker-2"' && contains out.txt "start:            20"
+expect 0 "$vmp" info truncated.vmp && contains out.txt "status:           truncated: " &&
+    contains out.txt "truncated.vmp: offset "
+expect 0 "$vmp" info "$noend" && contains out.txt "status:           truncated: no END record"
+expect 0 "$vmp" info --json all.vmp && contains out.txt '"complete":true' && lines out.txt 1
+expect 0 "$vmp" info --json truncated.vmp && contains out.txt '"complete":false' &&
+    contains out.txt '"status":"truncated"'
+
+# ---- decode -----------------------------------------------------------------------
+expect 0 "$vmp" decode all.vmp && cp out.txt decode1.txt &&
+    contains out.txt "chunk 0 @0 HEADER producer=" && contains out.txt " END time=" &&
+    contains out.txt 'labels={"benchmark":"fib \"30\"", "host":"test"}'
+expect 0 "$vmp" decode all.vmp && cmp -s out.txt decode1.txt || fail "decode is not deterministic"
+records=$(wc -l <decode1.txt)
+[ "$records" -eq 98 ] || fail "decode all.vmp printed $records lines, expected 98"
+expect 0 "$vmp" decode cases/valid-every-record-type.vmp && contains out.txt "UNKNOWN type=99"
+expect 1 "$vmp" decode truncated.vmp && contains err.txt "truncated.vmp: offset " &&
+    lines err.txt 1 && [ -s out.txt ] || fail "decode of a truncated file printed nothing"
+expect 0 "$vmp" decode "$noend"
+if command -v python3 >/dev/null 2>&1; then
+    for f in all.vmp selfprof.vmp cases/valid-every-record-type.vmp; do
+        expect 0 "$vmp" decode --json "$f" &&
+            python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <out.txt ||
+            fail "decode --json $f is not JSON Lines"
+        n=$(wc -l <out.txt)
+        m=$("$vmp" decode "$f" | wc -l)
+        [ "$n" -eq "$m" ] || fail "decode --json $f: $n lines, text has $m"
+    done
+    for f in all.vmp truncated.vmp; do
+        expect 0 "$vmp" info --json "$f" && python3 -c 'import json,sys; json.load(sys.stdin)' \
+            <out.txt || fail "info --json $f is not JSON"
+    done
+else
+    echo "SKIP: python3 not found, JSON syntax not checked"
+fi
+
+# ---- -o FILE, -o -, stdin, write errors ---------------------------------------
+expect 0 "$vmp" decode -o decode2.txt all.vmp && [ ! -s out.txt ] && cmp -s decode1.txt decode2.txt ||
+    fail "decode -o FILE differs from standard output"
+expect 0 "$vmp" decode -o - all.vmp && cmp -s out.txt decode1.txt || fail "decode -o - differs"
+checks=$((checks + 1))
+"$vmp" decode - <all.vmp >stdin.txt 2>err.txt && cmp -s stdin.txt decode1.txt ||
+    fail "decode - (stdin) differs from decode FILE: $(cat err.txt)"
+checks=$((checks + 1))
+cat all.vmp | "$vmp" info - >out.txt 2>err.txt && grep -qF "complete (END record" out.txt ||
+    fail "info - from a pipe failed: $(cat err.txt)"
+checks=$((checks + 1))
+"$vmp" validate - <all.vmp >out.txt 2>err.txt || fail "validate - failed: $(cat err.txt)"
+if [ -w /dev/full ]; then
+    expect 1 "$vmp" decode -o /dev/full selfprof.vmp && contains err.txt "write error" && lines err.txt 1
+    expect 1 "$vmp" decode --json -o /dev/full all.vmp && contains err.txt "write error"
+    expect 1 "$vmp" info -o /dev/full all.vmp && contains err.txt "write error"
+    checks=$((checks + 1))
+    "$vmp" decode all.vmp >/dev/full 2>err.txt
+    [ $? -eq 1 ] && grep -qF "write error" err.txt || fail "decode >/dev/full did not fail"
+else
+    echo "SKIP: /dev/full not writable"
+fi
+expect 1 "$vmp" decode -o no-such-dir/x.txt all.vmp && contains err.txt "no-such-dir/x.txt"
+
+# ---- validate -------------------------------------------------------------------
+expect 0 "$vmp" validate all.vmp && contains out.txt "all.vmp: valid: 98 records, 41 samples"
+expect 0 "$vmp" validate selfprof.vmp
+expect 0 "$vmp" validate -q all.vmp && [ ! -s out.txt ] || fail "validate -q printed something"
+expect 1 "$vmp" validate truncated.vmp && contains err.txt "[R-CHK-3]" && contains err.txt "readable"
+for f in cases/valid-*.vmp; do
+    expect 0 "$vmp" validate "$f"
+done
+for f in cases/r-*.vmp; do
+    # r-gen-4-overlap-after-move.vmp -> [R-GEN-4]
+    rule=$(basename "$f" | sed 's/^\(r-[a-z]*-[0-9]*\)-.*/\1/' | tr 'a-z' 'A-Z')
+    expect 1 "$vmp" validate "$f" && contains err.txt "[$rule]" && lines err.txt 1 &&
+        contains err.txt "$f"
+done
+
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]
