@@ -306,19 +306,23 @@ vmp_status vmp_cbor_skip(vmp_cbor_parser *p, const vmp_cbor_token *tok, uint32_t
         if (n > 0)
             p->stack[top++] = n;
     }
+    /* stack[i] counts the items still to read in the i-th open container;
+     * a container is closed only when its count is spent, so `top` is the
+     * nesting of the next item relative to `depth`. */
     while (top > 0) {
         vmp_status st;
-        uint32_t child_depth = depth + top + 1;
 
+        if (p->stack[top - 1] == 0) {
+            top--;
+            continue;
+        }
         p->stack[top - 1]--;
         st = vmp_cbor_next(p, &t);
         if (st < 0)
             return st;
-        while (top > 0 && p->stack[top - 1] == 0)
-            top--;
         n = opened_items(&t, &is_container);
         if (is_container) {
-            if (child_depth > p->max_nesting)
+            if (depth + top + 1 > p->max_nesting)
                 return vmp_cbor_fail(p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
                                      (unsigned)p->max_nesting);
             if (n > 0)
