@@ -1,0 +1,1052 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti.c - the HotSpot JVMTI agent: writes a vmp profile (spec.md) of a
+ * running JVM: header vocabulary (§5.1), modules (§5.3), threads (§5.4),
+ * functions (§5.5), the code cache as a code zone with its nmethods and stubs
+ * (§5.6, §5.7, §5.10) and SIGPROF samples walked by AsyncGetCallTrace (§5.12).
+ *
+ * Outline.  Agent_OnLoad parses the options, opens the writer, asks for the
+ * JVMTI events and installs the SIGPROF handler.  VMInit defines every loaded
+ * class's methods, records the loaded modules, replays the code generated so
+ * far (GenerateEvents), starts the service thread and starts sampling.  Each
+ * Java thread registers itself in ThreadStart (kernel tid, JNIEnv and frame
+ * buffers in initial-exec TLS; in cpu mode a POSIX timer on its own CPU
+ * clock).  VMDeath (or Agent_OnUnload) stops sampling, waits for handlers in
+ * flight and closes the writer.
+ *
+ * The signal handler (on_sigprof) takes no locks, allocates nothing and calls
+ * no JVMTI or JNI function: it reads TLS, calls AsyncGetCallTrace and
+ * vmp_writer_sample(), both designed for signal context.  Everything else runs
+ * in JVMTI callbacks or the service thread and is serialised by `g.lock`;
+ * JVMTI calls are made outside that lock, so that a thread holding it never
+ * waits for a safepoint.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <jvmti.h>
+#include <jvmticmlr.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "vmp_jvmti_cmlr.h"
+#include "vmp_jvmti_maps.h"
+#include "vmp_jvmti_opts.h"
+#include "vmp_writer.h"
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+#ifndef sigev_notify_thread_id
+#    define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
+
+enum { ST_JAVA, ST_NATIVE_VM, ST_GC, ST_UNKNOWN };
+static const char *const states[] = {"java", "native/vm", "gc", "unknown"};
+
+enum { KIND_NMETHOD, KIND_INTERPRETER, KIND_STUB, KIND_ADAPTER };
+static const char *const code_kinds[] = {"nmethod", "interpreter", "stub", "adapter"};
+
+enum { EVT_GC, EVT_CODE_UNLOAD };
+static const char *const event_kinds[] = {"gc", "code unload"};
+
+/* AsyncGetCallTrace's error codes, by name: reason index == -code. */
+#define REASON_NO_JNIENV 11 /* the thread has no JNIEnv (ended, or not a Java thread) */
+#define REASON_OTHER     12 /* a code AsyncGetCallTrace did not have in JDK 17 */
+static const char *const failure_reasons[] = {
+    "ticks_no_Java_frame",    "ticks_no_class_load",        "ticks_GC_active",
+    "ticks_unknown_not_Java", "ticks_not_walkable_not_Java", "ticks_unknown_Java",
+    "ticks_not_walkable_Java", "ticks_unknown_state",       "ticks_thread_exit",
+    "ticks_deopt",            "ticks_safepoint",            "no_JNIEnv",
+    "ticks_other"};
+static const unsigned char reason_state[] = {
+    ST_NATIVE_VM, ST_UNKNOWN, ST_GC,   ST_NATIVE_VM, ST_NATIVE_VM, ST_JAVA,   ST_JAVA,
+    ST_UNKNOWN,   ST_UNKNOWN, ST_JAVA, ST_NATIVE_VM, ST_UNKNOWN,   ST_UNKNOWN};
+_Static_assert(sizeof reason_state == sizeof failure_reasons / sizeof failure_reasons[0],
+               "one state per failure reason");
+
+/* ---- AsyncGetCallTrace (exported by libjvm.so, declared by no header) ----- */
+
+typedef struct agct_frame {
+    jint lineno; /* the bci for Java frames; negative for native frames */
+    jmethodID method_id;
+} agct_frame;
+
+typedef struct agct_trace {
+    JNIEnv *env_id;
+    jint num_frames;
+    agct_frame *frames;
+} agct_trace;
+
+typedef void (*agct_fn)(agct_trace *trace, jint depth, void *ucontext);
+
+/* ---- Agent state ---------------------------------------------------------- */
+
+typedef struct thread_entry {
+    uint64_t tid;
+    timer_t timer;
+    int has_timer;
+} thread_entry;
+
+#define GC_RING 256
+
+static struct {
+    jvmtiEnv *jvmti;
+    vmp_jvmti_options opts;
+    agct_fn agct;
+
+    pthread_mutex_t lock; /* guards everything below up to the atomics */
+    vmp_writer *w;        /* NULL: not open, failed, or closed */
+    int dead;             /* VMDeath seen: register nothing more */
+    int warned_write;
+    uint64_t zone;
+    uint64_t next_code_id;
+    vmp_jvmti_idset functions;
+    vmp_jvmti_codemap code;
+    thread_entry *threads;
+    size_t n_threads, cap_threads;
+    int service_started;
+    pthread_t service;
+
+    atomic_int sampling;   /* the handler samples only while 1 */
+    atomic_int in_handler; /* handlers running now */
+    atomic_int stop_service;
+    atomic_int shut_down;
+    _Atomic uint64_t gc_start_ns;
+    _Atomic uint64_t gc_head; /* written by the GC callbacks (one at a time) */
+    _Atomic uint64_t gc_tail; /* written by the consumer, under `lock` */
+    uint64_t gc_ring[GC_RING][2];
+    _Atomic uint64_t gc_lost;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The sampled thread's own data; set at ThreadStart, read by the handler. */
+static __thread uint64_t tls_tid TLS_IE;
+static __thread JNIEnv *tls_env TLS_IE;
+static __thread agct_frame *tls_agct TLS_IE;
+static __thread vmp_frame *tls_frames TLS_IE;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Called with g.lock held after each writer call: one warning per run. */
+static void check_write(vmp_status st)
+{
+    if ((st == VMP_ERR_CLOSED || st == VMP_ERR_IO) && !g.warned_write) {
+        g.warned_write = 1;
+        fprintf(stderr, "vmp: cannot write %s: %s; the program continues without profiling\n",
+                g.opts.file, vmp_status_str(st));
+    }
+}
+
+/* ---- The signal handler --------------------------------------------------- */
+
+static uint64_t pc_of(void *uc)
+{
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uint64_t)u->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uint64_t)u->uc_mcontext.pc;
+#else
+    (void)u;
+    return 0;
+#endif
+}
+
+static void take_sample(const siginfo_t *si, void *uc)
+{
+    vmp_writer *w = g.w;
+    JNIEnv *env = tls_env;
+    agct_frame *af = tls_agct;
+    vmp_frame *vf = tls_frames;
+    vmp_sample s;
+    agct_trace trace;
+    jint i, n;
+
+    memset(&s, 0, sizeof s);
+    s.thread = tls_tid;
+    s.pc = pc_of(uc);
+    s.generation = VMP_GENERATION_CURRENT;
+    s.weight = 1;
+    /* CPU-time timers fire on scheduler ticks: expirations missed in between
+     * are the timer's overrun, and this sample stands for them too. */
+    if (si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0)
+        s.weight += (uint32_t)si->si_overrun;
+    if (w == NULL)
+        return;
+    if (env == NULL || af == NULL || vf == NULL || g.agct == NULL) {
+        s.state = ST_UNKNOWN;
+        vmp_writer_failed_sample(w, &s, REASON_NO_JNIENV);
+        return;
+    }
+    trace.env_id = env;
+    trace.num_frames = 0;
+    trace.frames = af;
+    /* One frame more than the depth, so that the writer sees and counts a cut. */
+    g.agct(&trace, (jint)g.opts.depth + 1, uc);
+    n = trace.num_frames;
+    if (n <= 0) {
+        uint32_t reason = n >= -10 ? (uint32_t)-n : REASON_OTHER;
+        s.state = reason_state[reason];
+        vmp_writer_failed_sample(w, &s, reason);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        vf[i].kind = VMP_FRAME_FUNCTION;
+        vf[i].value = (uint64_t)(uintptr_t)af[i].method_id;
+        vf[i].bcpc = af[i].lineno < 0 ? VMP_BCPC_NONE : (uint32_t)af[i].lineno;
+    }
+    s.state = ST_JAVA;
+    s.frames = vf;
+    s.depth = (uint32_t)n;
+    vmp_writer_sample(w, &s);
+}
+
+static void on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+
+    (void)sig;
+    atomic_fetch_add(&g.in_handler, 1);
+    if (atomic_load(&g.sampling) && tls_tid != 0)
+        take_sample(si, uc);
+    atomic_fetch_sub(&g.in_handler, 1);
+    errno = saved_errno;
+}
+
+/* ---- JVMTI helpers ---------------------------------------------------------- */
+
+static void jfree(void *p)
+{
+    if (p != NULL)
+        (*g.jvmti)->Deallocate(g.jvmti, (unsigned char *)p);
+}
+
+/* "Ljava/lang/String;" -> "java.lang.String" (malloc'd), NULL for other types. */
+static char *java_class_name(const char *sig)
+{
+    size_t len, i;
+    char *out;
+
+    if (sig == NULL || sig[0] != 'L')
+        return NULL;
+    len = strlen(sig);
+    if (len < 3 || sig[len - 1] != ';')
+        return NULL;
+    out = malloc(len - 1);
+    if (out == NULL)
+        return NULL;
+    for (i = 1; i < len - 1; i++)
+        out[i - 1] = sig[i] == '/' ? '.' : sig[i];
+    out[len - 2] = '\0';
+    return out;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Write the FUNCTION record of `m` unless it was written before.  `scope`
+ * and `file` describe its class (either may be NULL). */
+static void define_method(jmethodID m, const char *scope, const char *file)
+{
+    jvmtiEnv *j = g.jvmti;
+    char *name = NULL, *sig = NULL;
+    jvmtiLineNumberEntry *tbl = NULL;
+    jint n_tbl = 0, k;
+    jlocation lo = 0, hi = -1;
+    uint32_t *lines = NULL;
+    vmp_function fn;
+    int added;
+
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&g.lock);
+    added = g.w != NULL ? vmp_jvmti__idset_add(&g.functions, (uint64_t)(uintptr_t)m) : 0;
+    pthread_mutex_unlock(&g.lock);
+    if (added != 1)
+        return;
+
+    memset(&fn, 0, sizeof fn);
+    fn.id = (uint64_t)(uintptr_t)m;
+    fn.scope = scope;
+    fn.file = file;
+    if ((*j)->GetMethodName(j, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+        fn.name = name;
+        fn.signature = sig;
+    }
+    if ((*j)->GetLineNumberTable(j, m, &n_tbl, &tbl) == JVMTI_ERROR_NONE && n_tbl > 0) {
+        lines = malloc((size_t)n_tbl * 2 * sizeof *lines);
+        if (lines != NULL) {
+            uint32_t first = UINT32_MAX;
+            for (k = 0; k < n_tbl; k++) {
+                lines[2 * k] = tbl[k].start_location < 0 ? 0 : (uint32_t)tbl[k].start_location;
+                lines[2 * k + 1] = tbl[k].line_number < 0 ? 0 : (uint32_t)tbl[k].line_number;
+                if (lines[2 * k + 1] != 0 && lines[2 * k + 1] < first)
+                    first = lines[2 * k + 1];
+            }
+            qsort(lines, (size_t)n_tbl, 2 * sizeof *lines, line_cmp);
+            fn.lines = lines;
+            fn.n_lines = (size_t)n_tbl;
+            fn.first_line = first == UINT32_MAX ? 0 : first;
+        }
+    }
+    if ((*j)->GetMethodLocation(j, m, &lo, &hi) == JVMTI_ERROR_NONE && lo == 0 && hi >= 0 &&
+        hi < (jlocation)UINT32_MAX)
+        fn.bytecode_size = (uint32_t)hi + 1;
+
+    pthread_mutex_lock(&g.lock);
+    if (g.w != NULL)
+        check_write(vmp_writer_function(g.w, &fn));
+    pthread_mutex_unlock(&g.lock);
+
+    free(lines);
+    jfree(tbl);
+    jfree(name);
+    jfree(sig);
+}
+
+/* Describe a class: Java name and source file (each malloc'd or NULL). */
+static void class_info(jclass klass, char **name_out, char **file_out)
+{
+    jvmtiEnv *j = g.jvmti;
+    char *sig = NULL, *src = NULL;
+
+    *name_out = NULL;
+    *file_out = NULL;
+    if ((*j)->GetClassSignature(j, klass, &sig, NULL) == JVMTI_ERROR_NONE)
+        *name_out = java_class_name(sig);
+    if ((*j)->GetSourceFileName(j, klass, &src) == JVMTI_ERROR_NONE && src != NULL)
+        *file_out = strdup(src);
+    jfree(sig);
+    jfree(src);
+}
+
+/* Define every method of a prepared class.  GetClassMethods also makes
+ * HotSpot allocate the jmethodIDs that AsyncGetCallTrace needs. */
+static void define_class(jclass klass)
+{
+    jvmtiEnv *j = g.jvmti;
+    jint n = 0, k, status = 0;
+    jmethodID *methods = NULL;
+    char *name, *file;
+
+    if ((*j)->GetClassStatus(j, klass, &status) != JVMTI_ERROR_NONE ||
+        (status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY |
+                   JVMTI_CLASS_STATUS_PRIMITIVE)) != JVMTI_CLASS_STATUS_PREPARED)
+        return;
+    if ((*j)->GetClassMethods(j, klass, &n, &methods) != JVMTI_ERROR_NONE)
+        return;
+    class_info(klass, &name, &file);
+    for (k = 0; k < n; k++)
+        define_method(methods[k], name, file);
+    free(name);
+    free(file);
+    jfree(methods);
+}
+
+/* Define `m` if it is not yet: a method first seen in compiled code. */
+static void define_method_lazily(JNIEnv *jni, jmethodID m)
+{
+    jvmtiEnv *j = g.jvmti;
+    jclass klass = NULL;
+    char *name, *file;
+    int known;
+
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&g.lock);
+    known = vmp_jvmti__idset_has(&g.functions, (uint64_t)(uintptr_t)m);
+    pthread_mutex_unlock(&g.lock);
+    if (known || (*j)->GetMethodDeclaringClass(j, m, &klass) != JVMTI_ERROR_NONE)
+        return;
+    class_info(klass, &name, &file);
+    define_method(m, name, file);
+    free(name);
+    free(file);
+    if (jni != NULL && klass != NULL)
+        (*jni)->DeleteLocalRef(jni, klass);
+}
+
+/* "java.lang.String.hashCode" (malloc'd) or NULL. */
+static char *method_display_name(jmethodID m)
+{
+    jvmtiEnv *j = g.jvmti;
+    jclass klass = NULL;
+    char *mname = NULL, *cname = NULL, *file = NULL, *out = NULL;
+
+    if ((*j)->GetMethodName(j, m, &mname, NULL, NULL) != JVMTI_ERROR_NONE)
+        return NULL;
+    if ((*j)->GetMethodDeclaringClass(j, m, &klass) == JVMTI_ERROR_NONE)
+        class_info(klass, &cname, &file);
+    if (cname != NULL) {
+        size_t len = strlen(cname) + strlen(mname) + 2;
+        out = malloc(len);
+        if (out != NULL)
+            snprintf(out, len, "%s.%s", cname, mname);
+    } else {
+        out = strdup(mname);
+    }
+    free(cname);
+    free(file);
+    jfree(mname);
+    return out;
+}
+
+/* ---- Code objects (spec.md §5.7, §5.10) --------------------------------------- */
+
+/* Add a code object; frees whatever it overlaps first (R-GEN-4).  Called
+ * with g.lock held.  A repeat of a live object (GenerateEvents replays code
+ * already reported) is ignored. */
+static void add_code_locked(vmp_code_object *co, uint64_t tag)
+{
+    const vmp_jvmti_code *same;
+    vmp_jvmti_code c;
+    uint64_t ids[16];
+    size_t n, i;
+
+    if (g.w == NULL || co->size == 0)
+        return;
+    same = vmp_jvmti__codemap_at(&g.code, co->start);
+    if (same != NULL && same->size == co->size && same->tag == tag)
+        return;
+    while ((n = vmp_jvmti__codemap_overlaps(&g.code, ids, 16, co->start, co->size)) > 0) {
+        for (i = 0; i < n && i < 16; i++) {
+            check_write(vmp_writer_code_free(g.w, ids[i], NULL));
+            vmp_jvmti__codemap_remove(&g.code, ids[i]);
+        }
+    }
+    c.start = co->start;
+    c.size = co->size;
+    c.id = co->id = ++g.next_code_id;
+    c.tag = tag;
+    co->zone = g.zone;
+    check_write(vmp_writer_code_add(g.w, co));
+    vmp_jvmti__codemap_insert(&g.code, &c);
+}
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti,
+                                            jmethodID method,
+                                            jint code_size,
+                                            const void *code_addr,
+                                            jint map_length,
+                                            const jvmtiAddrLocationMap *map,
+                                            const void *compile_info)
+{
+    const jvmtiCompiledMethodLoadRecordHeader *h;
+    vmp_jvmti_debuginfo d;
+    vmp_code_object co;
+    char *name;
+    uint64_t start = (uint64_t)(uintptr_t)code_addr;
+
+    (void)jvmti;
+    if (code_size <= 0)
+        return;
+    /* Methods inlined into this one may belong to classes not seen yet. */
+    define_method_lazily(NULL, method);
+    for (h = compile_info; h != NULL; h = h->next) {
+        if (h->kind == JVMTI_CMLR_INLINE_INFO) {
+            const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
+            jint p, k;
+            for (p = 0; p < r->numpcs; p++) {
+                for (k = 0; k < r->pcinfo[p].numstackframes; k++)
+                    define_method_lazily(NULL, r->pcinfo[p].methods[k]);
+            }
+        }
+    }
+    if (vmp_jvmti__debuginfo_build(&d, start, (uint64_t)code_size, map, map_length,
+                                   compile_info, (uint64_t)(uintptr_t)method) != 0)
+        memset(&d, 0, sizeof d);
+    name = method_display_name(method);
+
+    memset(&co, 0, sizeof co);
+    co.kind = KIND_NMETHOD;
+    co.name = name;
+    co.function = (uint64_t)(uintptr_t)method;
+    co.start = start;
+    co.size = (uint64_t)code_size;
+    co.pc_map = d.pairs;
+    co.pc_map_len = d.n_pairs;
+    co.inlines = d.inlines;
+    co.n_inlines = d.n_inlines;
+    pthread_mutex_lock(&g.lock);
+    add_code_locked(&co, (uint64_t)(uintptr_t)method);
+    pthread_mutex_unlock(&g.lock);
+    free(name);
+    vmp_jvmti__debuginfo_free(&d);
+}
+
+static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti,
+                                              jmethodID method,
+                                              const void *code_addr)
+{
+    const vmp_jvmti_code *c;
+
+    (void)jvmti;
+    pthread_mutex_lock(&g.lock);
+    c = vmp_jvmti__codemap_at(&g.code, (uint64_t)(uintptr_t)code_addr);
+    /* The method check skips a late unload of code already replaced. */
+    if (g.w != NULL && c != NULL && c->tag == (uint64_t)(uintptr_t)method) {
+        uint64_t id = c->id;
+        check_write(vmp_writer_code_free(g.w, id, NULL));
+        check_write(vmp_writer_event(g.w, EVT_CODE_UNLOAD, 0, 0, 0, (int64_t)id, NULL));
+        vmp_jvmti__codemap_remove(&g.code, id);
+    }
+    pthread_mutex_unlock(&g.lock);
+}
+
+static uint32_t stub_kind(const char *name)
+{
+    if (name == NULL)
+        return KIND_STUB;
+    if (strcmp(name, "Interpreter") == 0)
+        return KIND_INTERPRETER;
+    if (strstr(name, "adapter") != NULL || strstr(name, "Adapter") != NULL ||
+        strstr(name, "I2C") != NULL || strstr(name, "C2I") != NULL)
+        return KIND_ADAPTER;
+    return KIND_STUB;
+}
+
+static void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti,
+                                              const char *name,
+                                              const void *address,
+                                              jint length)
+{
+    vmp_code_object co;
+
+    (void)jvmti;
+    if (length <= 0)
+        return;
+    memset(&co, 0, sizeof co);
+    co.kind = stub_kind(name);
+    co.name = name;
+    co.start = (uint64_t)(uintptr_t)address;
+    co.size = (uint64_t)length;
+    pthread_mutex_lock(&g.lock);
+    add_code_locked(&co, 0);
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- Classes ------------------------------------------------------------------ */
+
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    /* Enabled only because AsyncGetCallTrace refuses to walk stacks
+     * (ticks_no_class_load) unless some agent receives ClassLoad events. */
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    (void)klass;
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    define_class(klass);
+}
+
+/* ---- Threads ------------------------------------------------------------------ */
+
+static void write_thread_name(jthread thread, JNIEnv *jni, uint64_t tid, int ended)
+{
+    jvmtiEnv *j = g.jvmti;
+    jvmtiThreadInfo info;
+
+    memset(&info, 0, sizeof info);
+    if (thread == NULL || (*j)->GetThreadInfo(j, thread, &info) != JVMTI_ERROR_NONE)
+        memset(&info, 0, sizeof info);
+    pthread_mutex_lock(&g.lock);
+    if (g.w != NULL)
+        check_write(vmp_writer_thread(g.w, tid, info.name, ended));
+    pthread_mutex_unlock(&g.lock);
+    jfree(info.name);
+    if (jni != NULL) {
+        if (info.thread_group != NULL)
+            (*jni)->DeleteLocalRef(jni, info.thread_group);
+        if (info.context_class_loader != NULL)
+            (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+    }
+}
+
+/* Runs on the thread itself: ThreadStart, or VMInit for the main thread. */
+static void register_thread(JNIEnv *jni, jthread thread)
+{
+    size_t depth = (size_t)g.opts.depth + 1;
+    thread_entry e;
+    agct_frame *af;
+    vmp_frame *vf;
+
+    if (tls_tid != 0)
+        return;
+    memset(&e, 0, sizeof e);
+    e.tid = (uint64_t)syscall(SYS_gettid);
+    af = malloc(depth * sizeof *af);
+    vf = malloc(depth * sizeof *vf);
+    if (af == NULL || vf == NULL) {
+        free(af);
+        free(vf);
+        return;
+    }
+    tls_agct = af;
+    tls_frames = vf;
+    tls_env = jni;
+    atomic_signal_fence(memory_order_seq_cst);
+    tls_tid = e.tid;
+    write_thread_name(thread, jni, e.tid, 0);
+
+    if (g.opts.mode == VMP_JVMTI_MODE_CPU) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = SIGPROF;
+        ev.sigev_notify_thread_id = (pid_t)e.tid;
+        e.has_timer = timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &e.timer) == 0;
+    }
+    pthread_mutex_lock(&g.lock);
+    if (!g.dead && g.w != NULL) {
+        if (g.n_threads == g.cap_threads) {
+            size_t cap = g.cap_threads ? g.cap_threads * 2 : 64;
+            thread_entry *t = realloc(g.threads, cap * sizeof *t);
+            if (t != NULL) {
+                g.threads = t;
+                g.cap_threads = cap;
+            }
+        }
+        if (g.n_threads < g.cap_threads) {
+            g.threads[g.n_threads++] = e;
+            if (e.has_timer) {
+                struct itimerspec its;
+                its.it_interval.tv_sec = (time_t)(g.opts.interval_ns / 1000000000u);
+                its.it_interval.tv_nsec = (long)(g.opts.interval_ns % 1000000000u);
+                its.it_value = its.it_interval;
+                timer_settime(e.timer, 0, &its, NULL);
+            }
+            e.has_timer = 0; /* owned by the table now */
+        }
+    }
+    pthread_mutex_unlock(&g.lock);
+    if (e.has_timer)
+        timer_delete(e.timer);
+}
+
+static void unregister_thread(JNIEnv *jni, jthread thread)
+{
+    uint64_t tid = tls_tid;
+    agct_frame *af = tls_agct;
+    vmp_frame *vf = tls_frames;
+    size_t i;
+
+    if (tid == 0)
+        return;
+    pthread_mutex_lock(&g.lock);
+    for (i = 0; i < g.n_threads; i++) {
+        if (g.threads[i].tid == tid) {
+            if (g.threads[i].has_timer)
+                timer_delete(g.threads[i].timer);
+            g.threads[i] = g.threads[--g.n_threads];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g.lock);
+    /* A signal still pending finds no buffers and records a failed sample. */
+    tls_env = NULL;
+    tls_agct = NULL;
+    tls_frames = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    write_thread_name(thread, jni, tid, 1);
+    /* Wait for a handler that may still use the buffers on this thread: none
+     * can, since handlers run on the thread they interrupt and this code is
+     * not a handler.  Free them. */
+    free(af);
+    free(vf);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    register_thread(jni, thread);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    unregister_thread(jni, thread);
+}
+
+/* ---- GC events and the service thread --------------------------------------- */
+
+/* The GC callbacks may call almost no JVMTI function and must not block: they
+ * only put timestamps into a ring that the service thread turns into events. */
+static void JNICALL on_gc_start(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    atomic_store(&g.gc_start_ns, now_ns());
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+    uint64_t head = atomic_load(&g.gc_head);
+
+    (void)jvmti;
+    if (head - atomic_load(&g.gc_tail) >= GC_RING) {
+        atomic_fetch_add(&g.gc_lost, 1);
+        return;
+    }
+    g.gc_ring[head % GC_RING][0] = atomic_load(&g.gc_start_ns);
+    g.gc_ring[head % GC_RING][1] = now_ns();
+    atomic_store(&g.gc_head, head + 1);
+}
+
+static void drain_gc_locked(void)
+{
+    uint64_t tail = atomic_load(&g.gc_tail), head = atomic_load(&g.gc_head);
+
+    for (; tail != head; tail++) {
+        uint64_t s = g.gc_ring[tail % GC_RING][0], e = g.gc_ring[tail % GC_RING][1];
+        if (g.w != NULL && s != 0 && e >= s)
+            check_write(vmp_writer_event(g.w, EVT_GC, s, e - s, 0, 0, NULL));
+    }
+    atomic_store(&g.gc_tail, tail);
+}
+
+static void add_ns(struct timespec *ts, uint64_t ns)
+{
+    uint64_t nsec = (uint64_t)ts->tv_nsec + ns % 1000000000u;
+    ts->tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
+    ts->tv_nsec = (long)(nsec % 1000000000u);
+}
+
+/* Emits GC events; in wall mode also signals every registered thread at each
+ * interval (absolute deadlines, so that the rate does not drift). */
+static void *service_main(void *arg)
+{
+    const int wall = g.opts.mode == VMP_JVMTI_MODE_WALL;
+    const uint64_t tick = wall ? g.opts.interval_ns : 20000000u;
+    const pid_t pid = getpid();
+    uint64_t last_drain = 0;
+    struct timespec next;
+    sigset_t set;
+
+    (void)arg;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!atomic_load(&g.stop_service)) {
+        uint64_t t;
+        add_ns(&next, tick);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+        t = now_ns();
+        pthread_mutex_lock(&g.lock);
+        if (wall && atomic_load(&g.sampling)) {
+            size_t i;
+            for (i = 0; i < g.n_threads; i++)
+                syscall(SYS_tgkill, pid, (pid_t)g.threads[i].tid, SIGPROF);
+        }
+        if (t - last_drain >= 20000000u) {
+            drain_gc_locked();
+            last_drain = t;
+        }
+        pthread_mutex_unlock(&g.lock);
+        if (wall) { /* after a stall, skip missed ticks instead of bursting */
+            struct timespec cur;
+            clock_gettime(CLOCK_MONOTONIC, &cur);
+            if (cur.tv_sec > next.tv_sec + 1)
+                next = cur;
+        }
+    }
+    return NULL;
+}
+
+/* ---- Life cycle ------------------------------------------------------------------ */
+
+static void shutdown_agent(void)
+{
+    vmp_writer_totals tot;
+    vmp_writer *w;
+    thread_entry *threads;
+    size_t n, i;
+    int waited;
+
+    if (atomic_exchange(&g.shut_down, 1))
+        return;
+    atomic_store(&g.sampling, 0);
+    pthread_mutex_lock(&g.lock);
+    g.dead = 1;
+    threads = g.threads;
+    n = g.n_threads;
+    g.threads = NULL;
+    g.n_threads = g.cap_threads = 0;
+    pthread_mutex_unlock(&g.lock);
+    for (i = 0; i < n; i++) {
+        if (threads[i].has_timer)
+            timer_delete(threads[i].timer);
+    }
+    free(threads);
+    if (g.service_started) {
+        atomic_store(&g.stop_service, 1);
+        pthread_join(g.service, NULL);
+        g.service_started = 0;
+    }
+    /* Handlers that saw sampling == 1 are counted in in_handler; wait for them
+     * (bounded: a thread stopped forever inside a handler must not hang exit). */
+    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_lock(&g.lock);
+    drain_gc_locked();
+    w = g.w;
+    g.w = NULL;
+    pthread_mutex_unlock(&g.lock);
+    if (w == NULL)
+        return;
+    if (atomic_load(&g.in_handler) != 0) {
+        /* Leaking the writer is safer than freeing memory a handler uses. */
+        fprintf(stderr, "vmp: a sampling handler did not finish; %s left without END\n",
+                g.opts.file);
+        return;
+    }
+    memset(&tot, 0, sizeof tot);
+    if (vmp_writer_close(w, &tot) < 0 && !g.warned_write)
+        fprintf(stderr, "vmp: error writing %s: %s\n", g.opts.file,
+                tot.write_errno ? strerror(tot.write_errno) : "write failed");
+    fprintf(stderr, "vmp: wrote %llu samples (%llu failed, %llu dropped) to %s\n",
+            (unsigned long long)tot.samples_written, (unsigned long long)tot.failed_written,
+            (unsigned long long)(tot.dropped_full + tot.dropped_write), g.opts.file);
+}
+
+static void define_loaded_classes(JNIEnv *jni)
+{
+    jvmtiEnv *j = g.jvmti;
+    jint n = 0, k;
+    jclass *classes = NULL;
+
+    if ((*j)->GetLoadedClasses(j, &n, &classes) != JVMTI_ERROR_NONE)
+        return;
+    for (k = 0; k < n; k++) {
+        define_class(classes[k]);
+        if (jni != NULL)
+            (*jni)->DeleteLocalRef(jni, classes[k]);
+    }
+    jfree(classes);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    define_loaded_classes(jni);
+    pthread_mutex_lock(&g.lock);
+    if (g.w != NULL)
+        check_write(vmp_writer_add_loaded_modules(g.w));
+    pthread_mutex_unlock(&g.lock);
+    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+    if (g.w == NULL || g.dead)
+        return;
+    if (pthread_create(&g.service, NULL, service_main, NULL) == 0)
+        g.service_started = 1;
+    register_thread(jni, thread);
+    atomic_store(&g.sampling, 1);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    shutdown_agent();
+}
+
+/* GetSystemProperty as a malloc'd string, or NULL. */
+static char *system_property(const char *name)
+{
+    char *v = NULL, *out = NULL;
+    if ((*g.jvmti)->GetSystemProperty(g.jvmti, name, &v) == JVMTI_ERROR_NONE && v != NULL)
+        out = strdup(v);
+    jfree(v);
+    return out;
+}
+
+static void open_writer(void)
+{
+    char interval[32], depth[16];
+    char *vm_version = system_property("java.vm.version");
+    char *vm_long = system_property("java.vm.name");
+    char *command = system_property("sun.java.command");
+    const char *labels[10];
+    size_t n_labels = 0;
+    vmp_writer_meta meta;
+    vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
+    vmp_status st;
+
+    vmp_jvmti__format_interval(interval, sizeof interval, g.opts.interval_ns);
+    snprintf(depth, sizeof depth, "%u", (unsigned)g.opts.depth);
+    labels[n_labels++] = "command";
+    labels[n_labels++] = command ? command : "";
+    labels[n_labels++] = "mode";
+    labels[n_labels++] = g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall" : "cpu";
+    labels[n_labels++] = "interval";
+    labels[n_labels++] = interval;
+    labels[n_labels++] = "depth";
+    labels[n_labels++] = depth;
+    labels[n_labels++] = "vm";
+    labels[n_labels++] = vm_long ? vm_long : "";
+
+    memset(&meta, 0, sizeof meta);
+    meta.vm_name = "HotSpot";
+    meta.vm_version = vm_version;
+    meta.sample_interval_ns = g.opts.interval_ns;
+    meta.states = states;
+    meta.n_states = sizeof states / sizeof states[0];
+    meta.code_kinds = code_kinds;
+    meta.n_code_kinds = sizeof code_kinds / sizeof code_kinds[0];
+    meta.event_kinds = event_kinds;
+    meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
+    meta.failure_reasons = failure_reasons;
+    meta.n_failure_reasons = sizeof failure_reasons / sizeof failure_reasons[0];
+    meta.labels = labels;
+    meta.n_labels = n_labels / 2;
+    wo.max_depth = g.opts.depth;
+    wo.ring_slots = 16384;
+
+    st = vmp_writer_open(&g.w, g.opts.file, &meta, &wo);
+    if (st < 0) {
+        g.w = NULL;
+        fprintf(stderr, "vmp: cannot open %s: %s%s%s; the program continues without profiling\n",
+                g.opts.file, vmp_status_str(st), errno ? ": " : "", errno ? strerror(errno) : "");
+    } else {
+        /* The code cache's bounds are not published through JVMTI: one zone
+         * spans the address space, and code objects give the real extents. */
+        check_write(vmp_writer_code_zone(g.w, &g.zone, "CodeCache", 0, UINT64_MAX));
+    }
+    free(vm_version);
+    free(vm_long);
+    free(command);
+}
+
+static int setup_jvmti(void)
+{
+    static const jvmtiEvent events[] = {
+        JVMTI_EVENT_VM_INIT,
+        JVMTI_EVENT_VM_DEATH,
+        JVMTI_EVENT_THREAD_START,
+        JVMTI_EVENT_THREAD_END,
+        JVMTI_EVENT_CLASS_LOAD,
+        JVMTI_EVENT_CLASS_PREPARE,
+        JVMTI_EVENT_COMPILED_METHOD_LOAD,
+        JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+        JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+        JVMTI_EVENT_GARBAGE_COLLECTION_START,
+        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+    };
+    jvmtiEnv *j = g.jvmti;
+    jvmtiCapabilities caps;
+    jvmtiEventCallbacks cb;
+    size_t i;
+
+    memset(&caps, 0, sizeof caps);
+    caps.can_get_source_file_name = 1;
+    caps.can_get_line_numbers = 1;
+    caps.can_generate_compiled_method_load_events = 1;
+    caps.can_generate_garbage_collection_events = 1;
+    if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE) {
+        /* Without GC events the profile is still useful. */
+        caps.can_generate_garbage_collection_events = 0;
+        if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE)
+            return -1;
+    }
+    memset(&cb, 0, sizeof cb);
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.ClassLoad = on_class_load;
+    cb.ClassPrepare = on_class_prepare;
+    cb.CompiledMethodLoad = on_compiled_method_load;
+    cb.CompiledMethodUnload = on_compiled_method_unload;
+    cb.DynamicCodeGenerated = on_dynamic_code_generated;
+    cb.GarbageCollectionStart = on_gc_start;
+    cb.GarbageCollectionFinish = on_gc_finish;
+    if ((*j)->SetEventCallbacks(j, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE)
+        return -1;
+    for (i = 0; i < sizeof events / sizeof events[0]; i++)
+        (*j)->SetEventNotificationMode(j, JVMTI_ENABLE, events[i], NULL);
+    return 0;
+}
+
+static int install_handler(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGPROF, &sa, NULL);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    char warn[1024];
+    const char *line;
+
+    (void)reserved;
+    if (g.jvmti != NULL) {
+        fprintf(stderr, "vmp: agent loaded twice; ignoring the second copy\n");
+        return JNI_OK;
+    }
+    if (vm == NULL ||
+        (*vm)->GetEnv(vm, (void **)&g.jvmti, JVMTI_VERSION_1_2) != JNI_OK || g.jvmti == NULL) {
+        fprintf(stderr, "vmp: JVMTI is not available; not profiling\n");
+        return JNI_OK;
+    }
+    vmp_jvmti__parse_options(&g.opts, options, (long)getpid(), warn, sizeof warn);
+    for (line = warn; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        int len = nl ? (int)(nl - line) : (int)strlen(line);
+        fprintf(stderr, "vmp: %.*s\n", len, line);
+        line += len + (nl != NULL);
+    }
+    g.agct = (agct_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    if (g.agct == NULL)
+        fprintf(stderr, "vmp: AsyncGetCallTrace not found; every sample will fail\n");
+    if (setup_jvmti() != 0) {
+        fprintf(stderr, "vmp: cannot set up JVMTI events; not profiling\n");
+        return JNI_OK;
+    }
+    open_writer();
+    if (g.w != NULL && install_handler() != 0) {
+        fprintf(stderr, "vmp: cannot install the SIGPROF handler: %s\n", strerror(errno));
+        pthread_mutex_lock(&g.lock);
+        g.dead = 1;
+        pthread_mutex_unlock(&g.lock);
+    }
+    return JNI_OK;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+    shutdown_agent();
+    /* This code may be unmapped after return; a late SIGPROF must not land here.
+     * Every timer is gone, so ignoring the signal loses nothing. */
+    signal(SIGPROF, SIG_IGN);
+}

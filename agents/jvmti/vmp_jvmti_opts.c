@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_opts.c - parse the HotSpot agent's option string (the sampling
+ * interval and labels it yields are written to the header, spec.md §5.1).
+ */
+#include "vmp_jvmti_opts.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void warnf(char *warn, size_t warn_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void warnf(char *warn, size_t warn_size, const char *fmt, ...)
+{
+    size_t used;
+    va_list ap;
+
+    if (warn == NULL || warn_size == 0)
+        return;
+    used = strnlen(warn, warn_size);
+    if (used + 1 >= warn_size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(warn + used, warn_size - used, fmt, ap);
+    va_end(ap);
+}
+
+int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text)
+{
+    static const struct {
+        const char *suffix;
+        uint64_t mul;
+    } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    uint64_t v = 0;
+    const char *p = text;
+    size_t i;
+
+    if (text == NULL || *p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(p, units[i].suffix) == 0) {
+            if (v > UINT64_MAX / units[i].mul)
+                return -1;
+            *out_ns = v * units[i].mul;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void vmp_jvmti__format_interval(char *buf, size_t size, uint64_t ns)
+{
+    if (ns != 0 && ns % 1000000000u == 0)
+        snprintf(buf, size, "%llus", (unsigned long long)(ns / 1000000000u));
+    else if (ns != 0 && ns % 1000000u == 0)
+        snprintf(buf, size, "%llums", (unsigned long long)(ns / 1000000u));
+    else if (ns != 0 && ns % 1000u == 0)
+        snprintf(buf, size, "%lluus", (unsigned long long)(ns / 1000u));
+    else
+        snprintf(buf, size, "%lluns", (unsigned long long)ns);
+}
+
+/* Copy `name` into `out`, replacing every "%p" with the pid. */
+static int expand_file(char *out, size_t size, const char *name, size_t len, long pid)
+{
+    size_t o = 0, i;
+
+    for (i = 0; i < len; i++) {
+        if (name[i] == '%' && i + 1 < len && name[i + 1] == 'p') {
+            int n = snprintf(out + o, size - o, "%ld", pid);
+            if (n < 0 || (size_t)n >= size - o)
+                return -1;
+            o += (size_t)n;
+            i++;
+        } else {
+            if (o + 1 >= size)
+                return -1;
+            out[o++] = name[i];
+        }
+    }
+    out[o] = '\0';
+    return o == 0 ? -1 : 0;
+}
+
+static void set_defaults(vmp_jvmti_options *out, long pid)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->file, sizeof out->file, "vmp-%ld.vmp", pid);
+    out->interval_ns = VMP_JVMTI_DEFAULT_INTERVAL_NS;
+    out->mode = VMP_JVMTI_MODE_CPU;
+    out->depth = VMP_JVMTI_DEFAULT_DEPTH;
+}
+
+int vmp_jvmti__parse_options(vmp_jvmti_options *out,
+                             const char *text,
+                             long pid,
+                             char *warn,
+                             size_t warn_size)
+{
+    const char *p = text;
+    int problems = 0;
+
+    if (warn != NULL && warn_size > 0)
+        warn[0] = '\0';
+    set_defaults(out, pid);
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        char key[32], val[VMP_JVMTI_PATH_MAX];
+        size_t klen, vlen;
+
+        if (len == 0) { /* tolerate ",," and a trailing comma */
+            p = end ? end + 1 : NULL;
+            continue;
+        }
+        klen = eq ? (size_t)(eq - p) : len;
+        vlen = eq ? len - klen - 1 : 0;
+        if (eq == NULL || klen == 0 || klen >= sizeof key || vlen >= sizeof val) {
+            warnf(warn, warn_size, "option '%.*s' is not key=value; ignored\n", (int)len, p);
+            problems++;
+            p = end ? end + 1 : NULL;
+            continue;
+        }
+        memcpy(key, p, klen);
+        key[klen] = '\0';
+        memcpy(val, eq + 1, vlen);
+        val[vlen] = '\0';
+
+        if (strcmp(key, "file") == 0) {
+            char tmp[VMP_JVMTI_PATH_MAX];
+            if (expand_file(tmp, sizeof tmp, val, vlen, pid) != 0) {
+                warnf(warn, warn_size, "file '%s' is empty or too long; using %s\n", val,
+                      out->file);
+                problems++;
+            } else {
+                memcpy(out->file, tmp, sizeof tmp);
+            }
+        } else if (strcmp(key, "interval") == 0) {
+            uint64_t ns;
+            if (vmp_jvmti__parse_interval(&ns, val) != 0 || ns < VMP_JVMTI_MIN_INTERVAL_NS ||
+                ns > VMP_JVMTI_MAX_INTERVAL_NS) {
+                warnf(warn, warn_size,
+                      "interval '%s' is not a duration from 1us to 10s (e.g. 1ms, 100us); "
+                      "using 1ms\n",
+                      val);
+                problems++;
+            } else {
+                out->interval_ns = ns;
+            }
+        } else if (strcmp(key, "mode") == 0) {
+            if (strcmp(val, "cpu") == 0) {
+                out->mode = VMP_JVMTI_MODE_CPU;
+            } else if (strcmp(val, "wall") == 0) {
+                out->mode = VMP_JVMTI_MODE_WALL;
+            } else {
+                warnf(warn, warn_size, "mode '%s' is neither cpu nor wall; using cpu\n", val);
+                problems++;
+            }
+        } else if (strcmp(key, "depth") == 0) {
+            uint64_t d;
+            if (vmp_jvmti__parse_interval(&d, val) != 0 || d == 0 || d > VMP_JVMTI_MAX_DEPTH ||
+                strspn(val, "0123456789") != vlen) {
+                warnf(warn, warn_size, "depth '%s' is not a number from 1 to %u; using %u\n", val,
+                      VMP_JVMTI_MAX_DEPTH, VMP_JVMTI_DEFAULT_DEPTH);
+                problems++;
+            } else {
+                out->depth = (uint32_t)d;
+            }
+        } else {
+            warnf(warn, warn_size, "unknown option '%s'; ignored\n", key);
+            problems++;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return problems;
+}

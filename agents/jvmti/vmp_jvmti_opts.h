@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_opts.h - the HotSpot agent's option string
+ * ("file=out.vmp,interval=1ms,mode=cpu,depth=128"); the header it produces is
+ * described in spec.md §5.1 (interval, labels).
+ *
+ * Internal to libvmp-jvmti: nothing here is exported from the shared object.
+ */
+#ifndef VMP_JVMTI_OPTS_H
+#define VMP_JVMTI_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Sampling clock of the agent. */
+enum vmp_jvmti_mode {
+    VMP_JVMTI_MODE_CPU = 0, /* per-thread CPU-time timers */
+    VMP_JVMTI_MODE_WALL = 1 /* one agent thread signals every thread */
+};
+
+#define VMP_JVMTI_DEFAULT_INTERVAL_NS 1000000u
+#define VMP_JVMTI_MIN_INTERVAL_NS     1000u
+#define VMP_JVMTI_MAX_INTERVAL_NS     10000000000u
+#define VMP_JVMTI_DEFAULT_DEPTH       128u
+#define VMP_JVMTI_MAX_DEPTH           2048u
+#define VMP_JVMTI_PATH_MAX            4096
+
+/** Parsed agent options. */
+typedef struct vmp_jvmti_options {
+    char file[VMP_JVMTI_PATH_MAX]; /* output path, "%p" expanded; never empty */
+    uint64_t interval_ns;          /* VMP_JVMTI_MIN_INTERVAL_NS..VMP_JVMTI_MAX_INTERVAL_NS */
+    int mode;                      /* enum vmp_jvmti_mode */
+    uint32_t depth;                /* 1..VMP_JVMTI_MAX_DEPTH */
+} vmp_jvmti_options;
+
+/** Parse an interval: a decimal number with an optional unit ns, us, ms or s
+ *  (no unit == ns).  @param[out] out_ns receives the value on success.
+ *  @return 0 on success, -1 if the text is not an interval or overflows. */
+int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
+
+/** Parse the agent option string `text` (may be NULL or empty) into `*out`.
+ *
+ * Options are comma-separated key=value pairs: file, interval, mode (cpu or
+ * wall), depth.  Every problem (unknown key, bad value, value out of range)
+ * leaves that option at its default and is described by one line appended to
+ * `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
+ *
+ * @param[out] out  receives the options; always fully initialised.
+ * @param text      borrowed.
+ * @param pid       replaces "%p" in the file name and names the default file.
+ * @return the number of problems found (0 == all options understood).
+ *
+ * Thread safety: reentrant.  Not async-signal-safe (uses snprintf).
+ */
+int vmp_jvmti__parse_options(vmp_jvmti_options *out,
+                             const char *text,
+                             long pid,
+                             char *warn,
+                             size_t warn_size);
+
+/** Format `ns` as the shortest exact text with a unit ("1ms", "100us",
+ *  "1500ns") into `buf`. */
+void vmp_jvmti__format_interval(char *buf, size_t size, uint64_t ns);
+
+#endif

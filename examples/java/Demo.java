@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+//
+// Demo.java - a JVM workload for the vmp HotSpot agent: hot methods, GC and
+// compiled-code churn, so that a profile (spec.md) shows samples, functions,
+// code objects, frees and events.
+//
+// usage: java -jar vmp-demo.jar [MODE] [SCALE]
+//   MODE   all (default): every workload below, about 4 s at SCALE 1
+//          hot:   one tight numeric loop (Demo.hotLoop) dominates
+//          churn: many short-lived hidden classes whose code is compiled,
+//                 then unloaded at System.gc()
+//          spin:  one busy thread named "vmp-spin"; prints its CPU time
+//          exit:  a thread that is not main calls System.exit(3)
+//   SCALE  multiplies the running time (a decimal number, default 1)
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.LongUnaryOperator;
+
+public final class Demo {
+    static volatile long sink;
+
+    private Demo() {}
+
+    // The hot loop: nearly all of its time is spent between the two markers,
+    // which the agent's tests find in this file.
+    static long hotLoop(long seed, int n) {
+        long x = seed | 1;
+        long acc = 0;
+        int calls = n >>> 4;
+        for (int i = 0; i < n; i++) { // vmp-hot-loop-begin
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+            acc += (x & 1023) * i;
+        } // vmp-hot-loop-end
+        if (calls < 0) {
+            acc += coldPath(calls);
+        }
+        return acc;
+    }
+
+    static long coldPath(int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            s += Integer.toString(i).hashCode();
+        }
+        return s;
+    }
+
+    static long stringWork(int n, Random rnd) {
+        Map<String, Integer> counts = new HashMap<>();
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            sb.setLength(0);
+            sb.append("key-").append(rnd.nextInt(4096)).append('-').append(i & 63);
+            counts.merge(sb.toString(), 1, Integer::sum);
+        }
+        long h = 0;
+        for (Map.Entry<String, Integer> e : counts.entrySet()) {
+            h += e.getKey().hashCode() * (long) e.getValue();
+        }
+        return h;
+    }
+
+    static long sortWork(int n, Random rnd) {
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = rnd.nextInt();
+        }
+        Arrays.sort(a);
+        Integer[] b = new Integer[n / 4];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = a[(i * 7919) % n];
+        }
+        Arrays.sort(b, (p, q) -> Integer.compare(q, p));
+        return a[n / 2] + (long) b[0];
+    }
+
+    // Allocation that keeps some objects alive for a while: young and old GCs.
+    static long allocWork(int rounds) {
+        List<byte[]> keep = new ArrayList<>();
+        long s = 0;
+        for (int i = 0; i < rounds; i++) {
+            byte[] b = new byte[1024 + (i & 4095)];
+            b[i % b.length] = (byte) i;
+            s += b.length;
+            if ((i & 15) == 0) {
+                keep.add(b);
+            }
+            if (keep.size() > 20000) {
+                keep.clear();
+            }
+        }
+        return s + keep.size();
+    }
+
+    static byte[] churnBytes() throws IOException {
+        try (InputStream in = Demo.class.getResourceAsStream("/ChurnWorker.class")) {
+            if (in == null) {
+                throw new IOException("ChurnWorker.class is not on the class path");
+            }
+            return in.readAllBytes();
+        }
+    }
+
+    // Each round defines ChurnWorker anew as a hidden class (unloadable once
+    // unreachable), runs it hot enough to be compiled, then drops it.
+    static long churn(long millis) throws Throwable {
+        byte[] bytes = churnBytes();
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long s = 0;
+        int round = 0;
+        while (System.nanoTime() < end) {
+            MethodHandles.Lookup hidden = lookup.defineHiddenClass(bytes, true);
+            LongUnaryOperator op = (LongUnaryOperator) hidden
+                    .findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
+                    .invoke();
+            for (int i = 0; i < 30000; i++) {
+                s += op.applyAsLong(i);
+            }
+            round++;
+            if (round % 40 == 0) {
+                System.gc();
+            }
+        }
+        System.gc();
+        return s + round;
+    }
+
+    static long spin(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long s = 0;
+        while (System.nanoTime() < end) {
+            s += hotLoop(s, 100_000);
+        }
+        return s;
+    }
+
+    static void runSpin(long millis) throws InterruptedException {
+        long[] cpu = new long[1];
+        Thread t = new Thread(() -> {
+            sink = spin(millis);
+            cpu[0] = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+        }, "vmp-spin");
+        t.start();
+        t.join();
+        System.out.println("spin_thread=vmp-spin spin_cpu_ns=" + cpu[0]);
+    }
+
+    static void runExit(long millis) throws InterruptedException {
+        Thread t = new Thread(() -> {
+            sink = spin(millis);
+            System.out.println("exiting from " + Thread.currentThread().getName());
+            System.out.flush();
+            System.exit(3);
+        }, "vmp-exiter");
+        t.start();
+        // main stays busy; exit comes from the other thread
+        while (true) {
+            sink += hotLoop(sink, 10_000);
+            Thread.sleep(1);
+        }
+    }
+
+    static void runHot(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long s = 0;
+        while (System.nanoTime() < end) {
+            s += hotLoop(s, 1_000_000);
+        }
+        sink = s;
+    }
+
+    static void runAll(long millis) throws Throwable {
+        Random rnd = new Random(42);
+        long slice = Math.max(1, millis / 8);
+        runHot(slice * 2);
+        long end = System.nanoTime() + slice * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += stringWork(20_000, rnd);
+        }
+        end = System.nanoTime() + slice * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += sortWork(100_000, rnd);
+        }
+        end = System.nanoTime() + slice * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += allocWork(50_000);
+        }
+        sink += churn(slice * 3);
+    }
+
+    public static void main(String[] args) throws Throwable {
+        String mode = args.length > 0 ? args[0] : "all";
+        double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
+        long millis = Math.max(1, (long) (4000 * scale));
+        long t0 = System.nanoTime();
+        switch (mode) {
+            case "all":
+                runAll(millis);
+                break;
+            case "hot":
+                runHot(millis);
+                break;
+            case "churn":
+                sink += churn(millis);
+                break;
+            case "spin":
+                runSpin(millis);
+                break;
+            case "exit":
+                runExit(millis);
+                break;
+            default:
+                System.err.println("usage: Demo [all|hot|churn|spin|exit] [scale]");
+                System.exit(2);
+        }
+        System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);
+    }
+}
