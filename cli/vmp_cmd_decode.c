@@ -400,9 +400,9 @@ static void emit_record(const emitter *e, const vmp_record *rec)
 int vmp_cmd_decode(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                              {"output", required_argument, NULL, 'o'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "decode", *outpath = NULL;
     int c, rc, rc_close;
     vmp_reader *r;

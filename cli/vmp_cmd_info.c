@@ -223,8 +223,12 @@ static void put_str(FILE *f, int json, const char *s, size_t len)
         vmp_cli_put_quoted(f, s ? s : "", s ? len : 0);
 }
 
-static void print_text(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
-                       uint64_t file_bytes, const char *error)
+static void print_text(FILE *f,
+                       const char *path,
+                       const summary *sum,
+                       const vmp_reader_info *ri,
+                       uint64_t file_bytes,
+                       const char *error)
 {
     char utc[64];
     size_t i;
@@ -272,11 +276,10 @@ static void print_text(FILE *f, const char *path, const summary *sum, const vmp_
         fputc('\n', f);
     }
     fprintf(f, "zones:            %" PRIu64 "\n", sum->zones);
-    fprintf(f, "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64
-               ")\n",
+    fprintf(f,
+            "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64 ")\n",
             sum->code_objects, sum->code_changes, sum->generation);
-    fprintf(f, "modules:          %" PRIu64 " (%" PRIu64 " symbols)\n", sum->modules,
-            sum->symbols);
+    fprintf(f, "modules:          %" PRIu64 " (%" PRIu64 " symbols)\n", sum->modules, sum->symbols);
     fprintf(f, "functions:        %" PRIu64 "\n", sum->functions);
     fprintf(f, "stack nodes:      %" PRIu64 "\n", sum->stack_nodes);
     fprintf(f, "events:           %" PRIu64 "\n", sum->events);
@@ -299,8 +302,12 @@ static void print_text(FILE *f, const char *path, const summary *sum, const vmp_
                 ri->seek_table ? ", seek table" : "");
 }
 
-static void print_json(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
-                       uint64_t file_bytes, const char *error)
+static void print_json(FILE *f,
+                       const char *path,
+                       const summary *sum,
+                       const vmp_reader_info *ri,
+                       uint64_t file_bytes,
+                       const char *error)
 {
     char utc[64];
     size_t i;
@@ -312,8 +319,9 @@ static void print_json(FILE *f, const char *path, const summary *sum, const vmp_
     put_str(f, 1, sum->vm_name, sum->vm_name_len);
     fputs(",\"vm_version\":", f);
     put_str(f, 1, sum->vm_version, sum->vm_version_len);
-    fprintf(f, ",\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"start_utc\":",
-            sum->hdr.pid, sum->hdr.start_realtime_ns);
+    fprintf(f,
+            ",\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"start_utc\":", sum->hdr.pid,
+            sum->hdr.start_realtime_ns);
     if (sum->hdr.start_realtime_ns) {
         vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
         fprintf(f, "\"%s\"", utc);
@@ -325,8 +333,8 @@ static void print_json(FILE *f, const char *path, const summary *sum, const vmp_
     fprintf(f,
             ",\"clock_res_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"interval_ns\":%" PRIu64
             ",\"samples\":%" PRIu64 ",\"failed_samples\":%" PRIu64 ",\"sample_weight\":%" PRIu64,
-            sum->hdr.clock_res_ns, sum->last_time, sum->hdr.interval_ns, sum->samples,
-            sum->failed, sum->weight);
+            sum->hdr.clock_res_ns, sum->last_time, sum->hdr.interval_ns, sum->samples, sum->failed,
+            sum->weight);
     if (sum->have_end)
         fprintf(f,
                 ",\"dropped_full\":%" PRIu64 ",\"dropped_write\":%" PRIu64
@@ -375,9 +383,9 @@ static void print_json(FILE *f, const char *path, const summary *sum, const vmp_
 int vmp_cmd_info(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                              {"output", required_argument, NULL, 'o'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "info", *outpath = NULL, *path;
     int json = 0, c, rc;
     vmp_reader *r;

@@ -41,9 +41,8 @@ static const char validate_usage[] =
 
 int vmp_cmd_validate(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"quiet", no_argument, NULL, 'q'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *cmd = "validate", *path;
     int c, quiet = 0;
     vmp_reader *r;
@@ -73,8 +72,8 @@ int vmp_cmd_validate(int argc, char **argv)
     if (st < 0) {
         /* Not a profile at all, or a version this reader does not know. */
         const char *msg = r ? vmp_reader_errmsg(r) : "";
-        const char *rule = st == VMP_ERR_NOT_VMP ? " [R-HDR-1]"
-                           : st == VMP_ERR_VERSION ? " [R-HDR-3]"
+        const char *rule = st == VMP_ERR_NOT_VMP     ? " [R-HDR-1]"
+                           : st == VMP_ERR_VERSION   ? " [R-HDR-3]"
                            : st == VMP_ERR_TRUNCATED ? " [R-CHK-3]"
                                                      : "";
         if (msg[0])

@@ -38,10 +38,22 @@
 #define N_WORKERS   2
 #define INTERVAL_US 1000
 
-enum { STATE_RUNNING = 0 };
-enum { FAIL_NO_BOUNDS = 0, FAIL_NO_CONTEXT = 1 };
-enum { EVENT_ROUND = 0 };
-enum { COUNTER_ROUNDS = 0 };
+enum {
+    STATE_RUNNING = 0
+};
+
+enum {
+    FAIL_NO_BOUNDS = 0,
+    FAIL_NO_CONTEXT = 1
+};
+
+enum {
+    EVENT_ROUND = 0
+};
+
+enum {
+    COUNTER_ROUNDS = 0
+};
 
 /* Per-thread facts the signal handler needs; set before sampling starts. */
 typedef struct thread_self {
@@ -65,7 +77,8 @@ static atomic_ullong samples_failed_to_record;
 #if defined(__clang__) || defined(__GNUC__)
 __attribute__((no_sanitize_address))
 #endif
-static uint32_t walk_frames(vmp_frame *frames, uint32_t depth, uintptr_t fp, uintptr_t sp)
+static uint32_t
+walk_frames(vmp_frame *frames, uint32_t depth, uintptr_t fp, uintptr_t sp)
 {
     uintptr_t lo = self.stack_lo > sp ? self.stack_lo : sp;
     uintptr_t hi = self.stack_hi;
@@ -73,8 +86,7 @@ static uint32_t walk_frames(vmp_frame *frames, uint32_t depth, uintptr_t fp, uin
     while (depth < MAX_DEPTH) {
         const uintptr_t *slot;
         uintptr_t next, ret;
-        if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || fp % sizeof(uintptr_t) != 0 ||
-            fp <= prev)
+        if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || fp % sizeof(uintptr_t) != 0 || fp <= prev)
             break;
         slot = (const uintptr_t *)fp;
         next = slot[0];
@@ -175,7 +187,10 @@ static void sift_down(uint32_t *a, size_t start, size_t end)
 
 __attribute__((noinline)) static uint64_t work_sort(uint64_t seed)
 {
-    enum { N = 20000 };
+    enum {
+        N = 20000
+    };
+
     static _Thread_local uint32_t a[N];
     uint32_t x = (uint32_t)seed | 1u;
     size_t i;
@@ -198,7 +213,10 @@ __attribute__((noinline)) static uint64_t work_sort(uint64_t seed)
 
 __attribute__((noinline)) static uint64_t work_matmul(uint64_t seed)
 {
-    enum { M = 72 };
+    enum {
+        M = 72
+    };
+
     static _Thread_local double a[M][M], b[M][M], c[M][M];
     size_t i, j, k;
     for (i = 0; i < M; i++) {
@@ -220,7 +238,10 @@ __attribute__((noinline)) static uint64_t work_matmul(uint64_t seed)
 
 __attribute__((noinline)) static uint64_t work_strings(uint64_t seed)
 {
-    enum { CAP = 1 << 16 };
+    enum {
+        CAP = 1 << 16
+    };
+
     static _Thread_local char buf[CAP];
     static const char *const words[] = {"alpha", "beta", "gamma", "delta", "epsilon"};
     size_t len = 0, rounds;
@@ -424,9 +445,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "vmp-example-selfprof: %s: %s\n", argv[1], vmp_status_str(st));
         rc = 1;
     }
-    printf("%s: %" PRIu64 " samples (%" PRIu64 " failed), dropped %" PRIu64 " (ring full) + %" PRIu64
-           " (write errors), %" PRIu64 " truncated stacks, %" PRIu64 " chunks, %" PRIu64
-           " bytes\n",
+    printf("%s: %" PRIu64 " samples (%" PRIu64 " failed), dropped %" PRIu64
+           " (ring full) + %" PRIu64 " (write errors), %" PRIu64 " truncated stacks, %" PRIu64
+           " chunks, %" PRIu64 " bytes\n",
            argv[1], totals.samples_written, totals.failed_written, totals.dropped_full,
            totals.dropped_write, totals.truncated_stacks, totals.chunks, totals.bytes);
     for (i = 0; i < started; i++)

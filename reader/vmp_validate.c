@@ -117,7 +117,7 @@ typedef struct zone_state {
 
 typedef struct vstate {
     vmp_validate_report *rep;
-    const vmp_record *rec; /* the record being checked */
+    const vmp_record *rec;              /* the record being checked */
     idmap nodes, zones, modules, codes; /* zones: id -> index into zone_v */
     code_slot *code_v;
     size_t n_code, cap_code;
@@ -133,10 +133,9 @@ typedef struct vstate {
 } vstate;
 
 static const char *const type_names[] = {
-    "UNKNOWN",         "HEADER",     "END",        "MODULE",     "MODULE_SYMBOLS",
-    "THREAD",          "FUNCTION",   "CODE_ZONE",  "CODE_OBJECT", "CODE_SNAPSHOT",
-    "CODE_COMPACTION", "CODE_FREE",  "CODE_MOVE",  "STACK_NODE", "SAMPLE",
-    "FAILED_SAMPLE",   "EVENT",      "COUNTER"};
+    "UNKNOWN",   "HEADER",     "END",         "MODULE",        "MODULE_SYMBOLS",  "THREAD",
+    "FUNCTION",  "CODE_ZONE",  "CODE_OBJECT", "CODE_SNAPSHOT", "CODE_COMPACTION", "CODE_FREE",
+    "CODE_MOVE", "STACK_NODE", "SAMPLE",      "FAILED_SAMPLE", "EVENT",           "COUNTER"};
 
 static const char *rec_name(const vmp_record *rec)
 {
@@ -159,8 +158,8 @@ static int fail(vstate *v, const char *rule, const char *fmt, ...)
     rep->offset = v->rec->chunk_offset;
     rep->chunk_index = v->rec->chunk_index;
     rep->record_offset = v->rec->record_offset;
-    n = snprintf(rep->message, sizeof rep->message, "chunk %llu @%llu %s: ",
-                 (unsigned long long)v->rec->chunk_index,
+    n = snprintf(rep->message, sizeof rep->message,
+                 "chunk %llu @%llu %s: ", (unsigned long long)v->rec->chunk_index,
                  (unsigned long long)v->rec->record_offset, rec_name(v->rec));
     if (n < 0)
         n = 0;
@@ -346,8 +345,7 @@ static int check_compaction(vstate *v, const vmp_rec_code_compaction *cc)
     size_t i;
     zone_state *z;
     if (!idmap_find(&v->zones, cc->zone)) /* spec R-ID-1 */
-        return fail(v, "R-ID-1", "zone %llu is not defined before",
-                    (unsigned long long)cc->zone);
+        return fail(v, "R-ID-1", "zone %llu is not defined before", (unsigned long long)cc->zone);
     if (change_generation(v, cc->generation) < 0)
         return -1;
     z = zone_of(v, cc->zone);
@@ -382,8 +380,7 @@ static int check_snapshot(vstate *v, const vmp_rec_code_snapshot *cs)
     size_t i;
     int rc = 0;
     if (!idmap_find(&v->zones, cs->zone)) /* spec R-ID-1 */
-        return fail(v, "R-ID-1", "zone %llu is not defined before",
-                    (unsigned long long)cs->zone);
+        return fail(v, "R-ID-1", "zone %llu is not defined before", (unsigned long long)cs->zone);
     if (change_generation(v, cs->generation) < 0)
         return -1;
     z = zone_of(v, cs->zone);
@@ -527,8 +524,10 @@ static int check_record(vstate *v, const vmp_record *rec)
                 return fail(v, "R-ID-1", "stack node %llu is not defined before",
                             (unsigned long long)s->stack);
             if (s->blame != 0 && !idmap_find(&v->codes, s->blame)) /* spec R-ID-1 */
-                return fail(v, "R-ID-1", "blame names code object %llu, which is not defined "
-                            "before", (unsigned long long)s->blame);
+                return fail(v, "R-ID-1",
+                            "blame names code object %llu, which is not defined "
+                            "before",
+                            (unsigned long long)s->blame);
         }
         if (v->samples == 1 || s->generation > v->max_sample_gen) {
             v->max_sample_gen = s->generation;
@@ -554,6 +553,7 @@ static const char *reader_rule(const char *msg)
         {"of pc and function", "R-STK-1"},
         {"sample time is negative", "R-SMP-1"},
     };
+
     size_t i;
     for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         if (strstr(msg, rules[i].text))

@@ -41,21 +41,21 @@ extern "C" {
 
 /** Result of vmp_validate(). */
 typedef struct vmp_validate_report {
-    vmp_status status;     /* as returned */
-    const char *rule;      /* rule id of the first problem ("R-ID-1"); "" when valid
-                              or when the problem has no rule id; static storage */
-    char message[400];     /* the first problem, one line, without file name and offset:
-                              the reader's own message when the reader failed */
-    int from_reader;       /* 1 when `message` is vmp_reader_errmsg() (which names
-                              the file and offset itself) */
-    uint64_t offset;       /* file offset of the chunk holding the problem */
-    uint64_t chunk_index;  /* chunk of the problem (records: 0-based) */
+    vmp_status status;      /* as returned */
+    const char *rule;       /* rule id of the first problem ("R-ID-1"); "" when valid
+                               or when the problem has no rule id; static storage */
+    char message[400];      /* the first problem, one line, without file name and offset:
+                               the reader's own message when the reader failed */
+    int from_reader;        /* 1 when `message` is vmp_reader_errmsg() (which names
+                               the file and offset itself) */
+    uint64_t offset;        /* file offset of the chunk holding the problem */
+    uint64_t chunk_index;   /* chunk of the problem (records: 0-based) */
     uint64_t record_offset; /* offset of the record inside its decompressed chunk */
-    uint64_t records;      /* records read */
-    uint64_t samples;      /* SAMPLE and FAILED_SAMPLE records read */
-    uint64_t chunks;       /* complete chunks read */
-    int complete;          /* an END record was read */
-    int seek_table;        /* a seek table was found */
+    uint64_t records;       /* records read */
+    uint64_t samples;       /* SAMPLE and FAILED_SAMPLE records read */
+    uint64_t chunks;        /* complete chunks read */
+    int complete;           /* an END record was read */
+    int seek_table;         /* a seek table was found */
 } vmp_validate_report;
 
 /** Read every remaining record of `r` and check it.

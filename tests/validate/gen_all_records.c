@@ -19,14 +19,13 @@ static uint64_t fake_clock(void *ud)
     return fake_now += 1000;
 }
 
-#define TRY(call)                                                                        \
-    do {                                                                                 \
-        vmp_status st_ = (call);                                                         \
-        if (st_ != VMP_OK) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
-                    vmp_status_str(st_));                                                \
-            return 1;                                                                    \
-        }                                                                                \
+#define TRY(call)                                                                               \
+    do {                                                                                        \
+        vmp_status st_ = (call);                                                                \
+        if (st_ != VMP_OK) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, vmp_status_str(st_)); \
+            return 1;                                                                           \
+        }                                                                                       \
     } while (0)
 
 int main(int argc, char **argv)
@@ -38,8 +37,7 @@ int main(int argc, char **argv)
     static const char *const counters[] = {"heap bytes"};
     static const char *const reasons[] = {"no frame pointer"};
     static const char *const labels[] = {"benchmark", "fib \"30\"", "host", "test"};
-    static const vmp_symbol_desc syms[] = {{0x100, 0x40, "vm_interpret"},
-                                           {0x140, 0x20, "vm_send"}};
+    static const vmp_symbol_desc syms[] = {{0x100, 0x40, "vm_interpret"}, {0x140, 0x20, "vm_send"}};
     static const uint32_t lines[] = {0, 10, 4, 11, 9, 12};
     static const vmp_pc_pair pcs[] = {{0, 0}, {0x10, 4}, {0x20, 9}};
     vmp_frame inl_frames[] = {{2, 3, VMP_FRAME_FUNCTION}, {1, 4, VMP_FRAME_FUNCTION}};
