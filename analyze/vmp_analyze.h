@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_analyze.h - exact attribution of samples and aggregate profiles
+ * (spec.md §5 "Generations", "Resolution of a pc", §5.11, §5.12).
+ *
+ * Two API families, both streaming over a vmp_reader in bounded memory (the
+ * memory grows with code objects, symbols and distinct stacks, never with
+ * samples):
+ *
+ *   resolution   vmp_analysis: loads the metadata of a file as its records
+ *                stream by (code zones, code objects with their history across
+ *                generations, functions, modules and their symbols, threads,
+ *                the header's vocabulary) and resolves every sample through the
+ *                code as it stood at the sample's generation.  Each sample is
+ *                handed back, in file order, as a vmp_asample naming an interned
+ *                resolved stack (vmp_astack) made of resolved frames
+ *                (vmp_aframe: a function and a bytecode range) of resolved
+ *                functions (vmp_afunction).  Converters (folded stacks, pprof)
+ *                and filters build on this.
+ *   aggregation  vmp_profile: feeds a vmp_analysis and sums sample weights per
+ *                function, per frame (function and bytecode range), per thread,
+ *                per VM state, per state x code class, per (stack, thread,
+ *                state), plus GC, compaction, event and counter sections.
+ *
+ * Naming rules (the strings a report prints, and what tests compare):
+ *   - a code object with a function: "<scope>>><name>" when the function has a
+ *     non-empty scope ("Integer>>benchFib"), else "<name>"; the function's
+ *     kind is the code object's kind name from the header ("method", "block",
+ *     "closed PIC", ...; "kind#N" when the index is past the vocabulary);
+ *   - a code object without a function: its own name ("code#ID" if empty);
+ *   - a module symbol: its demangled name (vmp_demangle()), kind "C";
+ *   - a symbolic stack frame (function id + bcpc): the function's name as
+ *     above, kind "function";
+ *   - anything else: "[unknown]", kind "unknown".
+ * Bytecode ranges "A->B" (inside a code object with a pc map): A is the bcpc of
+ * the pc-map entry with the greatest mcpc offset <= pc - start (the last such
+ * entry when several share the offset); B is the next entry's bcpc - 1 when
+ * that bcpc is > A, else A; for the last entry B is the function's
+ * bytecode_size - 1 when that is >= A, else A.  A pc before the first entry,
+ * or in a code object without pc map, has no range.  The innermost frame of a
+ * stack resolves at its address; every other machine frame is a return
+ * address and resolves at address - 1.
+ *
+ * Thread safety: an analysis or profile is used by one thread at a time.
+ * Nothing here is async-signal-safe.
+ */
+#ifndef VMP_ANALYZE_H
+#define VMP_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmp_reader.h"
+#include "vmp_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Demangling ------------------------------------------------------------ */
+
+/** Demangle an Itanium C++ ABI symbol name ("_ZN2vm2gc7collectEv" ->
+ *  "vm::gc::collect()").  Handles nested names, constructors and destructors,
+ *  std:: abbreviations, substitutions, cv-qualifiers, pointers, references and
+ *  builtin parameter types; anything else (templates, operators, ...) fails.
+ *
+ * @param[out] out  buffer for the NUL-terminated result; may be NULL when
+ *                  `size` is 0.
+ * @param size      bytes at `out`.
+ * @param name      NUL-terminated mangled name; borrowed.
+ * @return the length of the demangled name (not counting the NUL; the result
+ *         is cut to fit when it is >= size), or 0 when `name` is not a
+ *         mangled name this demangler understands (callers then show it raw).
+ * Thread safety: any thread.  Not async-signal-safe (stack use only, but
+ * unaudited). */
+VMP_API size_t vmp_demangle(char *out, size_t size, const char *name);
+
+/* ---- Resolution ------------------------------------------------------------ */
+
+typedef struct vmp_analysis vmp_analysis;
+
+/** What kind of code a resolved function is. */
+enum vmp_code_class {
+    VMP_CLASS_UNKNOWN = 0,   /* a pc in neither a code object nor a symbol */
+    VMP_CLASS_GENERATED = 1, /* a code object: JIT-generated code */
+    VMP_CLASS_NATIVE = 2,    /* a module symbol: the VM's own C code, libraries */
+    VMP_CLASS_SYMBOLIC = 3   /* a symbolic stack frame (function id + bcpc) */
+};
+
+#define VMP_CODE_KIND_NONE UINT32_MAX
+
+/** A resolved function; id 0 is never used.  Strings are owned by the
+ *  analysis and valid until vmp_analysis_free(). */
+typedef struct vmp_afunction {
+    const char *name;       /* see "Naming rules" above */
+    const char *kind;       /* code kind name, "C", "function" or "unknown" */
+    int code_class;         /* enum vmp_code_class */
+    uint32_t code_kind;     /* header code-kind index, VMP_CODE_KIND_NONE if not generated */
+    uint64_t function_id;   /* FUNCTION id, 0 == none */
+    uint64_t module_id;     /* MODULE id for VMP_CLASS_NATIVE, else 0 */
+    uint64_t bytecode_size; /* 0 == unknown */
+} vmp_afunction;
+
+/** A resolved frame: a function and, when known, a bytecode range. */
+typedef struct vmp_aframe {
+    uint32_t function; /* vmp_afunction id */
+    int has_range;
+    uint32_t bc_first; /* A of "A->B" */
+    uint32_t bc_last;  /* B of "A->B" */
+} vmp_aframe;
+
+/** A node of the resolved stack tree; id 0 is the empty stack. */
+typedef struct vmp_astack {
+    uint32_t parent; /* caller's node, 0 == outermost */
+    uint32_t frame;  /* vmp_aframe id */
+    uint32_t depth;  /* 1 for an outermost frame */
+} vmp_astack;
+
+/** One sample as resolved, in file order. */
+typedef struct vmp_asample {
+    uint64_t time_ns;
+    uint64_t thread;
+    uint64_t generation; /* the sample's generation (even under a fixed generation) */
+    uint64_t weight;     /* >= 1 */
+    uint64_t pc;         /* valid when has_pc */
+    uint64_t blame;      /* code id, 0 == none */
+    uint32_t state;      /* index into the header's states */
+    uint32_t reason;     /* failure reason index, when failed */
+    int failed;          /* a FAILED_SAMPLE */
+    int has_pc;
+    uint32_t stack; /* resolved stack (innermost node), 0 == none (failed or empty) */
+    uint32_t leaf;  /* resolved frame of the executing pc, 0 == none (no pc and no stack) */
+} vmp_asample;
+
+/** Analysis options.  Zero means default for every field but `version`. */
+typedef struct vmp_analysis_options {
+    unsigned int version; /* VMP_ANALYSIS_OPTIONS_VERSION */
+    unsigned int flags;   /* VMP_ANALYSIS_* */
+    /* With VMP_ANALYSIS_FIXED_GENERATION: resolve every pc at this generation
+     * instead of the sample's (what a single end-of-run snapshot would say). */
+    uint64_t fixed_generation;
+} vmp_analysis_options;
+
+#define VMP_ANALYSIS_OPTIONS_VERSION  1
+#define VMP_ANALYSIS_OPTIONS_INIT     {VMP_ANALYSIS_OPTIONS_VERSION, 0, 0}
+#define VMP_ANALYSIS_FIXED_GENERATION 1u
+
+/** Create an empty analysis.
+ * @param[out] out  receives the analysis; the caller frees it with
+ *                  vmp_analysis_free().  Untouched on failure.
+ * @param opts      options, or NULL for defaults; borrowed for the call.
+ * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_INVALID_ARG. */
+VMP_API vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts);
+
+/** Release an analysis and every string and table it lent.  Accepts NULL. */
+VMP_API void vmp_analysis_free(vmp_analysis *a);
+
+/** Take in one record, as delivered by vmp_reader_next().  Metadata records
+ *  update the tables; a SAMPLE or FAILED_SAMPLE is resolved into `*sample_out`
+ *  and `*is_sample_out` is set to 1 (else 0).
+ * @param rec            borrowed for the call.
+ * @param[out] sample_out  receives a resolved sample; may be NULL to ignore samples.
+ * @param[out] is_sample_out  may be NULL.
+ * @return VMP_OK, VMP_ERR_NOMEM, or VMP_ERR_CORRUPT for records that break the
+ *         spec in a way that prevents resolution (a code id defined twice). */
+VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec,
+                                     vmp_asample *sample_out, int *is_sample_out);
+
+/** Read records from `r` until the next sample, feeding every record.
+ * @return VMP_OK with `*out` filled, VMP_END at the end of input, or an error
+ *         (a reader error: see vmp_reader_errmsg()). */
+VMP_API vmp_status vmp_analysis_next(vmp_analysis *a, vmp_reader *r, vmp_asample *out);
+
+/** Resolve a sample record against the metadata fed so far, without feeding
+ *  it (vmp_analysis_feed() calls this for samples).  `failed` != 0 for a
+ *  FAILED_SAMPLE.  @return VMP_OK or VMP_ERR_NOMEM. */
+VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s,
+                                               int failed, vmp_asample *out);
+
+/** Resolve one machine address at `generation` (the fixed generation
+ *  option does not apply).  `return_address` != 0 resolves at pc - 1.
+ * @param[out] frame_out  receives the resolved frame id (never 0).
+ * @return VMP_OK or VMP_ERR_NOMEM. */
+VMP_API vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
+                                           uint64_t generation, int return_address);
+
+/** Tables, borrowed from the analysis: valid until the next feed (ids stay
+ *  valid for the life of the analysis; only the returned pointers may move)
+ *  or vmp_analysis_free().  Ids past the count return NULL. */
+VMP_API size_t vmp_analysis_function_count(const vmp_analysis *a); /* ids 1 .. count-1 */
+VMP_API const vmp_afunction *vmp_analysis_function(const vmp_analysis *a, uint32_t id);
+VMP_API size_t vmp_analysis_frame_count(const vmp_analysis *a);
+VMP_API const vmp_aframe *vmp_analysis_frame(const vmp_analysis *a, uint32_t id);
+VMP_API size_t vmp_analysis_stack_count(const vmp_analysis *a);
+VMP_API const vmp_astack *vmp_analysis_stack(const vmp_analysis *a, uint32_t id);
+
+/** The HEADER record as seen, or NULL before it.  Strings borrowed as above. */
+VMP_API const vmp_rec_header *vmp_analysis_header(const vmp_analysis *a);
+/** The END record, or NULL when the file has none (yet). */
+VMP_API const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a);
+
+/** Name of VM state `state` from the header; "state#N" past the vocabulary.
+ *  Borrowed; valid until vmp_analysis_free(). */
+VMP_API const char *vmp_analysis_state_name(vmp_analysis *a, uint32_t state);
+/** Name of thread `id` from its latest THREAD record, or "thread#ID". */
+VMP_API const char *vmp_analysis_thread_name(vmp_analysis *a, uint64_t id);
+/** Name of event kind, counter kind or failure reason, "event#N" etc. past
+ *  the vocabulary. */
+VMP_API const char *vmp_analysis_event_kind_name(vmp_analysis *a, uint32_t kind);
+VMP_API const char *vmp_analysis_counter_kind_name(vmp_analysis *a, uint32_t kind);
+VMP_API const char *vmp_analysis_failure_reason_name(vmp_analysis *a, uint32_t reason);
+
+/** Format a frame as "name" or "name A->B" into `out` (cut to fit, NUL
+ *  terminated).  @return the full length. */
+VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a, char *out, size_t size,
+                                         uint32_t frame);
+
+/** Statistics of the resolution machinery (for benchmarks and tuning). */
+typedef struct vmp_analysis_stats {
+    uint64_t code_objects;   /* CODE_OBJECT records */
+    uint64_t placements;     /* (address, generation range) placements kept */
+    uint64_t symbols;        /* module symbols */
+    uint64_t generation;     /* latest change generation seen */
+    uint64_t cache_hits;     /* samples whose stack was resolved by one lookup */
+    uint64_t cache_misses;   /* (stack node, generation) pairs resolved */
+    uint64_t index_builds;   /* per-generation indexes built for older generations */
+    uint64_t memory_bytes;   /* bytes held by the tables, roughly */
+} vmp_analysis_stats;
+
+VMP_API void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out);
+
+/* ---- Aggregation ----------------------------------------------------------- */
+
+typedef struct vmp_profile vmp_profile;
+
+/** Per event kind (or compaction records) totals. */
+typedef struct vmp_profile_events {
+    uint64_t count;
+    uint64_t total_duration_ns;
+} vmp_profile_events;
+
+/** Per counter kind. */
+typedef struct vmp_profile_counter {
+    uint64_t count;
+    int64_t first, last, min, max;
+} vmp_profile_counter;
+
+/** Totals of a profile.  Weights are sample counts times record weights. */
+typedef struct vmp_profile_totals {
+    uint64_t samples;        /* weight of SAMPLE and FAILED_SAMPLE */
+    uint64_t failed;         /* weight of FAILED_SAMPLE */
+    uint64_t generated;      /* weight whose executing pc is generated code */
+    uint64_t native;         /* ... a module symbol (C) */
+    uint64_t unknown;        /* ... neither, or no pc */
+    uint64_t first_time_ns;  /* time of the first sample */
+    uint64_t last_time_ns;   /* time of the last sample or END */
+    uint64_t generations;    /* latest generation */
+    uint64_t compactions;    /* CODE_COMPACTION records */
+    uint64_t compaction_ns;  /* their total duration */
+    uint64_t code_frees;     /* CODE_FREE records and compaction frees */
+    uint64_t code_moves;     /* CODE_MOVE records and compaction moves */
+    uint64_t records;
+} vmp_profile_totals;
+
+/** Create an empty profile with its own analysis (options as for
+ *  vmp_analysis_create()).  @param[out] out caller frees with vmp_profile_free(). */
+VMP_API vmp_status vmp_profile_create(vmp_profile **out, const vmp_analysis_options *opts);
+
+/** Release a profile and its analysis.  Accepts NULL. */
+VMP_API void vmp_profile_free(vmp_profile *p);
+
+/** Feed one record (as vmp_analysis_feed()) and add samples to the totals. */
+VMP_API vmp_status vmp_profile_feed(vmp_profile *p, const vmp_record *rec);
+
+/** Feed every record of `r` until its end.
+ * @return VMP_OK at a clean end, or the reader's or analysis's error (the
+ *         profile then holds what came before the error). */
+VMP_API vmp_status vmp_profile_read(vmp_profile *p, vmp_reader *r);
+
+/** The profile's analysis: names, frames, stacks.  Borrowed. */
+VMP_API vmp_analysis *vmp_profile_analysis(const vmp_profile *p);
+
+VMP_API const vmp_profile_totals *vmp_profile_get_totals(const vmp_profile *p);
+
+/** Weight per resolved function / frame whose pc was executing (the leaf),
+ *  indexed by id; `*n_out` receives the array's length.  Borrowed. */
+VMP_API const uint64_t *vmp_profile_function_weights(const vmp_profile *p, size_t *n_out);
+VMP_API const uint64_t *vmp_profile_frame_weights(const vmp_profile *p, size_t *n_out);
+
+/** Weight per VM state index; per state and code class
+ *  (`[state * 4 + class]`, class as enum vmp_code_class). */
+VMP_API const uint64_t *vmp_profile_state_weights(const vmp_profile *p, size_t *n_out);
+VMP_API const uint64_t *vmp_profile_state_class_weights(const vmp_profile *p, size_t *n_out);
+/** Weight per failure reason index. */
+VMP_API const uint64_t *vmp_profile_failure_weights(const vmp_profile *p, size_t *n_out);
+
+/** The i-th thread seen (in order of first sample): id and weight.
+ *  @return 1 when `i` is valid, else 0. */
+VMP_API int vmp_profile_thread(const vmp_profile *p, size_t i, uint64_t *id_out,
+                               uint64_t *weight_out);
+
+/** Per event kind totals, indexed by kind; per counter kind. */
+VMP_API const vmp_profile_events *vmp_profile_event_totals(const vmp_profile *p, size_t *n_out);
+VMP_API const vmp_profile_counter *vmp_profile_counters(const vmp_profile *p, size_t *n_out);
+
+/** One distinct (resolved stack, thread, state) with its weight. */
+typedef struct vmp_profile_stack_entry {
+    uint32_t stack;
+    uint32_t state;
+    uint64_t thread;
+    uint64_t weight;
+} vmp_profile_stack_entry;
+
+/** Call `fn` for every distinct (stack, thread, state) of non-failed samples,
+ *  in an unspecified but deterministic order.  A non-zero return from `fn`
+ *  stops the walk and is returned. */
+VMP_API int vmp_profile_foreach_stack(const vmp_profile *p,
+                                      int (*fn)(const vmp_profile_stack_entry *e, void *payload),
+                                      void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

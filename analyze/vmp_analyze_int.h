@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_analyze_int.h - internal helpers shared by the analyze/ sources: a
+ * hash map from a pair of 64-bit keys to a 32-bit value and growable arrays
+ * (no spec section: implementation support for spec.md §5 resolution).
+ */
+#ifndef VMP_ANALYZE_INT_H
+#define VMP_ANALYZE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Open-addressing map (a, b) -> v; v == 0 means "absent", so callers store
+ * ids >= 1 or index + 1. */
+typedef struct vmp_hmap_entry {
+    uint64_t a, b;
+    uint32_t v;
+} vmp_hmap_entry;
+
+typedef struct vmp_hmap {
+    vmp_hmap_entry *e;
+    size_t cap; /* power of two, or 0 */
+    size_t n;
+} vmp_hmap;
+
+uint32_t vmp_hmap__get(const vmp_hmap *m, uint64_t a, uint64_t b);
+/* Insert or replace; returns 0 on success, -1 when out of memory. */
+int vmp_hmap__put(vmp_hmap *m, uint64_t a, uint64_t b, uint32_t v);
+void vmp_hmap__clear(vmp_hmap *m);
+void vmp_hmap__free(vmp_hmap *m);
+
+/* Ensure room for `need` elements of `elem` bytes at *p (capacity *cap).
+ * Returns 0, or -1 when out of memory (*p unchanged). */
+int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem);
+
+static inline uint64_t vmp_mix64__(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+#endif

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_profile.c - aggregate a resolved sample stream into the sums a report
+ * or an exporter needs (spec.md §5.9, §5.12, §5.13).  Memory grows with
+ * resolved functions, frames, threads and distinct (stack, thread, state)
+ * triples, never with samples.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_analyze.h"
+#include "vmp_analyze_int.h"
+
+typedef struct u64vec {
+    uint64_t *v;
+    size_t n, cap;
+} u64vec;
+
+struct vmp_profile {
+    vmp_analysis *a;
+    vmp_profile_totals t;
+    u64vec func_w, frame_w, state_w, state_class_w, fail_w;
+    uint64_t *thread_ids;
+    u64vec thread_w;
+    size_t n_threads, cap_threads;
+    vmp_hmap thread_idx;
+    vmp_profile_events *events;
+    size_t n_events, cap_events;
+    vmp_profile_counter *ctrs;
+    size_t n_ctrs, cap_ctrs;
+    vmp_profile_stack_entry *entries;
+    size_t n_entries, cap_entries;
+    vmp_hmap entry_idx; /* (stack | state << 32, thread) -> index + 1 */
+    int any_sample;
+};
+
+/* Add w at index i of a zero-filled, growable array. */
+static int vec_add(u64vec *v, size_t i, uint64_t w)
+{
+    if (i >= v->n) {
+        if (vmp_grow__((void **)&v->v, &v->cap, i + 1, sizeof *v->v))
+            return -1;
+        memset(v->v + v->n, 0, (i + 1 - v->n) * sizeof *v->v);
+        v->n = i + 1;
+    }
+    v->v[i] += w;
+    return 0;
+}
+
+vmp_status vmp_profile_create(vmp_profile **out, const vmp_analysis_options *opts)
+{
+    vmp_profile *p;
+    vmp_status st;
+    if (!out)
+        return VMP_ERR_INVALID_ARG;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return VMP_ERR_NOMEM;
+    st = vmp_analysis_create(&p->a, opts);
+    if (st < 0) {
+        free(p);
+        return st;
+    }
+    *out = p;
+    return VMP_OK;
+}
+
+void vmp_profile_free(vmp_profile *p)
+{
+    if (!p)
+        return;
+    vmp_analysis_free(p->a);
+    free(p->func_w.v);
+    free(p->frame_w.v);
+    free(p->state_w.v);
+    free(p->state_class_w.v);
+    free(p->fail_w.v);
+    free(p->thread_ids);
+    free(p->thread_w.v);
+    vmp_hmap__free(&p->thread_idx);
+    free(p->events);
+    free(p->ctrs);
+    free(p->entries);
+    vmp_hmap__free(&p->entry_idx);
+    free(p);
+}
+
+static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
+{
+    uint64_t w = s->weight;
+    const vmp_aframe *fr = vmp_analysis_frame(p->a, s->leaf);
+    const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
+    int cls = fn ? fn->code_class : VMP_CLASS_UNKNOWN;
+    uint32_t ti;
+
+    p->t.samples += w;
+    if (!p->any_sample)
+        p->t.first_time_ns = s->time_ns;
+    p->any_sample = 1;
+    if (s->time_ns > p->t.last_time_ns)
+        p->t.last_time_ns = s->time_ns;
+    if (s->failed) {
+        p->t.failed += w;
+        if (vec_add(&p->fail_w, s->reason, w))
+            return VMP_ERR_NOMEM;
+    }
+    if (cls == VMP_CLASS_GENERATED)
+        p->t.generated += w;
+    else if (cls == VMP_CLASS_NATIVE)
+        p->t.native += w;
+    else if (cls == VMP_CLASS_UNKNOWN)
+        p->t.unknown += w;
+    if (fr && (vec_add(&p->func_w, fr->function, w) || vec_add(&p->frame_w, s->leaf, w)))
+        return VMP_ERR_NOMEM;
+    if (vec_add(&p->state_w, s->state, w) ||
+        vec_add(&p->state_class_w, (size_t)s->state * 4 + (size_t)cls, w))
+        return VMP_ERR_NOMEM;
+
+    ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);
+    if (!ti) {
+        if (vmp_grow__((void **)&p->thread_ids, &p->cap_threads, p->n_threads + 1,
+                       sizeof *p->thread_ids))
+            return VMP_ERR_NOMEM;
+        p->thread_ids[p->n_threads++] = s->thread;
+        ti = (uint32_t)p->n_threads;
+        if (vmp_hmap__put(&p->thread_idx, s->thread, 0, ti))
+            return VMP_ERR_NOMEM;
+    }
+    if (vec_add(&p->thread_w, ti - 1, w))
+        return VMP_ERR_NOMEM;
+
+    if (s->stack) {
+        uint64_t ka = (uint64_t)s->stack | (uint64_t)s->state << 32;
+        uint32_t ei = vmp_hmap__get(&p->entry_idx, ka, s->thread);
+        if (!ei) {
+            vmp_profile_stack_entry *e;
+            if (vmp_grow__((void **)&p->entries, &p->cap_entries, p->n_entries + 1,
+                           sizeof *p->entries))
+                return VMP_ERR_NOMEM;
+            e = &p->entries[p->n_entries++];
+            e->stack = s->stack;
+            e->state = s->state;
+            e->thread = s->thread;
+            e->weight = 0;
+            ei = (uint32_t)p->n_entries;
+            if (vmp_hmap__put(&p->entry_idx, ka, s->thread, ei))
+                return VMP_ERR_NOMEM;
+        }
+        p->entries[ei - 1].weight += w;
+    }
+    return VMP_OK;
+}
+
+vmp_status vmp_profile_feed(vmp_profile *p, const vmp_record *rec)
+{
+    vmp_asample s;
+    int is_sample = 0;
+    vmp_status st;
+    if (!p || !rec)
+        return VMP_ERR_INVALID_ARG;
+    p->t.records++;
+    st = vmp_analysis_feed(p->a, rec, &s, &is_sample);
+    if (st < 0)
+        return st;
+    if (is_sample)
+        return add_sample(p, &s);
+    switch (rec->type) {
+    case VMP_REC_CODE_COMPACTION:
+        p->t.compactions++;
+        p->t.compaction_ns += rec->u.code_compaction.duration_ns;
+        p->t.code_frees += rec->u.code_compaction.n_frees;
+        p->t.code_moves += rec->u.code_compaction.n_moves;
+        if (rec->u.code_compaction.generation > p->t.generations)
+            p->t.generations = rec->u.code_compaction.generation;
+        break;
+    case VMP_REC_CODE_FREE:
+        p->t.code_frees++;
+        if (rec->u.code_free.generation > p->t.generations)
+            p->t.generations = rec->u.code_free.generation;
+        break;
+    case VMP_REC_CODE_MOVE:
+        p->t.code_moves++;
+        if (rec->u.code_move.generation > p->t.generations)
+            p->t.generations = rec->u.code_move.generation;
+        break;
+    case VMP_REC_CODE_SNAPSHOT:
+        if (rec->u.code_snapshot.generation > p->t.generations)
+            p->t.generations = rec->u.code_snapshot.generation;
+        break;
+    case VMP_REC_EVENT: {
+        const vmp_rec_event *e = &rec->u.event;
+        size_t k = e->kind > 0xFFFF ? 0xFFFF : (size_t)e->kind;
+        if (k >= p->n_events) {
+            if (vmp_grow__((void **)&p->events, &p->cap_events, k + 1, sizeof *p->events))
+                return VMP_ERR_NOMEM;
+            memset(p->events + p->n_events, 0, (k + 1 - p->n_events) * sizeof *p->events);
+            p->n_events = k + 1;
+        }
+        p->events[k].count++;
+        p->events[k].total_duration_ns += e->duration_ns;
+        break;
+    }
+    case VMP_REC_COUNTER: {
+        const vmp_rec_counter *c = &rec->u.counter;
+        size_t k = c->kind > 0xFFFF ? 0xFFFF : (size_t)c->kind;
+        vmp_profile_counter *ctr;
+        if (k >= p->n_ctrs) {
+            if (vmp_grow__((void **)&p->ctrs, &p->cap_ctrs, k + 1, sizeof *p->ctrs))
+                return VMP_ERR_NOMEM;
+            memset(p->ctrs + p->n_ctrs, 0, (k + 1 - p->n_ctrs) * sizeof *p->ctrs);
+            p->n_ctrs = k + 1;
+        }
+        ctr = &p->ctrs[k];
+        if (ctr->count == 0) {
+            ctr->first = ctr->min = ctr->max = c->value;
+        } else {
+            if (c->value < ctr->min)
+                ctr->min = c->value;
+            if (c->value > ctr->max)
+                ctr->max = c->value;
+        }
+        ctr->last = c->value;
+        ctr->count++;
+        break;
+    }
+    case VMP_REC_END:
+        if (rec->u.end.time_ns > p->t.last_time_ns)
+            p->t.last_time_ns = rec->u.end.time_ns;
+        if (rec->u.end.generation > p->t.generations)
+            p->t.generations = rec->u.end.generation;
+        break;
+    default:
+        break;
+    }
+    return VMP_OK;
+}
+
+vmp_status vmp_profile_read(vmp_profile *p, vmp_reader *r)
+{
+    vmp_record rec;
+    vmp_status st;
+    if (!p || !r)
+        return VMP_ERR_INVALID_ARG;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        st = vmp_profile_feed(p, &rec);
+        if (st < 0)
+            return st;
+    }
+    return st == VMP_END ? VMP_OK : st;
+}
+
+vmp_analysis *vmp_profile_analysis(const vmp_profile *p)
+{
+    return p->a;
+}
+
+const vmp_profile_totals *vmp_profile_get_totals(const vmp_profile *p)
+{
+    return &p->t;
+}
+
+const uint64_t *vmp_profile_function_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->func_w.n;
+    return p->func_w.v;
+}
+
+const uint64_t *vmp_profile_frame_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->frame_w.n;
+    return p->frame_w.v;
+}
+
+const uint64_t *vmp_profile_state_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->state_w.n;
+    return p->state_w.v;
+}
+
+const uint64_t *vmp_profile_state_class_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->state_class_w.n;
+    return p->state_class_w.v;
+}
+
+const uint64_t *vmp_profile_failure_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->fail_w.n;
+    return p->fail_w.v;
+}
+
+int vmp_profile_thread(const vmp_profile *p, size_t i, uint64_t *id_out, uint64_t *weight_out)
+{
+    if (i >= p->n_threads)
+        return 0;
+    *id_out = p->thread_ids[i];
+    *weight_out = i < p->thread_w.n ? p->thread_w.v[i] : 0;
+    return 1;
+}
+
+const vmp_profile_events *vmp_profile_event_totals(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->n_events;
+    return p->events;
+}
+
+const vmp_profile_counter *vmp_profile_counters(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->n_ctrs;
+    return p->ctrs;
+}
+
+int vmp_profile_foreach_stack(const vmp_profile *p,
+                              int (*fn)(const vmp_profile_stack_entry *e, void *payload),
+                              void *payload)
+{
+    size_t i;
+    for (i = 0; i < p->n_entries; i++) {
+        int rc = fn(&p->entries[i], payload);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,1307 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_resolve.c - streaming metadata tables and exact resolution of samples
+ * through the code as it stood at their generation (spec.md §5 "Generations"
+ * R-GEN-3, "Resolution of a pc", §5.3, §5.7-§5.12).
+ *
+ * Outline.  Every code object keeps its history as *placements*: (start, end,
+ * gen_from, gen_to) with gen_to = UINT64_MAX while it lasts; a move closes one
+ * placement and opens another, a free closes it.  The placements alive at the
+ * latest generation form `live`, an array sorted by start that is updated in
+ * place (binary insertion and removal; a compaction or snapshot re-filters).
+ * Lookups at an older generation use a sorted array built by filtering the
+ * placements, cached for a few generations (samples at older generations are
+ * rare: they come from samples taken just before a change).  Module symbols
+ * form one array sorted by runtime address.
+ *
+ * A sample names its innermost stack node.  (node, generation) pairs are
+ * resolved once into an interned tree of resolved frames and cached, so a
+ * repeated stack costs one hash lookup.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_analyze.h"
+#include "vmp_analyze_int.h"
+
+#define GEN_OPEN     UINT64_MAX
+#define N_OLD_CACHES 4
+#define LEAF_BIT     (1ull << 63)
+
+typedef struct code_obj {
+    uint64_t id, zone, function, size, generation;
+    uint32_t kind;
+    uint32_t name_sid;
+    uint64_t *pc_map; /* pairs (offset, bcpc) */
+    size_t n_map;
+    uint32_t afunc;   /* 0 until resolved once with its function known */
+    uint32_t place;   /* current placement (valid while alive) */
+    int alive;
+} code_obj;
+
+typedef struct place {
+    uint64_t start, end, gen_from, gen_to;
+    uint32_t obj;
+} place;
+
+typedef struct span {
+    uint64_t start, end;
+    uint32_t obj, place;
+} span;
+
+typedef struct gen_index {
+    uint64_t gen;
+    span *s;
+    size_t n, cap;
+    int valid;
+} gen_index;
+
+typedef struct fdef {
+    uint32_t name_sid; /* full name */
+    uint64_t bytecode_size;
+    uint32_t afunc_sym; /* symbolic-frame afunction, 0 until used */
+} fdef;
+
+typedef struct sym {
+    uint64_t addr, end, module;
+    uint32_t raw_sid;
+    uint32_t afunc;
+    uint64_t size;
+} sym;
+
+typedef struct module_rec {
+    uint64_t id, bias, start, end;
+} module_rec;
+
+typedef struct snode {
+    uint64_t parent, value;
+    uint64_t bcpc;
+    int is_function, has_bcpc;
+} snode;
+
+struct vmp_analysis {
+    vmp_analysis_options opts;
+
+    int have_header, have_end;
+    vmp_rec_header hdr;
+    vmp_rec_end end;
+    void *hdr_mem[8];
+
+    char **strs;
+    size_t n_strs, cap_strs;
+    vmp_hmap str_map;
+
+    code_obj *codes;
+    size_t n_codes, cap_codes;
+    vmp_hmap code_by_id;
+
+    place *pl;
+    size_t n_pl, cap_pl;
+    span *live;
+    size_t n_live, cap_live;
+    gen_index old[N_OLD_CACHES];
+    size_t old_next;
+    uint64_t cur_gen;
+
+    fdef *fns;
+    size_t n_fns, cap_fns;
+    vmp_hmap fn_by_id;
+
+    sym *syms;
+    size_t n_syms, cap_syms;
+    int syms_sorted;
+    module_rec *mods;
+    size_t n_mods, cap_mods;
+
+    vmp_hmap thread_names;
+
+    snode *nodes;
+    size_t n_nodes, cap_nodes;
+    vmp_hmap node_by_id;
+
+    vmp_afunction *funcs;
+    size_t n_funcs, cap_funcs;
+    vmp_hmap func_key;
+    vmp_aframe *frames;
+    size_t n_frames, cap_frames;
+    vmp_hmap frame_key;
+    vmp_astack *stacks;
+    size_t n_stacks, cap_stacks;
+    vmp_hmap stack_key;
+    vmp_hmap scache;
+    uint64_t max_sample_gen;
+    int any_sample;
+
+    uint32_t *chain; /* scratch for stack resolution */
+    size_t cap_chain;
+
+    uint32_t unknown_func;
+    vmp_analysis_stats stats;
+};
+
+/* ---- strings --------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Intern the n bytes at s; returns the string id (>= 1) or 0 on no memory. */
+static uint32_t intern_n(vmp_analysis *a, const char *s, size_t n)
+{
+    uint64_t h = hash_bytes(s, n);
+    for (;;) {
+        uint32_t id = vmp_hmap__get(&a->str_map, h, n);
+        char *c;
+        if (id) {
+            if (memcmp(a->strs[id], s, n) == 0)
+                return id;
+            h++; /* a 64-bit collision: probe the next key */
+            continue;
+        }
+        if (a->n_strs == 0)
+            a->n_strs = 1; /* id 0 is never used */
+        if (vmp_grow__((void **)&a->strs, &a->cap_strs, a->n_strs + 1, sizeof *a->strs))
+            return 0;
+        c = malloc(n + 1);
+        if (!c)
+            return 0;
+        memcpy(c, s, n);
+        c[n] = '\0';
+        id = (uint32_t)a->n_strs;
+        if (vmp_hmap__put(&a->str_map, h, n, id)) {
+            free(c);
+            return 0;
+        }
+        a->strs[a->n_strs++] = c;
+        a->stats.memory_bytes += n + 1 + sizeof(char *);
+        return id;
+    }
+}
+
+static uint32_t intern(vmp_analysis *a, const char *s)
+{
+    return intern_n(a, s, strlen(s));
+}
+
+static const char *str_of(const vmp_analysis *a, uint32_t sid)
+{
+    return sid ? a->strs[sid] : "";
+}
+
+/* ---- create / free ------------------------------------------------------------ */
+
+vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts)
+{
+    vmp_analysis *a;
+    if (!out || (opts && opts->version != VMP_ANALYSIS_OPTIONS_VERSION))
+        return VMP_ERR_INVALID_ARG;
+    a = calloc(1, sizeof *a);
+    if (!a)
+        return VMP_ERR_NOMEM;
+    if (opts)
+        a->opts = *opts;
+    a->n_funcs = a->n_frames = a->n_stacks = 1; /* id 0 reserved */
+    if (vmp_grow__((void **)&a->funcs, &a->cap_funcs, 1, sizeof *a->funcs) ||
+        vmp_grow__((void **)&a->frames, &a->cap_frames, 1, sizeof *a->frames) ||
+        vmp_grow__((void **)&a->stacks, &a->cap_stacks, 1, sizeof *a->stacks)) {
+        vmp_analysis_free(a);
+        return VMP_ERR_NOMEM;
+    }
+    memset(&a->funcs[0], 0, sizeof a->funcs[0]);
+    memset(&a->frames[0], 0, sizeof a->frames[0]);
+    memset(&a->stacks[0], 0, sizeof a->stacks[0]);
+    *out = a;
+    return VMP_OK;
+}
+
+static void free_header(vmp_analysis *a)
+{
+    size_t i;
+    for (i = 0; i < sizeof a->hdr_mem / sizeof a->hdr_mem[0]; i++) {
+        free(a->hdr_mem[i]);
+        a->hdr_mem[i] = NULL;
+    }
+}
+
+void vmp_analysis_free(vmp_analysis *a)
+{
+    size_t i;
+    if (!a)
+        return;
+    free_header(a);
+    for (i = 1; i < a->n_strs; i++)
+        free(a->strs[i]);
+    free(a->strs);
+    vmp_hmap__free(&a->str_map);
+    for (i = 0; i < a->n_codes; i++)
+        free(a->codes[i].pc_map);
+    free(a->codes);
+    vmp_hmap__free(&a->code_by_id);
+    free(a->pl);
+    free(a->live);
+    for (i = 0; i < N_OLD_CACHES; i++)
+        free(a->old[i].s);
+    free(a->fns);
+    vmp_hmap__free(&a->fn_by_id);
+    free(a->syms);
+    free(a->mods);
+    vmp_hmap__free(&a->thread_names);
+    free(a->nodes);
+    vmp_hmap__free(&a->node_by_id);
+    free(a->funcs);
+    vmp_hmap__free(&a->func_key);
+    free(a->frames);
+    vmp_hmap__free(&a->frame_key);
+    free(a->stacks);
+    vmp_hmap__free(&a->stack_key);
+    vmp_hmap__free(&a->scache);
+    free(a->chain);
+    free(a);
+}
+
+/* ---- header ------------------------------------------------------------------- */
+
+/* Copy the strings of one vmp_str array into interned storage; the array
+ * itself lives in hdr_mem[slot]. */
+static int copy_strs(vmp_analysis *a, int slot, const vmp_str **dst, size_t *n_dst,
+                     const vmp_str *src, size_t n)
+{
+    vmp_str *arr;
+    size_t i;
+    *dst = NULL;
+    *n_dst = 0;
+    if (n == 0)
+        return 0;
+    arr = calloc(n, sizeof *arr);
+    if (!arr)
+        return -1;
+    for (i = 0; i < n; i++) {
+        uint32_t sid = intern_n(a, src[i].s, src[i].len);
+        if (!sid) {
+            free(arr);
+            return -1;
+        }
+        arr[i].s = a->strs[sid];
+        arr[i].len = src[i].len;
+    }
+    a->hdr_mem[slot] = arr;
+    *dst = arr;
+    *n_dst = n;
+    return 0;
+}
+
+static int copy_str(vmp_analysis *a, vmp_str *dst, const vmp_str *src)
+{
+    uint32_t sid = intern_n(a, src->s, src->len);
+    if (!sid)
+        return -1;
+    dst->s = a->strs[sid];
+    dst->len = src->len;
+    return 0;
+}
+
+static vmp_status take_header(vmp_analysis *a, const vmp_rec_header *h)
+{
+    vmp_rec_header *d = &a->hdr;
+    free_header(a);
+    *d = *h;
+    if (copy_str(a, &d->producer, &h->producer) || copy_str(a, &d->vm_name, &h->vm_name) ||
+        copy_str(a, &d->vm_version, &h->vm_version) || copy_str(a, &d->clock, &h->clock) ||
+        copy_strs(a, 0, &d->states, &d->n_states, h->states, h->n_states) ||
+        copy_strs(a, 1, &d->code_kinds, &d->n_code_kinds, h->code_kinds, h->n_code_kinds) ||
+        copy_strs(a, 2, &d->tiers, &d->n_tiers, h->tiers, h->n_tiers) ||
+        copy_strs(a, 3, &d->event_kinds, &d->n_event_kinds, h->event_kinds, h->n_event_kinds) ||
+        copy_strs(a, 4, &d->counter_kinds, &d->n_counter_kinds, h->counter_kinds,
+                  h->n_counter_kinds) ||
+        copy_strs(a, 5, &d->failure_reasons, &d->n_failure_reasons, h->failure_reasons,
+                  h->n_failure_reasons) ||
+        copy_strs(a, 6, &d->labels, &d->n_labels, h->labels, h->n_labels * 2)) {
+        memset(d, 0, sizeof *d);
+        a->have_header = 0;
+        return VMP_ERR_NOMEM;
+    }
+    d->n_labels = h->n_labels;
+    a->have_header = 1;
+    return VMP_OK;
+}
+
+static const char *vocab_name(vmp_analysis *a, const vmp_str *arr, size_t n, uint32_t i,
+                              const char *prefix)
+{
+    char buf[64];
+    uint32_t sid;
+    if (i < n)
+        return arr[i].s;
+    snprintf(buf, sizeof buf, "%s#%" PRIu32, prefix, i);
+    sid = intern(a, buf);
+    return sid ? a->strs[sid] : prefix;
+}
+
+const char *vmp_analysis_state_name(vmp_analysis *a, uint32_t state)
+{
+    return vocab_name(a, a->hdr.states, a->hdr.n_states, state, "state");
+}
+
+const char *vmp_analysis_event_kind_name(vmp_analysis *a, uint32_t kind)
+{
+    return vocab_name(a, a->hdr.event_kinds, a->hdr.n_event_kinds, kind, "event");
+}
+
+const char *vmp_analysis_counter_kind_name(vmp_analysis *a, uint32_t kind)
+{
+    return vocab_name(a, a->hdr.counter_kinds, a->hdr.n_counter_kinds, kind, "counter");
+}
+
+const char *vmp_analysis_failure_reason_name(vmp_analysis *a, uint32_t reason)
+{
+    return vocab_name(a, a->hdr.failure_reasons, a->hdr.n_failure_reasons, reason, "reason");
+}
+
+static const char *code_kind_name(vmp_analysis *a, uint32_t kind)
+{
+    return vocab_name(a, a->hdr.code_kinds, a->hdr.n_code_kinds, kind, "kind");
+}
+
+const char *vmp_analysis_thread_name(vmp_analysis *a, uint64_t id)
+{
+    uint32_t sid = vmp_hmap__get(&a->thread_names, id, 0);
+    char buf[64];
+    if (sid)
+        return a->strs[sid];
+    snprintf(buf, sizeof buf, "thread#%" PRIu64, id);
+    sid = intern(a, buf);
+    return sid ? a->strs[sid] : "thread";
+}
+
+const vmp_rec_header *vmp_analysis_header(const vmp_analysis *a)
+{
+    return a->have_header ? &a->hdr : NULL;
+}
+
+const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a)
+{
+    return a->have_end ? &a->end : NULL;
+}
+
+/* ---- interned results -------------------------------------------------------- */
+
+static uint32_t intern_func(vmp_analysis *a, uint32_t name_sid, const char *kind, int cls,
+                            uint32_t code_kind, uint64_t function_id, uint64_t module_id,
+                            uint64_t bc_size)
+{
+    uint32_t kind_sid = intern(a, kind);
+    uint32_t id;
+    vmp_afunction *f;
+    if (!kind_sid || !name_sid)
+        return 0;
+    id = vmp_hmap__get(&a->func_key, name_sid, (uint64_t)kind_sid | (uint64_t)cls << 32);
+    if (id) {
+        f = &a->funcs[id];
+        if (!f->bytecode_size && bc_size)
+            f->bytecode_size = bc_size;
+        return id;
+    }
+    if (a->n_funcs >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->funcs, &a->cap_funcs, a->n_funcs + 1, sizeof *a->funcs))
+        return 0;
+    id = (uint32_t)a->n_funcs;
+    if (vmp_hmap__put(&a->func_key, name_sid, (uint64_t)kind_sid | (uint64_t)cls << 32, id))
+        return 0;
+    f = &a->funcs[a->n_funcs++];
+    f->name = a->strs[name_sid];
+    f->kind = a->strs[kind_sid];
+    f->code_class = cls;
+    f->code_kind = code_kind;
+    f->function_id = function_id;
+    f->module_id = module_id;
+    f->bytecode_size = bc_size;
+    a->stats.memory_bytes += sizeof *f + 24;
+    return id;
+}
+
+static uint32_t intern_frame(vmp_analysis *a, uint32_t func, int has_range, uint32_t first,
+                             uint32_t last)
+{
+    uint64_t ka = (uint64_t)func | (has_range ? 1ull << 32 : 0);
+    uint64_t kb = has_range ? ((uint64_t)first << 32 | last) : 0;
+    uint32_t id;
+    vmp_aframe *fr;
+    if (!func)
+        return 0;
+    id = vmp_hmap__get(&a->frame_key, ka, kb);
+    if (id)
+        return id;
+    if (a->n_frames >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->frames, &a->cap_frames, a->n_frames + 1, sizeof *a->frames))
+        return 0;
+    id = (uint32_t)a->n_frames;
+    if (vmp_hmap__put(&a->frame_key, ka, kb, id))
+        return 0;
+    fr = &a->frames[a->n_frames++];
+    fr->function = func;
+    fr->has_range = has_range ? 1 : 0;
+    fr->bc_first = has_range ? first : 0;
+    fr->bc_last = has_range ? last : 0;
+    a->stats.memory_bytes += sizeof *fr + 24;
+    return id;
+}
+
+static uint32_t intern_stack(vmp_analysis *a, uint32_t parent, uint32_t frame)
+{
+    uint32_t id = vmp_hmap__get(&a->stack_key, parent, frame);
+    vmp_astack *s;
+    if (id)
+        return id;
+    if (a->n_stacks >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->stacks, &a->cap_stacks, a->n_stacks + 1, sizeof *a->stacks))
+        return 0;
+    id = (uint32_t)a->n_stacks;
+    if (vmp_hmap__put(&a->stack_key, parent, frame, id))
+        return 0;
+    s = &a->stacks[a->n_stacks++];
+    s->parent = parent;
+    s->frame = frame;
+    s->depth = parent ? a->stacks[parent].depth + 1 : 1;
+    a->stats.memory_bytes += sizeof *s + 24;
+    return id;
+}
+
+/* ---- functions, code objects, placements -------------------------------------------- */
+
+static uint32_t full_name_sid(vmp_analysis *a, const vmp_str *scope, const vmp_str *name)
+{
+    char stackbuf[256];
+    char *buf = stackbuf;
+    size_t n = scope->len + 2 + name->len;
+    uint32_t sid;
+    if (scope->len == 0)
+        return intern_n(a, name->s, name->len);
+    if (n + 1 > sizeof stackbuf) {
+        buf = malloc(n + 1);
+        if (!buf)
+            return 0;
+    }
+    memcpy(buf, scope->s, scope->len);
+    memcpy(buf + scope->len, ">>", 2);
+    memcpy(buf + scope->len + 2, name->s, name->len);
+    sid = intern_n(a, buf, n);
+    if (buf != stackbuf)
+        free(buf);
+    return sid;
+}
+
+static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
+{
+    uint32_t idx = vmp_hmap__get(&a->fn_by_id, f->id, 0);
+    uint32_t sid = full_name_sid(a, &f->scope, &f->name);
+    fdef *d;
+    if (!sid)
+        return VMP_ERR_NOMEM;
+    if (!idx) {
+        if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
+            return VMP_ERR_NOMEM;
+        idx = (uint32_t)++a->n_fns;
+        if (vmp_hmap__put(&a->fn_by_id, f->id, 0, idx))
+            return VMP_ERR_NOMEM;
+        a->stats.memory_bytes += sizeof *d + 24;
+    }
+    d = &a->fns[idx - 1];
+    d->name_sid = sid;
+    d->bytecode_size = f->bytecode_size;
+    d->afunc_sym = 0;
+    return VMP_OK;
+}
+
+static const fdef *find_fn(const vmp_analysis *a, uint64_t id)
+{
+    uint32_t idx = id ? vmp_hmap__get(&a->fn_by_id, id, 0) : 0;
+    return idx ? &a->fns[idx - 1] : NULL;
+}
+
+static size_t span_lower(const span *s, size_t n, uint64_t addr)
+{
+    /* first index with start > addr */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int live_insert(vmp_analysis *a, uint32_t place_idx)
+{
+    const place *p = &a->pl[place_idx];
+    size_t at;
+    if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
+        return -1;
+    at = span_lower(a->live, a->n_live, p->start);
+    memmove(&a->live[at + 1], &a->live[at], (a->n_live - at) * sizeof *a->live);
+    a->live[at].start = p->start;
+    a->live[at].end = p->end;
+    a->live[at].obj = p->obj;
+    a->live[at].place = place_idx;
+    a->n_live++;
+    return 0;
+}
+
+static void live_remove(vmp_analysis *a, uint32_t place_idx)
+{
+    const place *p = &a->pl[place_idx];
+    size_t at = span_lower(a->live, a->n_live, p->start);
+    while (at > 0) {
+        at--;
+        if (a->live[at].place == place_idx) {
+            memmove(&a->live[at], &a->live[at + 1], (a->n_live - at - 1) * sizeof *a->live);
+            a->n_live--;
+            return;
+        }
+        if (a->live[at].start != p->start)
+            return;
+    }
+}
+
+static int cmp_span(const void *x, const void *y)
+{
+    const span *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->place < b->place ? -1 : a->place > b->place;
+}
+
+static void invalidate_old(vmp_analysis *a, uint64_t gen)
+{
+    size_t i;
+    for (i = 0; i < N_OLD_CACHES; i++)
+        if (a->old[i].valid && a->old[i].gen >= gen)
+            a->old[i].valid = 0;
+}
+
+/* A change (free, move, compaction, snapshot) at generation `gen`. */
+static void note_change(vmp_analysis *a, uint64_t gen)
+{
+    invalidate_old(a, gen);
+    /* Samples at >= gen already resolved saw the code without this change;
+     * by R-GEN-3 the change applies to them, so forget them. */
+    if (a->any_sample && gen <= a->max_sample_gen)
+        vmp_hmap__clear(&a->scache);
+    if (gen > a->cur_gen)
+        a->cur_gen = gen;
+    a->stats.generation = a->cur_gen;
+}
+
+static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen)
+{
+    place *p;
+    if (a->n_pl >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->pl, &a->cap_pl, a->n_pl + 1, sizeof *a->pl))
+        return -1;
+    p = &a->pl[a->n_pl];
+    p->start = start;
+    p->end = start + a->codes[obj].size;
+    if (p->end < start)
+        p->end = UINT64_MAX;
+    p->gen_from = gen;
+    p->gen_to = GEN_OPEN;
+    p->obj = obj;
+    a->codes[obj].place = (uint32_t)a->n_pl;
+    a->n_pl++;
+    a->stats.placements = a->n_pl;
+    a->stats.memory_bytes += sizeof *p + sizeof(span);
+    return 0;
+}
+
+static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
+{
+    code_obj *o;
+    size_t i;
+    uint32_t idx;
+    if (vmp_hmap__get(&a->code_by_id, c->id, 0))
+        return VMP_ERR_CORRUPT; /* spec R-ID-1: defined twice */
+    if (a->n_codes >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->codes, &a->cap_codes, a->n_codes + 1, sizeof *a->codes))
+        return VMP_ERR_NOMEM;
+    o = &a->codes[a->n_codes];
+    memset(o, 0, sizeof *o);
+    o->id = c->id;
+    o->zone = c->zone;
+    o->function = c->function;
+    o->size = c->size;
+    o->generation = c->generation;
+    o->kind = c->kind > UINT32_MAX ? UINT32_MAX : (uint32_t)c->kind;
+    if (c->name.len) {
+        o->name_sid = intern_n(a, c->name.s, c->name.len);
+        if (!o->name_sid)
+            return VMP_ERR_NOMEM;
+    }
+    if (c->pc_map_len) {
+        o->pc_map = malloc(c->pc_map_len * 2 * sizeof *o->pc_map);
+        if (!o->pc_map)
+            return VMP_ERR_NOMEM;
+        memcpy(o->pc_map, c->pc_map, c->pc_map_len * 2 * sizeof *o->pc_map);
+        o->n_map = c->pc_map_len;
+        /* Offsets are non-decreasing by construction (§5.7); keep it true
+         * on hostile input so the binary search stays meaningful. */
+        for (i = 1; i < o->n_map; i++)
+            if (o->pc_map[2 * i] < o->pc_map[2 * i - 2])
+                o->pc_map[2 * i] = o->pc_map[2 * i - 2];
+        a->stats.memory_bytes += c->pc_map_len * 16;
+    }
+    idx = (uint32_t)a->n_codes;
+    if (vmp_hmap__put(&a->code_by_id, c->id, 0, idx + 1))
+        return VMP_ERR_NOMEM;
+    a->n_codes++;
+    a->stats.code_objects++;
+    a->stats.memory_bytes += sizeof *o + 24;
+    if (add_place(a, idx, c->start, c->generation))
+        return VMP_ERR_NOMEM;
+    o->alive = 1;
+    if (live_insert(a, o->place))
+        return VMP_ERR_NOMEM;
+    if (c->generation < a->cur_gen)
+        invalidate_old(a, c->generation);
+    return VMP_OK;
+}
+
+static code_obj *find_code(vmp_analysis *a, uint64_t id)
+{
+    uint32_t idx = vmp_hmap__get(&a->code_by_id, id, 0);
+    return idx ? &a->codes[idx - 1] : NULL;
+}
+
+static void do_free(vmp_analysis *a, code_obj *o, uint64_t gen)
+{
+    if (!o || !o->alive)
+        return;
+    a->pl[o->place].gen_to = gen;
+    o->alive = 0;
+}
+
+static int do_move(vmp_analysis *a, code_obj *o, uint64_t new_start, uint64_t gen)
+{
+    if (!o || !o->alive)
+        return 0;
+    a->pl[o->place].gen_to = gen;
+    return add_place(a, (uint32_t)(o - a->codes), new_start, gen);
+}
+
+/* Rebuild `live` from the open placements (after a compaction or snapshot). */
+static int rebuild_live(vmp_analysis *a)
+{
+    size_t i;
+    a->n_live = 0;
+    for (i = 0; i < a->n_codes; i++) {
+        const code_obj *o = &a->codes[i];
+        const place *p;
+        if (!o->alive)
+            continue;
+        p = &a->pl[o->place];
+        if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
+            return -1;
+        a->live[a->n_live].start = p->start;
+        a->live[a->n_live].end = p->end;
+        a->live[a->n_live].obj = p->obj;
+        a->live[a->n_live].place = o->place;
+        a->n_live++;
+    }
+    qsort(a->live, a->n_live, sizeof *a->live, cmp_span);
+    return 0;
+}
+
+static vmp_status take_free(vmp_analysis *a, uint64_t id, uint64_t gen)
+{
+    code_obj *o = find_code(a, id);
+    note_change(a, gen);
+    if (o && o->alive) {
+        live_remove(a, o->place);
+        do_free(a, o, gen);
+    }
+    return VMP_OK;
+}
+
+static vmp_status take_move(vmp_analysis *a, uint64_t id, uint64_t start, uint64_t gen)
+{
+    code_obj *o = find_code(a, id);
+    note_change(a, gen);
+    if (o && o->alive) {
+        live_remove(a, o->place);
+        if (do_move(a, o, start, gen) || live_insert(a, o->place))
+            return VMP_ERR_NOMEM;
+    }
+    return VMP_OK;
+}
+
+static vmp_status take_compaction(vmp_analysis *a, const vmp_rec_code_compaction *c)
+{
+    size_t i;
+    note_change(a, c->generation);
+    for (i = 0; i < c->n_frees; i++)
+        do_free(a, find_code(a, c->frees[i]), c->generation);
+    for (i = 0; i < c->n_moves; i++)
+        if (do_move(a, find_code(a, c->moves[2 * i]), c->moves[2 * i + 1], c->generation))
+            return VMP_ERR_NOMEM;
+    return rebuild_live(a) ? VMP_ERR_NOMEM : VMP_OK;
+}
+
+static vmp_status take_snapshot(vmp_analysis *a, const vmp_rec_code_snapshot *s)
+{
+    vmp_hmap listed = {NULL, 0, 0};
+    size_t i;
+    vmp_status st = VMP_OK;
+    note_change(a, s->generation);
+    for (i = 0; i < s->n; i++) {
+        code_obj *o = find_code(a, s->entries[2 * i]);
+        if (vmp_hmap__put(&listed, s->entries[2 * i], 0, 1)) {
+            st = VMP_ERR_NOMEM;
+            goto out;
+        }
+        if (o && o->alive && a->pl[o->place].start != s->entries[2 * i + 1] &&
+            do_move(a, o, s->entries[2 * i + 1], s->generation)) {
+            st = VMP_ERR_NOMEM;
+            goto out;
+        }
+    }
+    for (i = 0; i < a->n_codes; i++) {
+        code_obj *o = &a->codes[i];
+        if (o->alive && o->zone == s->zone && !vmp_hmap__get(&listed, o->id, 0))
+            do_free(a, o, s->generation);
+    }
+    if (rebuild_live(a))
+        st = VMP_ERR_NOMEM;
+out:
+    vmp_hmap__free(&listed);
+    return st;
+}
+
+/* The sorted spans alive at generation `gen`. */
+static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
+{
+    size_t i;
+    gen_index *g;
+    if (gen >= a->cur_gen) {
+        *n_out = a->n_live;
+        return a->live;
+    }
+    for (i = 0; i < N_OLD_CACHES; i++)
+        if (a->old[i].valid && a->old[i].gen == gen) {
+            *n_out = a->old[i].n;
+            return a->old[i].s;
+        }
+    g = &a->old[a->old_next];
+    a->old_next = (a->old_next + 1) % N_OLD_CACHES;
+    g->valid = 0;
+    g->n = 0;
+    for (i = 0; i < a->n_pl; i++) {
+        const place *p = &a->pl[i];
+        if (p->gen_from <= gen && gen < p->gen_to) {
+            if (vmp_grow__((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s)) {
+                *n_out = 0;
+                return NULL;
+            }
+            g->s[g->n].start = p->start;
+            g->s[g->n].end = p->end;
+            g->s[g->n].obj = p->obj;
+            g->s[g->n].place = (uint32_t)i;
+            g->n++;
+        }
+    }
+    qsort(g->s, g->n, sizeof *g->s, cmp_span);
+    g->gen = gen;
+    g->valid = 1;
+    a->stats.index_builds++;
+    *n_out = g->n;
+    return g->s;
+}
+
+/* ---- module symbols --------------------------------------------------------------- */
+
+static vmp_status take_module(vmp_analysis *a, const vmp_rec_module *m)
+{
+    module_rec *d;
+    if (vmp_grow__((void **)&a->mods, &a->cap_mods, a->n_mods + 1, sizeof *a->mods))
+        return VMP_ERR_NOMEM;
+    d = &a->mods[a->n_mods++];
+    d->id = m->id;
+    d->bias = m->bias;
+    d->start = m->start;
+    d->end = m->end;
+    return VMP_OK;
+}
+
+static const module_rec *find_module(const vmp_analysis *a, uint64_t id)
+{
+    size_t i;
+    for (i = 0; i < a->n_mods; i++)
+        if (a->mods[i].id == id)
+            return &a->mods[i];
+    return NULL;
+}
+
+static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms)
+{
+    const module_rec *m = find_module(a, ms->module);
+    uint64_t bias = m ? m->bias : 0;
+    size_t i;
+    if (vmp_grow__((void **)&a->syms, &a->cap_syms, a->n_syms + ms->n_symbols, sizeof *a->syms))
+        return VMP_ERR_NOMEM;
+    for (i = 0; i < ms->n_symbols; i++) {
+        sym *s = &a->syms[a->n_syms];
+        s->addr = ms->symbols[i].value + bias;
+        s->size = ms->symbols[i].size;
+        s->module = ms->module;
+        s->afunc = 0;
+        s->raw_sid = intern_n(a, ms->symbols[i].name.s, ms->symbols[i].name.len);
+        if (!s->raw_sid)
+            return VMP_ERR_NOMEM;
+        a->n_syms++;
+    }
+    a->syms_sorted = 0;
+    a->stats.symbols = a->n_syms;
+    a->stats.memory_bytes += ms->n_symbols * sizeof(sym);
+    return VMP_OK;
+}
+
+static int cmp_sym(const void *x, const void *y)
+{
+    const sym *a = x, *b = y;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1; /* the larger symbol first */
+    return a->raw_sid < b->raw_sid ? -1 : a->raw_sid > b->raw_sid;
+}
+
+static void sort_syms(vmp_analysis *a)
+{
+    size_t i;
+    qsort(a->syms, a->n_syms, sizeof *a->syms, cmp_sym);
+    for (i = 0; i < a->n_syms; i++) {
+        sym *s = &a->syms[i];
+        if (s->size) {
+            s->end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
+        } else {
+            /* size 0 covers up to the next symbol of its module (§5.3 informative) */
+            const module_rec *m = find_module(a, s->module);
+            size_t j;
+            s->end = m && m->end > s->addr ? m->end : s->addr + 1;
+            for (j = i + 1; j < a->n_syms; j++)
+                if (a->syms[j].module == s->module && a->syms[j].addr > s->addr) {
+                    if (a->syms[j].addr < s->end)
+                        s->end = a->syms[j].addr;
+                    break;
+                }
+        }
+    }
+    a->syms_sorted = 1;
+}
+
+static const sym *find_sym(vmp_analysis *a, uint64_t addr)
+{
+    size_t lo = 0, hi;
+    if (!a->syms_sorted)
+        sort_syms(a);
+    hi = a->n_syms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->syms[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    /* the first symbol at that address is the largest one */
+    {
+        uint64_t at = a->syms[lo - 1].addr;
+        size_t k = lo - 1;
+        while (k > 0 && a->syms[k - 1].addr == at)
+            k--;
+        return addr < a->syms[k].end ? &a->syms[k] : NULL;
+    }
+}
+
+/* ---- resolution ---------------------------------------------------------------------- */
+
+static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
+{
+    const fdef *f;
+    uint32_t name_sid;
+    uint32_t id;
+    char buf[64];
+    if (o->afunc)
+        return o->afunc;
+    f = find_fn(a, o->function);
+    if (f) {
+        name_sid = f->name_sid;
+    } else if (o->function) {
+        snprintf(buf, sizeof buf, "function#%" PRIu64, o->function);
+        name_sid = intern(a, buf);
+    } else if (o->name_sid) {
+        name_sid = o->name_sid;
+    } else {
+        snprintf(buf, sizeof buf, "code#%" PRIu64, o->id);
+        name_sid = intern(a, buf);
+    }
+    id = intern_func(a, name_sid, code_kind_name(a, o->kind), VMP_CLASS_GENERATED, o->kind,
+                     o->function, 0, f ? f->bytecode_size : 0);
+    if (f || !o->function)
+        o->afunc = id; /* cache only once the answer cannot change */
+    return id;
+}
+
+static uint32_t unknown_func(vmp_analysis *a)
+{
+    if (!a->unknown_func) {
+        uint32_t sid = intern(a, "[unknown]");
+        a->unknown_func = sid ? intern_func(a, sid, "unknown", VMP_CLASS_UNKNOWN,
+                                            VMP_CODE_KIND_NONE, 0, 0, 0)
+                              : 0;
+    }
+    return a->unknown_func;
+}
+
+static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
+{
+    size_t n, i;
+    const span *s = index_at(a, gen, &n);
+    if (s && n) {
+        i = span_lower(s, n, addr);
+        if (i > 0 && addr < s[i - 1].end) {
+            code_obj *o = &a->codes[s[i - 1].obj];
+            uint32_t fn = code_afunc(a, o);
+            uint64_t off = addr - s[i - 1].start;
+            size_t lo = 0, hi = o->n_map;
+            uint64_t first, last;
+            if (!fn)
+                return 0;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (o->pc_map[2 * mid] <= off)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == 0)
+                return intern_frame(a, fn, 0, 0, 0);
+            first = o->pc_map[2 * (lo - 1) + 1];
+            if (lo < o->n_map) {
+                uint64_t next = o->pc_map[2 * lo + 1];
+                last = next > first ? next - 1 : first;
+            } else {
+                /* the code object's own function: several functions may
+                 * share a name (and so an afunction) */
+                const fdef *d = find_fn(a, o->function);
+                uint64_t bcs = d ? d->bytecode_size : 0;
+                last = bcs && bcs - 1 >= first ? bcs - 1 : first;
+            }
+            if (first > UINT32_MAX)
+                first = UINT32_MAX;
+            if (last > UINT32_MAX)
+                last = UINT32_MAX;
+            return intern_frame(a, fn, 1, (uint32_t)first, (uint32_t)last);
+        }
+    }
+    {
+        sym *sy = (sym *)find_sym(a, addr);
+        if (sy) {
+            if (!sy->afunc) {
+                char buf[1024];
+                const char *raw = str_of(a, sy->raw_sid);
+                size_t dn = vmp_demangle(buf, sizeof buf, raw);
+                uint32_t sid = dn && dn < sizeof buf ? intern_n(a, buf, dn) : sy->raw_sid;
+                sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE,
+                                              0, sy->module, 0)
+                                : 0;
+            }
+            return intern_frame(a, sy->afunc, 0, 0, 0);
+        }
+    }
+    return intern_frame(a, unknown_func(a), 0, 0, 0);
+}
+
+vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
+                                   uint64_t generation, int return_address)
+{
+    uint32_t f;
+    if (!a || !frame_out)
+        return VMP_ERR_INVALID_ARG;
+    f = resolve_addr(a, return_address && pc ? pc - 1 : pc, generation);
+    if (!f)
+        return VMP_ERR_NOMEM;
+    *frame_out = f;
+    return VMP_OK;
+}
+
+static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
+{
+    uint32_t idx = n->value ? vmp_hmap__get(&a->fn_by_id, n->value, 0) : 0;
+    uint32_t fn;
+    uint32_t bc = n->bcpc > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bcpc;
+    int has = n->has_bcpc && n->bcpc != UINT32_MAX;
+    if (idx) {
+        fdef *d = &a->fns[idx - 1];
+        if (!d->afunc_sym)
+            d->afunc_sym = intern_func(a, d->name_sid, "function", VMP_CLASS_SYMBOLIC,
+                                       VMP_CODE_KIND_NONE, n->value, 0, d->bytecode_size);
+        fn = d->afunc_sym;
+    } else {
+        char buf[64];
+        uint32_t sid;
+        snprintf(buf, sizeof buf, "function#%" PRIu64, n->value);
+        sid = intern(a, buf);
+        fn = sid ? intern_func(a, sid, "function", VMP_CLASS_SYMBOLIC, VMP_CODE_KIND_NONE,
+                               n->value, 0, 0)
+                 : 0;
+    }
+    return intern_frame(a, fn, has, bc, bc);
+}
+
+static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
+{
+    snode *n;
+    uint32_t idx;
+    if (vmp_hmap__get(&a->node_by_id, r->id, 0))
+        return VMP_OK; /* R-ID-1 broken; keep the first definition */
+    if (a->n_nodes >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->nodes, &a->cap_nodes, a->n_nodes + 1, sizeof *a->nodes))
+        return VMP_ERR_NOMEM;
+    idx = (uint32_t)a->n_nodes;
+    if (vmp_hmap__put(&a->node_by_id, r->id, 0, idx + 1))
+        return VMP_ERR_NOMEM;
+    n = &a->nodes[a->n_nodes++];
+    n->parent = r->parent;
+    n->is_function = r->is_function;
+    n->value = r->is_function ? r->function : r->pc;
+    n->has_bcpc = r->has_bcpc;
+    n->bcpc = r->bcpc;
+    a->stats.memory_bytes += sizeof *n + 24;
+    return VMP_OK;
+}
+
+/* Resolve the stack whose innermost node is `node` at `gen`; 0 on no memory
+ * or an undefined node. */
+static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
+{
+    uint32_t base = vmp_hmap__get(&a->scache, node | LEAF_BIT, gen);
+    size_t depth = 0, guard = 0;
+    uint64_t cur = node;
+    int leaf = 1;
+    if (base) {
+        a->stats.cache_hits++;
+        return base;
+    }
+    a->stats.cache_misses++;
+    while (cur) {
+        uint32_t idx, hit = vmp_hmap__get(&a->scache, cur | (leaf ? LEAF_BIT : 0), gen);
+        if (hit) {
+            base = hit;
+            break;
+        }
+        idx = vmp_hmap__get(&a->node_by_id, cur, 0);
+        if (!idx || ++guard > a->n_nodes)
+            break; /* undefined node or a cycle: the stack ends here */
+        if (vmp_grow__((void **)&a->chain, &a->cap_chain, depth + 1, sizeof *a->chain))
+            return 0;
+        a->chain[depth++] = idx - 1;
+        cur = a->nodes[idx - 1].parent;
+        leaf = 0;
+    }
+    while (depth > 0) {
+        const snode *n = &a->nodes[a->chain[--depth]];
+        uint64_t id_key;
+        uint32_t fr;
+        if (n->is_function)
+            fr = symbolic_frame(a, n);
+        else
+            fr = resolve_addr(a, depth > 0 && n->value ? n->value - 1 : n->value, gen);
+        if (!fr)
+            return 0;
+        base = intern_stack(a, base, fr);
+        if (!base)
+            return 0;
+        /* the node's id: found again through the chain's parent links */
+        id_key = depth == 0 ? node : a->nodes[a->chain[depth - 1]].parent;
+        if (vmp_hmap__put(&a->scache, id_key | (depth == 0 ? LEAF_BIT : 0), gen, base))
+            return 0;
+    }
+    return base;
+}
+
+vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s, int failed,
+                                       vmp_asample *out)
+{
+    uint64_t gen;
+    if (!a || !s || !out)
+        return VMP_ERR_INVALID_ARG;
+    gen = (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation
+                                                           : s->generation;
+    memset(out, 0, sizeof *out);
+    out->time_ns = s->time_ns;
+    out->thread = s->thread;
+    out->generation = s->generation;
+    out->weight = s->weight ? s->weight : 1;
+    out->pc = s->pc;
+    out->has_pc = s->has_pc;
+    out->blame = s->blame;
+    out->state = s->state > UINT32_MAX ? UINT32_MAX : (uint32_t)s->state;
+    out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
+    out->failed = failed ? 1 : 0;
+    if (!a->any_sample || gen > a->max_sample_gen)
+        a->max_sample_gen = gen;
+    a->any_sample = 1;
+    if (!failed && s->stack && vmp_hmap__get(&a->node_by_id, s->stack, 0)) {
+        out->stack = resolve_stack(a, s->stack, gen);
+        if (!out->stack)
+            return VMP_ERR_NOMEM;
+        out->leaf = a->stacks[out->stack].frame;
+    } else if (s->has_pc) {
+        out->leaf = resolve_addr(a, s->pc, gen);
+        if (!out->leaf)
+            return VMP_ERR_NOMEM;
+        if (!failed) {
+            out->stack = intern_stack(a, 0, out->leaf);
+            if (!out->stack)
+                return VMP_ERR_NOMEM;
+        }
+    }
+    return VMP_OK;
+}
+
+/* ---- feeding ---------------------------------------------------------------------------- */
+
+vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec, vmp_asample *sample_out,
+                             int *is_sample_out)
+{
+    if (is_sample_out)
+        *is_sample_out = 0;
+    if (!a || !rec)
+        return VMP_ERR_INVALID_ARG;
+    switch (rec->type) {
+    case VMP_REC_HEADER:
+        return take_header(a, &rec->u.header);
+    case VMP_REC_END:
+        a->end = rec->u.end;
+        a->have_end = 1;
+        return VMP_OK;
+    case VMP_REC_MODULE:
+        return take_module(a, &rec->u.module);
+    case VMP_REC_MODULE_SYMBOLS:
+        return take_symbols(a, &rec->u.module_symbols);
+    case VMP_REC_THREAD: {
+        const vmp_rec_thread *t = &rec->u.thread;
+        if (t->name.len) {
+            uint32_t sid = intern_n(a, t->name.s, t->name.len);
+            if (!sid || vmp_hmap__put(&a->thread_names, t->id, 0, sid))
+                return VMP_ERR_NOMEM;
+        }
+        return VMP_OK;
+    }
+    case VMP_REC_FUNCTION:
+        return take_function(a, &rec->u.function);
+    case VMP_REC_CODE_OBJECT:
+        return take_code(a, &rec->u.code_object);
+    case VMP_REC_CODE_SNAPSHOT:
+        return take_snapshot(a, &rec->u.code_snapshot);
+    case VMP_REC_CODE_COMPACTION:
+        return take_compaction(a, &rec->u.code_compaction);
+    case VMP_REC_CODE_FREE:
+        return take_free(a, rec->u.code_free.id, rec->u.code_free.generation);
+    case VMP_REC_CODE_MOVE:
+        return take_move(a, rec->u.code_move.id, rec->u.code_move.new_start,
+                         rec->u.code_move.generation);
+    case VMP_REC_STACK_NODE:
+        return take_node(a, &rec->u.stack_node);
+    case VMP_REC_SAMPLE:
+    case VMP_REC_FAILED_SAMPLE:
+        if (!sample_out)
+            return VMP_OK;
+        if (is_sample_out)
+            *is_sample_out = 1;
+        return vmp_analysis_resolve_sample(a, &rec->u.sample, rec->type == VMP_REC_FAILED_SAMPLE,
+                                           sample_out);
+    default:
+        return VMP_OK;
+    }
+}
+
+vmp_status vmp_analysis_next(vmp_analysis *a, vmp_reader *r, vmp_asample *out)
+{
+    vmp_record rec;
+    vmp_status st;
+    if (!a || !r || !out)
+        return VMP_ERR_INVALID_ARG;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        int is_sample = 0;
+        st = vmp_analysis_feed(a, &rec, out, &is_sample);
+        if (st < 0)
+            return st;
+        if (is_sample)
+            return VMP_OK;
+    }
+    return st;
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+size_t vmp_analysis_function_count(const vmp_analysis *a)
+{
+    return a->n_funcs;
+}
+
+const vmp_afunction *vmp_analysis_function(const vmp_analysis *a, uint32_t id)
+{
+    return id && id < a->n_funcs ? &a->funcs[id] : NULL;
+}
+
+size_t vmp_analysis_frame_count(const vmp_analysis *a)
+{
+    return a->n_frames;
+}
+
+const vmp_aframe *vmp_analysis_frame(const vmp_analysis *a, uint32_t id)
+{
+    return id && id < a->n_frames ? &a->frames[id] : NULL;
+}
+
+size_t vmp_analysis_stack_count(const vmp_analysis *a)
+{
+    return a->n_stacks;
+}
+
+const vmp_astack *vmp_analysis_stack(const vmp_analysis *a, uint32_t id)
+{
+    return id && id < a->n_stacks ? &a->stacks[id] : NULL;
+}
+
+size_t vmp_analysis_format_frame(const vmp_analysis *a, char *out, size_t size, uint32_t frame)
+{
+    const vmp_aframe *f = vmp_analysis_frame(a, frame);
+    const vmp_afunction *fn = f ? vmp_analysis_function(a, f->function) : NULL;
+    int n;
+    if (!fn)
+        n = snprintf(out, size, "[none]");
+    else if (f->has_range)
+        n = snprintf(out, size, "%s %" PRIu32 "->%" PRIu32, fn->name, f->bc_first, f->bc_last);
+    else
+        n = snprintf(out, size, "%s", fn->name);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out)
+{
+    *out = a->stats;
+    out->memory_bytes += (a->str_map.cap + a->code_by_id.cap + a->fn_by_id.cap +
+                          a->thread_names.cap + a->node_by_id.cap + a->func_key.cap +
+                          a->frame_key.cap + a->stack_key.cap + a->scache.cap) *
+                         sizeof(vmp_hmap_entry);
+}

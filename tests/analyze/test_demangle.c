@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_demangle.c - the compact Itanium demangler used to name module
+ * symbols (spec.md §5.3: symbol names are stored mangled).
+ */
+#include "vmp_analyze.h"
+#include "vmp_test.h"
+
+static const char *dm(const char *mangled)
+{
+    static char buf[512];
+    if (vmp_demangle(buf, sizeof buf, mangled) == 0)
+        return "<fail>";
+    return buf;
+}
+
+static void test_demangle_nested_names_and_params(void)
+{
+    CHECK_STR(dm("_ZN2vm2gc7collectEv"), "vm::gc::collect()");
+    CHECK_STR(dm("_ZN2vm4Heap4growEm"), "vm::Heap::grow(unsigned long)");
+    CHECK_STR(dm("_Z3fooiPKc"), "foo(int, char const*)");
+    CHECK_STR(dm("_Z3barv"), "bar()");
+    CHECK_STR(dm("_ZN2vm4heapE"), "vm::heap");
+    CHECK_STR(dm("_ZNK2vm4Heap9bytesUsedEv"), "vm::Heap::bytesUsed() const");
+    CHECK_STR(dm("_ZN2vm6interp9lookupSelEPNS_6ObjectEm"),
+              "vm::interp::lookupSel(vm::Object*, unsigned long)");
+}
+
+static void test_demangle_ctors_dtors_and_substitutions(void)
+{
+    CHECK_STR(dm("_ZN2vm4HeapC2Ev"), "vm::Heap::Heap()");
+    CHECK_STR(dm("_ZN2vm4HeapD1Ev"), "vm::Heap::~Heap()");
+    CHECK_STR(dm("_ZN2vm2gc6Marker4markEPNS_6ObjectE"), "vm::gc::Marker::mark(vm::Object*)");
+    CHECK_STR(dm("_ZN2vm4Heap4copyERKS0_"), "vm::Heap::copy(vm::Heap const&)");
+    CHECK_STR(dm("_ZN2vm1A1fEPNS_1BES2_"), "vm::A::f(vm::B*, vm::B*)");
+    CHECK_STR(dm("_ZNSt6vectorIiE9push_backEv"), "<fail>"); /* templates are not supported */
+    CHECK_STR(dm("_ZSt9terminatev"), "std::terminate()");
+}
+
+static void test_demangle_rejects_plain_and_broken_names(void)
+{
+    char small[8];
+    CHECK(vmp_demangle(small, sizeof small, "interpret") == 0);
+    CHECK(vmp_demangle(small, sizeof small, "_Z") == 0);
+    CHECK(vmp_demangle(small, sizeof small, "_ZN2vm") == 0);
+    CHECK(vmp_demangle(small, sizeof small, "_Z99x") == 0);
+    CHECK(vmp_demangle(small, sizeof small, "_ZN2vm2gc7collectE") == 15); /* "vm::gc::collect" */
+    CHECK_EQ_U64(vmp_demangle(small, sizeof small, "_ZN2vm2gc7collectEv"), 17);
+    CHECK_STR(small, "vm::gc:"); /* cut to fit, NUL terminated */
+    CHECK_EQ_U64(vmp_demangle(NULL, 0, "_ZN2vm2gc7collectEv"), 17);
+}
+
+int main(void)
+{
+    VMP_TEST_RUN(test_demangle_nested_names_and_params);
+    VMP_TEST_RUN(test_demangle_ctors_dtors_and_substitutions);
+    VMP_TEST_RUN(test_demangle_rejects_plain_and_broken_names);
+    VMP_TEST_EXIT();
+}

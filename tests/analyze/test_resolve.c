@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_resolve.c - resolution of pcs through code generations, module
+ * symbols and stacks, on hand-made records (spec.md §5 "Generations"
+ * R-GEN-3, "Resolution of a pc", §5.3, §5.7-§5.12).
+ */
+#include <string.h>
+
+#include "vmp_analyze.h"
+#include "vmp_test.h"
+
+static const vmp_str kinds[] = {{"method", 6}, {"closed PIC", 10}};
+static const vmp_str states[] = {{"jit", 3}, {"gc", 2}};
+static const uint64_t map1[] = {0x10, 1, 0x40, 5, 0x80, 3};
+
+static vmp_status feed(vmp_analysis *a, vmp_record *r)
+{
+    return vmp_analysis_feed(a, r, NULL, NULL);
+}
+
+/* Build the metadata every test uses: a method (code 1) of function 1 at
+ * 0x1000, a module with a size-0 symbol and a mangled one. */
+static void setup(vmp_analysis *a)
+{
+    vmp_record r;
+    vmp_rec_symbol syms[2];
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_HEADER;
+    r.u.header.code_kinds = kinds;
+    r.u.header.n_code_kinds = 2;
+    r.u.header.states = states;
+    r.u.header.n_states = 2;
+    CHECK(feed(a, &r) == VMP_OK);
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_FUNCTION;
+    r.u.function.id = 1;
+    r.u.function.name.s = "bar";
+    r.u.function.name.len = 3;
+    r.u.function.scope.s = "Foo";
+    r.u.function.scope.len = 3;
+    r.u.function.bytecode_size = 20;
+    CHECK(feed(a, &r) == VMP_OK);
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT;
+    r.u.code_object.id = 1;
+    r.u.code_object.zone = 1;
+    r.u.code_object.kind = 0;
+    r.u.code_object.function = 1;
+    r.u.code_object.start = 0x1000;
+    r.u.code_object.size = 0x100;
+    r.u.code_object.pc_map = map1;
+    r.u.code_object.pc_map_len = 3;
+    r.u.code_object.name.s = "";
+    CHECK(feed(a, &r) == VMP_OK);
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE;
+    r.u.module.id = 1;
+    r.u.module.bias = 0x400000;
+    r.u.module.start = 0x400100;
+    r.u.module.end = 0x400200;
+    CHECK(feed(a, &r) == VMP_OK);
+
+    syms[0].value = 0x180;
+    syms[0].size = 0x10;
+    syms[0].name.s = "_ZN2vm2gc7collectEv";
+    syms[0].name.len = strlen(syms[0].name.s);
+    syms[1].value = 0x100;
+    syms[1].size = 0;
+    syms[1].name.s = "zero";
+    syms[1].name.len = 4;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE_SYMBOLS;
+    r.u.module_symbols.module = 1;
+    r.u.module_symbols.symbols = syms;
+    r.u.module_symbols.n_symbols = 2;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
+static void compaction_moves_1_and_adds_pic(vmp_analysis *a)
+{
+    vmp_record r;
+    uint64_t moves[] = {1, 0x2000};
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_COMPACTION;
+    r.u.code_compaction.zone = 1;
+    r.u.code_compaction.generation = 1;
+    r.u.code_compaction.moves = moves;
+    r.u.code_compaction.n_moves = 1;
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT;
+    r.u.code_object.id = 2;
+    r.u.code_object.zone = 1;
+    r.u.code_object.kind = 1;
+    r.u.code_object.start = 0x1000;
+    r.u.code_object.size = 0x80;
+    r.u.code_object.generation = 1;
+    r.u.code_object.name.s = "PIC #x";
+    r.u.code_object.name.len = 6;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
+static void free_1(vmp_analysis *a)
+{
+    vmp_record r;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_FREE;
+    r.u.code_free.id = 1;
+    r.u.code_free.generation = 2;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
+static const char *at(vmp_analysis *a, uint64_t pc, uint64_t gen, int ret)
+{
+    static char buf[256];
+    uint32_t f = 0;
+    CHECK(vmp_analysis_resolve_pc(a, &f, pc, gen, ret) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, f);
+    return buf;
+}
+
+static const char *kind_at(vmp_analysis *a, uint64_t pc, uint64_t gen)
+{
+    uint32_t f = 0;
+    CHECK(vmp_analysis_resolve_pc(a, &f, pc, gen, 0) == VMP_OK);
+    return vmp_analysis_function(a, vmp_analysis_frame(a, f)->function)->kind;
+}
+
+static void test_resolve_bytecode_ranges(void)
+{
+    vmp_analysis *a = NULL;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    CHECK_STR(at(a, 0x1005, 0, 0), "Foo>>bar");       /* before the first entry: no range */
+    CHECK_STR(at(a, 0x1010, 0, 0), "Foo>>bar 1->4");  /* next bcpc 5 > 1 */
+    CHECK_STR(at(a, 0x1050, 0, 0), "Foo>>bar 5->5");  /* next bcpc 3 < 5: B = A */
+    CHECK_STR(at(a, 0x1090, 0, 0), "Foo>>bar 3->19"); /* last: bytecode_size - 1 */
+    CHECK_STR(at(a, 0x1040, 0, 0), "Foo>>bar 5->5");
+    CHECK_STR(at(a, 0x1040, 0, 1), "Foo>>bar 1->4"); /* a return address resolves at -1 */
+    CHECK_STR(kind_at(a, 0x1040, 0), "method");
+    CHECK_STR(at(a, 0x1100, 0, 0), "[unknown]"); /* end is exclusive */
+    vmp_analysis_free(a);
+}
+
+static void test_resolve_symbols(void)
+{
+    vmp_analysis *a = NULL;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    CHECK_STR(at(a, 0x400100, 0, 0), "zero");
+    CHECK_STR(at(a, 0x40017f, 0, 0), "zero"); /* size 0: up to the next symbol */
+    CHECK_STR(at(a, 0x400185, 0, 0), "vm::gc::collect()");
+    CHECK_STR(kind_at(a, 0x400185, 0), "C");
+    CHECK_STR(at(a, 0x400190, 0, 0), "[unknown]");
+    CHECK_STR(kind_at(a, 0x400190, 0), "unknown");
+    CHECK_STR(at(a, 0x4000ff, 0, 0), "[unknown]");
+    vmp_analysis_free(a);
+}
+
+/* spec R-GEN-3 */
+static void test_resolve_through_generations(void)
+{
+    vmp_analysis *a = NULL;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    compaction_moves_1_and_adds_pic(a);
+    CHECK_STR(at(a, 0x1050, 1, 0), "PIC #x");
+    CHECK_STR(kind_at(a, 0x1050, 1), "closed PIC");
+    CHECK_STR(at(a, 0x2050, 1, 0), "Foo>>bar 5->5");
+    CHECK_STR(at(a, 0x1050, 0, 0), "Foo>>bar 5->5"); /* a late sample of generation 0 */
+    CHECK_STR(at(a, 0x2050, 0, 0), "[unknown]");
+    free_1(a);
+    CHECK_STR(at(a, 0x2050, 2, 0), "[unknown]");
+    CHECK_STR(at(a, 0x2050, 1, 0), "Foo>>bar 5->5");
+    CHECK_STR(at(a, 0x1050, 0, 0), "Foo>>bar 5->5");
+    CHECK_STR(at(a, 0x1050, 2, 0), "PIC #x");
+    vmp_analysis_free(a);
+}
+
+static void test_resolve_stacks_are_interned_and_cached(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    vmp_asample s, s2;
+    vmp_analysis_stats stats;
+    const vmp_astack *leaf, *caller;
+    char buf[128];
+    int is_sample = 0;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    compaction_moves_1_and_adds_pic(a);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.pc = 0x2040; /* return address: the call is at 0x203f */
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.stack_node.id = 2;
+    r.u.stack_node.parent = 1;
+    r.u.stack_node.pc = 0x1050;
+    CHECK(feed(a, &r) == VMP_OK);
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.pc = 0x1050;
+    r.u.sample.has_pc = 1;
+    r.u.sample.stack = 2;
+    r.u.sample.generation = 1;
+    r.u.sample.thread = 7;
+    r.u.sample.state = 1;
+    CHECK(vmp_analysis_feed(a, &r, &s, &is_sample) == VMP_OK);
+    CHECK(is_sample == 1);
+    CHECK(s.stack != 0);
+    leaf = vmp_analysis_stack(a, s.stack);
+    CHECK(leaf != NULL && leaf->depth == 2 && leaf->frame == s.leaf);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "PIC #x");
+    caller = leaf ? vmp_analysis_stack(a, leaf->parent) : NULL;
+    CHECK(caller != NULL && caller->parent == 0);
+    if (caller) {
+        vmp_analysis_format_frame(a, buf, sizeof buf, caller->frame);
+        CHECK_STR(buf, "Foo>>bar 1->4");
+    }
+    CHECK_STR(vmp_analysis_state_name(a, s.state), "gc");
+    CHECK_STR(vmp_analysis_state_name(a, 9), "state#9");
+    CHECK_STR(vmp_analysis_thread_name(a, 7), "thread#7");
+
+    CHECK(vmp_analysis_feed(a, &r, &s2, &is_sample) == VMP_OK);
+    CHECK(s2.stack == s.stack);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_hits, 1);
+    CHECK_EQ_U64(stats.cache_misses, 1);
+
+    /* the same stack at generation 0 resolves differently */
+    r.u.sample.generation = 0;
+    CHECK(vmp_analysis_feed(a, &r, &s2, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s2.leaf);
+    CHECK_STR(buf, "Foo>>bar 5->5");
+
+    /* a failed sample names its pc but has no stack */
+    r.type = VMP_REC_FAILED_SAMPLE;
+    r.u.sample.generation = 1;
+    CHECK(vmp_analysis_feed(a, &r, &s2, &is_sample) == VMP_OK);
+    CHECK(s2.failed == 1 && s2.stack == 0 && s2.leaf == s.leaf);
+    vmp_analysis_free(a);
+}
+
+static void test_resolve_at_a_fixed_generation(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_rec_sample smp;
+    vmp_asample s;
+    char buf[128];
+    o.flags = VMP_ANALYSIS_FIXED_GENERATION;
+    o.fixed_generation = 2;
+    CHECK(vmp_analysis_create(&a, &o) == VMP_OK);
+    setup(a);
+    compaction_moves_1_and_adds_pic(a);
+    free_1(a);
+    memset(&smp, 0, sizeof smp);
+    smp.pc = 0x1050;
+    smp.has_pc = 1;
+    smp.generation = 0;
+    CHECK(vmp_analysis_resolve_sample(a, &smp, 0, &s) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "PIC #x"); /* what an end-of-run snapshot says: wrong */
+    CHECK_EQ_U64(s.generation, 0);
+    vmp_analysis_free(a);
+}
+
+static void test_profile_sums_weights(void)
+{
+    vmp_profile *p = NULL;
+    vmp_record r;
+    const vmp_profile_totals *t;
+    const uint64_t *w;
+    size_t n;
+    uint64_t tid, tw;
+    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    setup(vmp_profile_analysis(p));
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.pc = 0x1050;
+    r.u.sample.has_pc = 1;
+    r.u.sample.weight = 3;
+    r.u.sample.thread = 1;
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK);
+    r.u.sample.pc = 0x400185;
+    r.u.sample.weight = 0; /* default 1 */
+    r.u.sample.state = 1;
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK);
+    r.type = VMP_REC_FAILED_SAMPLE;
+    r.u.sample.has_pc = 0;
+    r.u.sample.thread = 2;
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK);
+    t = vmp_profile_get_totals(p);
+    CHECK_EQ_U64(t->samples, 5);
+    CHECK_EQ_U64(t->failed, 1);
+    CHECK_EQ_U64(t->generated, 3);
+    CHECK_EQ_U64(t->native, 1);
+    CHECK_EQ_U64(t->unknown, 1);
+    w = vmp_profile_state_weights(p, &n);
+    CHECK(n == 2 && w[0] == 3 && w[1] == 2);
+    CHECK(vmp_profile_thread(p, 1, &tid, &tw) == 1);
+    CHECK(tid == 2 && tw == 1);
+    CHECK(vmp_profile_thread(p, 2, &tid, &tw) == 0);
+    vmp_profile_free(p);
+}
+
+int main(void)
+{
+    VMP_TEST_RUN(test_resolve_bytecode_ranges);
+    VMP_TEST_RUN(test_resolve_symbols);
+    VMP_TEST_RUN(test_resolve_through_generations);
+    VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
+    VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
+    VMP_TEST_RUN(test_profile_sums_weights);
+    VMP_TEST_EXIT();
+}

@@ -1,0 +1,925 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_simvm.c - `vmp-simvm`, a deterministic simulated Cog-like VM that drives
+ * the writer API and writes the ground truth of every sample (exercises
+ * spec.md §5 "Generations", §5.3, §5.7, §5.9-§5.12).
+ *
+ * The machine code zone holds trampolines and enilopmarts at its start, then
+ * methods, blocks, closed and open PICs allocated by bumping a pointer.  When
+ * the zone is full a compaction frees the least recently used quarter of the
+ * compiled code and slides the survivors down; freed addresses are reused by
+ * code compiled later.  Occasional single frees and moves happen too.  One
+ * real thread does everything on a virtual clock, so the same seed gives the
+ * same file and truth, byte for byte.
+ *
+ * Truth TSV: one line per sample (failed ones too), in file order:
+ *   thread-name TAB state TAB kind TAB function TAB range TAB callers
+ * kind: the code object's kind name, "C" for module code, "unknown" otherwise;
+ * function: "<scope>>><name>" for code with a function whose scope is not
+ * empty, else the function's name, else the code object's name; the demangled
+ * name for C symbols; "[unknown]" for unknown pcs.
+ * range: "A->B" (see vmp_analyze.h for the rule), empty when there is none
+ * (C code, unknown, a pc before the first pc-map entry).
+ * callers: the resolved return addresses of the stack, innermost first, each
+ * "function" or "function A->B", separated by ";"; empty for failed samples.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_writer.h"
+
+/* ---- PRNG: xoshiro256** seeded by splitmix64 -------------------------------- */
+
+static uint64_t rng_s[4];
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rnd(void)
+{
+    uint64_t r = rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
+    rng_s[2] ^= rng_s[0];
+    rng_s[3] ^= rng_s[1];
+    rng_s[1] ^= rng_s[2];
+    rng_s[0] ^= rng_s[3];
+    rng_s[2] ^= t;
+    rng_s[3] = rotl(rng_s[3], 45);
+    return r;
+}
+
+/* uniform in [0, n) (n > 0) */
+static uint64_t below(uint64_t n)
+{
+    return rnd() % n;
+}
+
+/* uniform in [0, 1) */
+static double unit(void)
+{
+    return (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+/* ---- vocabulary ---------------------------------------------------------------- */
+
+enum { ST_INTERP, ST_JIT, ST_GC, ST_PRIM, ST_IDLE };
+static const char *const states[] = {"interpreter", "jit", "gc", "primitive", "idle"};
+enum { K_TRAMP, K_ENIL, K_METHOD, K_BLOCK, K_CPIC, K_OPIC };
+static const char *const kinds[] = {"trampoline", "enilopmart", "method",
+                                    "block",      "closed PIC", "open PIC"};
+static const char *const event_kinds[] = {"gc", "compaction"};
+static const char *const counter_kinds[] = {"heap bytes"};
+static const char *const reasons[] = {"no frame pointer", "in signal trampoline",
+                                      "stack out of bounds"};
+
+/* ---- the C module ------------------------------------------------------------- */
+
+typedef struct csym {
+    const char *mangled, *name; /* name: as the analysis must print it */
+    uint64_t size;              /* 0: covers up to the next symbol */
+    int group;                  /* 0 interpreter, 1 gc, 2 primitive, 3 idle, 4 other */
+} csym;
+
+static const csym csyms[] = {
+    {"interpret", "interpret", 4096, 0},
+    {"_ZN2vm6interp12sendBytecodeEv", "vm::interp::sendBytecode()", 512, 0},
+    {"_ZN2vm6interp9lookupSelEPNS_6ObjectEm", "vm::interp::lookupSel(vm::Object*, unsigned long)",
+     768, 0},
+    {"ceSendFromInLineCacheMiss", "ceSendFromInLineCacheMiss", 0, 0},
+    {"_ZN2vm2gc7collectEv", "vm::gc::collect()", 2048, 1},
+    {"_ZN2vm2gc6Marker4markEPNS_6ObjectE", "vm::gc::Marker::mark(vm::Object*)", 1024, 1},
+    {"_ZN2vm4Heap4growEm", "vm::Heap::grow(unsigned long)", 384, 1},
+    {"_ZN2vm4HeapC2Ev", "vm::Heap::Heap()", 128, 1},
+    {"_ZN2vm4HeapD1Ev", "vm::Heap::~Heap()", 96, 1},
+    {"_ZNK2vm4Heap9bytesUsedEv", "vm::Heap::bytesUsed() const", 64, 1},
+    {"scavengeReferentsOf", "scavengeReferentsOf", 0, 1},
+    {"primitiveAdd", "primitiveAdd", 256, 2},
+    {"primitiveAt", "primitiveAt", 320, 2},
+    {"primitiveStringReplace", "primitiveStringReplace", 640, 2},
+    {"_ZN2vm4prim8fileReadEPKcm", "vm::prim::fileRead(char const*, unsigned long)", 512, 2},
+    {"ioRelinquishProcessorForMicroseconds", "ioRelinquishProcessorForMicroseconds", 200, 3},
+    {"ioProcessEvents", "ioProcessEvents", 0, 3},
+    {"memcpy", "memcpy", 300, 4},
+};
+#define N_CSYMS (sizeof csyms / sizeof csyms[0])
+#define MOD_BIAS  0x400000ull
+#define MOD_FIRST 0x1000ull
+
+static uint64_t csym_value[N_CSYMS];
+static uint64_t csym_extent[N_CSYMS]; /* bytes a pc may fall in */
+static uint64_t mod_end;
+
+static void layout_module(void)
+{
+    uint64_t v = MOD_FIRST;
+    size_t i;
+    for (i = 0; i < N_CSYMS; i++) {
+        csym_value[i] = v;
+        csym_extent[i] = csyms[i].size ? csyms[i].size : 160;
+        v += csym_extent[i];
+        if (csyms[i].size && i % 3 == 0)
+            v += 32; /* a gap: addresses that belong to no symbol */
+    }
+    /* a size-0 symbol covers up to the next one: no gap after those */
+    mod_end = v;
+}
+
+/* ---- functions and code ----------------------------------------------------------- */
+
+#define MAX_MAP 12
+
+typedef struct sfunc {
+    char name[64], scope[32];
+    uint32_t bc_size;
+    int is_block;
+    uint64_t code; /* live code object index + 1, 0 == not compiled */
+    int declared;
+    double heat;
+} sfunc;
+
+typedef struct scode {
+    uint64_t id;
+    int kind;
+    uint64_t fn; /* index + 1 into funcs, 0 == none */
+    char name[64];
+    uint64_t start, size;
+    uint64_t off[MAX_MAP];
+    uint32_t bc[MAX_MAP];
+    size_t n_map;
+    uint64_t last_used;
+    int alive;
+} scode;
+
+static const char *const classes[] = {"Integer", "SmallInteger", "OrderedCollection",
+                                      "Dictionary", "String", "Array", "BenchmarkRunner",
+                                      "Float", "Interval", "Set"};
+static const char *const selectors[] = {
+    "benchFib", "do:", "at:put:", "add:", "includes:", "printOn:", "collect:", "inject:into:",
+    "hash", "=", "copyFrom:to:", "sum", "timesRepeat:", "value:", "sortBlock", "run",
+    "keysAndValuesDo:", "detect:ifNone:", "asString", "with:collect:"};
+
+#define N_FUNCS 3000
+/* The writer drains its ring on its own thread; flushing at fixed points
+ * keeps the ring from filling however fast the simulation runs, and keeps
+ * the output deterministic. */
+#define FLUSH_EVERY 4096
+
+static sfunc funcs[N_FUNCS];
+static scode *codes;
+static size_t n_codes, cap_codes;
+static uint64_t *live; /* indexes of live compiled code (methods, blocks, PICs) */
+static size_t n_live;
+static uint64_t tramps[12];
+static size_t n_tramps;
+
+static vmp_writer *w;
+static uint64_t vclock;
+static uint64_t zone_id, zone_start, zone_end, region_start, free_ptr;
+static uint64_t samples_taken;
+static uint64_t n_compactions;
+
+/* Recently taken stacks, replayed to make a profile's stacks repeat as real
+ * ones do; forgotten whenever code moves or is freed. */
+#define POOL_SIZE 512
+#define POOL_DEPTH 64
+
+typedef struct pooled {
+    vmp_frame frames[POOL_DEPTH];
+    uint32_t depth, state;
+} pooled;
+
+static pooled pool[POOL_SIZE];
+static size_t pool_n;
+
+static uint64_t sim_clock(void *ud)
+{
+    (void)ud;
+    return vclock;
+}
+
+static void die(const char *what, vmp_status st)
+{
+    fprintf(stderr, "vmp-simvm: %s: %s\n", what, vmp_status_str(st));
+    exit(1);
+}
+
+static void check(vmp_status st, const char *what)
+{
+    if (st < 0)
+        die(what, st);
+}
+
+static scode *new_code(void)
+{
+    if (n_codes == cap_codes) {
+        cap_codes = cap_codes ? cap_codes * 2 : 256;
+        codes = realloc(codes, cap_codes * sizeof *codes);
+        if (!codes)
+            die("code table", VMP_ERR_NOMEM);
+    }
+    memset(&codes[n_codes], 0, sizeof codes[0]);
+    codes[n_codes].id = n_codes + 1;
+    return &codes[n_codes++];
+}
+
+static void emit_code(const scode *c)
+{
+    vmp_code_object o;
+    vmp_pc_pair pairs[MAX_MAP];
+    vmp_frame inl_frames[2][2];
+    vmp_inline_record inl[2];
+    size_t i;
+    memset(&o, 0, sizeof o);
+    o.id = c->id;
+    o.zone = zone_id;
+    o.kind = (uint32_t)c->kind;
+    o.name = c->name;
+    o.function = c->fn;
+    o.start = c->start;
+    o.size = c->size;
+    for (i = 0; i < c->n_map; i++) {
+        pairs[i].mcpc_offset = c->off[i];
+        pairs[i].bcpc = c->bc[i];
+    }
+    o.pc_map = pairs;
+    o.pc_map_len = c->n_map;
+    if (c->fn && c->n_map >= 3 && c->id % 4 == 0) {
+        /* an inlined callee between the second and third map entries */
+        uint64_t callee = 1 + (c->id * 7) % N_FUNCS;
+        inl_frames[0][0].kind = VMP_FRAME_FUNCTION;
+        inl_frames[0][0].value = callee;
+        inl_frames[0][0].bcpc = 3;
+        inl_frames[0][1].kind = VMP_FRAME_FUNCTION;
+        inl_frames[0][1].value = c->fn;
+        inl_frames[0][1].bcpc = c->bc[1];
+        inl_frames[1][0] = inl_frames[0][1];
+        inl_frames[1][0].bcpc = c->bc[2];
+        inl[0].mcpc_offset = c->off[1];
+        inl[0].frames = inl_frames[0];
+        inl[0].depth = 2;
+        inl[1].mcpc_offset = c->off[2];
+        inl[1].frames = inl_frames[1];
+        inl[1].depth = 1;
+        o.inlines = inl;
+        o.n_inlines = 2;
+    }
+    check(vmp_writer_code_add(w, &o), "code_add");
+}
+
+static void declare_function(size_t fi)
+{
+    sfunc *f = &funcs[fi];
+    vmp_function d;
+    uint32_t lines[8];
+    size_t i;
+    if (f->declared)
+        return;
+    memset(&d, 0, sizeof d);
+    d.id = fi + 1;
+    d.name = f->name;
+    d.scope = f->scope[0] ? f->scope : NULL;
+    d.file = "Kernel.st";
+    d.first_line = (uint32_t)(10 + fi * 17);
+    d.bytecode_size = f->bc_size;
+    for (i = 0; i < 4; i++) {
+        lines[2 * i] = (uint32_t)(i * f->bc_size / 4);
+        lines[2 * i + 1] = d.first_line + (uint32_t)i;
+    }
+    d.lines = lines;
+    d.n_lines = 4;
+    check(vmp_writer_function(w, &d), "function");
+    f->declared = 1;
+}
+
+static void live_add(uint64_t idx)
+{
+    live = realloc(live, (n_live + 1) * sizeof *live);
+    if (!live)
+        die("live table", VMP_ERR_NOMEM);
+    live[n_live++] = idx;
+}
+
+static void live_del(uint64_t idx)
+{
+    size_t i;
+    for (i = 0; i < n_live; i++)
+        if (live[i] == idx) {
+            live[i] = live[--n_live];
+            return;
+        }
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static uint64_t lru_key(uint64_t idx)
+{
+    return codes[idx].last_used << 20 | (codes[idx].id & 0xFFFFF);
+}
+
+static int cmp_lru(const void *x, const void *y)
+{
+    uint64_t a = lru_key(*(const uint64_t *)x), b = lru_key(*(const uint64_t *)y);
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_addr(const void *x, const void *y)
+{
+    uint64_t a = codes[*(const uint64_t *)x].start, b = codes[*(const uint64_t *)y].start;
+    return a < b ? -1 : a > b;
+}
+
+static void free_code(uint64_t idx)
+{
+    scode *c = &codes[idx];
+    pool_n = 0;
+    c->alive = 0;
+    if (c->fn)
+        funcs[c->fn - 1].code = 0;
+    live_del(idx);
+}
+
+/* Free the least recently used quarter and slide the survivors down. */
+static void compact(void)
+{
+    uint64_t *order = malloc((n_live + 1) * sizeof *order);
+    uint64_t *moves = malloc((2 * n_live + 1) * sizeof *moves);
+    uint64_t *frees = malloc((n_live + 1) * sizeof *frees);
+    size_t i, n = n_live, n_free = n / 4 ? n / 4 : (n ? 1 : 0), n_moves = 0;
+    uint64_t at = region_start, dur;
+    if (!order || !moves || !frees)
+        die("compaction", VMP_ERR_NOMEM);
+    memcpy(order, live, n * sizeof *order);
+    qsort(order, n, sizeof *order, cmp_lru);
+    for (i = 0; i < n_free; i++)
+        frees[i] = codes[order[i]].id;
+    for (i = 0; i < n_free; i++)
+        free_code(order[i]);
+    memcpy(order, live, n_live * sizeof *order);
+    qsort(order, n_live, sizeof *order, cmp_addr);
+    for (i = 0; i < n_live; i++) {
+        scode *c = &codes[order[i]];
+        if (c->start != at) {
+            moves[2 * n_moves] = c->id;
+            moves[2 * n_moves + 1] = at;
+            n_moves++;
+            c->start = at;
+        }
+        at += c->size;
+    }
+    free_ptr = at;
+    pool_n = 0;
+    qsort(frees, n_free, sizeof *frees, cmp_u64);
+    dur = 200000 + below(1800000);
+    check(vmp_writer_code_compaction(w, zone_id, moves, n_moves, frees, n_free, vclock, dur, NULL),
+          "compaction");
+    check(vmp_writer_event(w, 1, vclock, dur, 1, (int64_t)n_free, NULL), "event");
+    vclock += dur;
+    n_compactions++;
+    free(order);
+    free(moves);
+    free(frees);
+}
+
+/* Build a pc map: a prologue, then entries whose bcpcs mostly increase (a
+ * loop's back jump sometimes makes one go down). */
+static void make_map(scode *c, uint32_t bc_size)
+{
+    size_t n = 2 + (size_t)below(MAX_MAP - 2), i;
+    uint64_t off = 8 + below(24);
+    uint32_t bc = 1 + (uint32_t)below(3);
+    if (off >= c->size)
+        off = c->size / 2;
+    for (i = 0; i < n && off < c->size && bc < bc_size; i++) {
+        c->off[i] = off;
+        c->bc[i] = bc;
+        /* sometimes two entries share an offset */
+        off += (below(8) == 0) ? 0 : 4 + below(c->size / n + 1);
+        if (below(6) == 0 && bc > 4)
+            bc -= (uint32_t)below(4); /* back jump */
+        else
+            bc += 1 + (uint32_t)below(bc_size / (uint32_t)n + 1);
+    }
+    c->n_map = i;
+}
+
+static int compile(int kind)
+{
+    scode *c;
+    uint64_t size;
+    size_t fi = 0, tries;
+    if (kind == K_METHOD || kind == K_BLOCK) {
+        for (tries = 0; tries < 16; tries++) {
+            fi = (size_t)below(N_FUNCS);
+            if (!funcs[fi].code && (funcs[fi].is_block == (kind == K_BLOCK)))
+                break;
+        }
+        if (tries == 16)
+            return 0;
+        size = 64 + below(funcs[fi].bc_size * 6);
+    } else {
+        size = 48 + below(96);
+    }
+    size = (size + 7) & ~7ull;
+    if (free_ptr + size > zone_end) {
+        compact();
+        if (free_ptr + size > zone_end)
+            return 0;
+    }
+    c = new_code();
+    c->kind = kind;
+    c->start = free_ptr;
+    c->size = size;
+    c->last_used = samples_taken;
+    c->alive = 1;
+    free_ptr += size;
+    if (kind == K_METHOD || kind == K_BLOCK) {
+        c->fn = fi + 1;
+        funcs[fi].code = (uint64_t)(c - codes) + 1;
+        declare_function(fi);
+        make_map(c, funcs[fi].bc_size);
+        snprintf(c->name, sizeof c->name, "%s", funcs[fi].name);
+    } else {
+        snprintf(c->name, sizeof c->name, "%s #%s", kinds[kind],
+                 selectors[below(sizeof selectors / sizeof selectors[0])]);
+    }
+    emit_code(c);
+    live_add((uint64_t)(c - codes));
+    return 1;
+}
+
+/* ---- truth ------------------------------------------------------------------------ */
+
+/* The truth name and range of address `a` (the executing pc, or a return
+ * address - 1).  Writes "kind\tfunction\trange" or "function[ A->B]". */
+static void truth_of(uint64_t a, char *kind, size_t ks, char *fn, size_t fs, char *range,
+                     size_t rs)
+{
+    size_t i;
+    kind[0] = fn[0] = range[0] = '\0';
+    for (i = 0; i < n_live + n_tramps; i++) {
+        const scode *c = &codes[i < n_live ? live[i] : tramps[i - n_live]];
+        if (c->alive && a >= c->start && a < c->start + c->size) {
+            uint64_t off = a - c->start;
+            size_t j, k = 0;
+            int found = 0;
+            snprintf(kind, ks, "%s", kinds[c->kind]);
+            if (c->fn) {
+                const sfunc *f = &funcs[c->fn - 1];
+                if (f->scope[0])
+                    snprintf(fn, fs, "%s>>%s", f->scope, f->name);
+                else
+                    snprintf(fn, fs, "%s", f->name);
+            } else {
+                snprintf(fn, fs, "%s", c->name);
+            }
+            for (j = 0; j < c->n_map; j++)
+                if (c->off[j] <= off) {
+                    k = j;
+                    found = 1;
+                }
+            if (found) {
+                uint32_t A = c->bc[k], B;
+                if (k + 1 < c->n_map)
+                    B = c->bc[k + 1] > A ? c->bc[k + 1] - 1 : A;
+                else
+                    B = c->fn && funcs[c->fn - 1].bc_size - 1 >= A ? funcs[c->fn - 1].bc_size - 1
+                                                                   : A;
+                snprintf(range, rs, "%" PRIu32 "->%" PRIu32, A, B);
+            }
+            return;
+        }
+    }
+    for (i = 0; i < N_CSYMS; i++) {
+        uint64_t s = csym_value[i] + MOD_BIAS;
+        if (a >= s && a < s + csym_extent[i]) {
+            snprintf(kind, ks, "C");
+            snprintf(fn, fs, "%s", csyms[i].name);
+            return;
+        }
+    }
+    snprintf(kind, ks, "unknown");
+    snprintf(fn, fs, "[unknown]");
+}
+
+/* ---- samples ------------------------------------------------------------------------ */
+
+static uint64_t pick_live(void)
+{
+    /* two random choices, the hotter one wins: a skewed profile */
+    uint64_t a = live[below(n_live)], b = live[below(n_live)];
+    double ha = codes[a].fn ? funcs[codes[a].fn - 1].heat : 0.5;
+    double hb = codes[b].fn ? funcs[codes[b].fn - 1].heat : 0.5;
+    return ha >= hb ? a : b;
+}
+
+static uint64_t pick_method(void)
+{
+    size_t tries;
+    for (tries = 0; tries < 32; tries++) {
+        uint64_t i = pick_live();
+        if (codes[i].kind == K_METHOD || codes[i].kind == K_BLOCK)
+            return i;
+    }
+    return UINT64_MAX;
+}
+
+/* A return address inside method `i`: a call site + 1; half the time the call
+ * is the last byte before a pc-map entry, so that resolving at the return
+ * address itself would land in the wrong range. */
+static uint64_t return_address_in(uint64_t i)
+{
+    scode *c = &codes[i];
+    uint64_t off;
+    c->last_used = samples_taken;
+    if (c->n_map > 1 && below(2) == 0) {
+        size_t j = 1 + (size_t)below(c->n_map - 1);
+        off = c->off[j] ? c->off[j] - 1 : 0;
+    } else {
+        off = below(c->size);
+    }
+    return c->start + off + 1;
+}
+
+static uint64_t pc_in_csym(size_t i)
+{
+    return csym_value[i] + MOD_BIAS + below(csym_extent[i]);
+}
+
+static size_t csym_of_group(int g)
+{
+    size_t i, n = 0, pick;
+    for (i = 0; i < N_CSYMS; i++)
+        n += csyms[i].group == g;
+    pick = (size_t)below(n);
+    for (i = 0; i < N_CSYMS; i++)
+        if (csyms[i].group == g && pick-- == 0)
+            return i;
+    return 0;
+}
+
+
+static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
+{
+    vmp_frame frames[256];
+    vmp_sample s;
+    uint32_t depth = 0, want, k;
+    double r = unit();
+    int failed = 0;
+    uint64_t pc, thread;
+    char kind[32], fn[160], range[32], callers[4096] = "";
+    size_t cl = 0;
+
+    memset(&s, 0, sizeof s);
+    thread = below(3) == 0 ? 1 + below(n_threads) : 1;
+    s.thread = thread;
+    s.generation = VMP_GENERATION_CURRENT;
+    want = 1 + (uint32_t)below(max_depth);
+
+    if (pool_n && r < 0.6) {
+        const pooled *pp = &pool[below(pool_n)];
+        memcpy(frames, pp->frames, pp->depth * sizeof frames[0]);
+        depth = pp->depth;
+        s.state = pp->state;
+        s.pc = pc = frames[0].value;
+        truth_of(pc, kind, sizeof kind, fn, sizeof fn, range, sizeof range);
+        want = depth;
+        goto replay;
+    }
+    r = unit();
+    if (r < 0.55 && n_live) {
+        uint64_t i = pick_live();
+        s.state = ST_JIT;
+        if (below(12) == 0 && n_tramps) {
+            i = tramps[below(n_tramps)];
+        }
+        codes[i].last_used = samples_taken;
+        pc = codes[i].start + below(codes[i].size);
+        if (codes[i].kind == K_TRAMP || codes[i].kind == K_ENIL)
+            s.state = ST_INTERP;
+    } else if (r < 0.70) {
+        s.state = ST_INTERP;
+        pc = pc_in_csym(csym_of_group(0));
+    } else if (r < 0.80) {
+        s.state = ST_GC;
+        pc = pc_in_csym(csym_of_group(1));
+    } else if (r < 0.88) {
+        s.state = ST_PRIM;
+        pc = pc_in_csym(csym_of_group(2));
+    } else if (r < 0.93) {
+        s.state = ST_IDLE;
+        pc = pc_in_csym(csym_of_group(3));
+    } else if (r < 0.95) {
+        s.state = ST_JIT;
+        pc = 0x10 + below(0x100); /* an address nothing covers */
+    } else {
+        s.state = (uint32_t)below(5);
+        failed = 1;
+        pc = below(2) && n_live ? codes[live[below(n_live)]].start : pc_in_csym(0);
+    }
+    s.pc = pc;
+    frames[depth].kind = VMP_FRAME_PC;
+    frames[depth].value = pc;
+    frames[depth].bcpc = VMP_BCPC_NONE;
+    depth++;
+    truth_of(pc, kind, sizeof kind, fn, sizeof fn, range, sizeof range);
+    callers[0] = '\0';
+    if (!failed) {
+        /* C callers for GC (vm::gc::collect calls the others), then methods */
+        if (s.state == ST_GC && depth < want) {
+            size_t ci = 4; /* vm::gc::collect() */
+            frames[depth].kind = VMP_FRAME_PC;
+            frames[depth].value = csym_value[ci] + MOD_BIAS + below(csym_extent[ci] - 1) + 1;
+            frames[depth].bcpc = VMP_BCPC_NONE;
+            depth++;
+        }
+        while (depth < want && n_live) {
+            uint64_t m = pick_method();
+            if (m == UINT64_MAX)
+                break;
+            frames[depth].kind = VMP_FRAME_PC;
+            frames[depth].value = return_address_in(m);
+            frames[depth].bcpc = VMP_BCPC_NONE;
+            depth++;
+        }
+        if (depth <= POOL_DEPTH) {
+            pooled *pp = &pool[pool_n < POOL_SIZE ? pool_n++ : below(POOL_SIZE)];
+            memcpy(pp->frames, frames, depth * sizeof frames[0]);
+            pp->depth = depth;
+            pp->state = s.state;
+        }
+    replay:
+        for (k = 1; k < depth; k++) {
+            char ck[32], cf[160], cr[32];
+            truth_of(frames[k].value - 1, ck, sizeof ck, cf, sizeof cf, cr, sizeof cr);
+            cl += (size_t)snprintf(callers + cl, sizeof callers - cl, "%s%s%s%s",
+                                   k > 1 ? ";" : "", cf, cr[0] ? " " : "", cr);
+            if (cl >= sizeof callers)
+                cl = sizeof callers - 1;
+        }
+    }
+    s.frames = frames;
+    s.depth = depth;
+    if (failed)
+        check(vmp_writer_failed_sample(w, &s, (uint32_t)below(3)), "failed_sample");
+    else
+        check(vmp_writer_sample(w, &s), "sample");
+    if (thread == 1)
+        fprintf(truth, "main");
+    else
+        fprintf(truth, "worker-%" PRIu64, thread - 1);
+    fprintf(truth, "\t%s\t%s\t%s\t%s\t%s\n", states[s.state], kind, fn, range, callers);
+    samples_taken++;
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vmp-simvm [options]\n"
+            "Simulate a Cog-like VM with a JIT and write its profile and the truth.\n"
+            "  --seed N          PRNG seed (default 1)\n"
+            "  --samples N       samples to take (default 10000)\n"
+            "  --threads N       VM threads (default 3)\n"
+            "  --compactions N   aim for about N code compactions (default 4)\n"
+            "  --zone-size BYTES machine code zone size (default 262144)\n"
+            "  --depth N         maximum stack depth (default 8)\n"
+            "  -o FILE           profile to write (default simvm.vmp)\n"
+            "  --truth FILE      truth TSV to write (default: none)\n"
+            "  --help            this text\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+    if (!s || !*s)
+        return -1;
+    v = strtoull(s, &end, 0);
+    if (*end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1, n_samples = 10000, n_threads = 3, want_comp = 4, zone_size = 262144,
+             max_depth = 8, x, i, avg_size, region, total_bytes, interval = 1000000;
+    const char *out = "simvm.vmp", *truth_path = NULL;
+    FILE *truth;
+    vmp_writer_meta meta;
+    vmp_writer_options opts = VMP_WRITER_OPTIONS_INIT;
+    vmp_symbol_desc syms[N_CSYMS];
+    char tname[32];
+    double compile_rate, acc = 0;
+    int ai;
+    static const char *const labels[] = {"benchmark", "simulated", "mode", "test"};
+
+    for (ai = 1; ai < argc; ai++) {
+        const char *a = argv[ai];
+        uint64_t *dst = NULL;
+        if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--seed") == 0) {
+            dst = &seed;
+        } else if (strcmp(a, "--samples") == 0) {
+            dst = &n_samples;
+        } else if (strcmp(a, "--threads") == 0) {
+            dst = &n_threads;
+        } else if (strcmp(a, "--compactions") == 0) {
+            dst = &want_comp;
+        } else if (strcmp(a, "--zone-size") == 0) {
+            dst = &zone_size;
+        } else if (strcmp(a, "--depth") == 0) {
+            dst = &max_depth;
+        } else if (strcmp(a, "-o") == 0 && ai + 1 < argc) {
+            out = argv[++ai];
+            continue;
+        } else if (strcmp(a, "--truth") == 0 && ai + 1 < argc) {
+            truth_path = argv[++ai];
+            continue;
+        }
+        if (!dst || ai + 1 >= argc || parse_u64(argv[ai + 1], dst)) {
+            fprintf(stderr, "vmp-simvm: bad argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        ai++;
+    }
+    if (n_threads < 1 || max_depth < 1 || max_depth > 200 || zone_size < 16384) {
+        fprintf(stderr, "vmp-simvm: need --threads >= 1, 1 <= --depth <= 200, "
+                        "--zone-size >= 16384\n");
+        return 2;
+    }
+
+    x = seed;
+    for (i = 0; i < 4; i++)
+        rng_s[i] = splitmix(&x);
+    layout_module();
+
+    for (i = 0; i < N_FUNCS; i++) {
+        sfunc *f = &funcs[i];
+        const char *cls = classes[below(sizeof classes / sizeof classes[0])];
+        const char *sel = selectors[i % (sizeof selectors / sizeof selectors[0])];
+        f->is_block = below(5) == 0;
+        if (f->is_block) {
+            snprintf(f->name, sizeof f->name, "[] in %s>>%s", cls, sel);
+        } else {
+            snprintf(f->scope, sizeof f->scope, "%s%s", cls, i >= 20 ? " class" : "");
+            if (i >= 40)
+                snprintf(f->scope, sizeof f->scope, "%s%" PRIu64, cls, i / 20);
+            snprintf(f->name, sizeof f->name, "%s", sel);
+        }
+        f->bc_size = 8 + (uint32_t)below(120);
+        f->heat = unit() * unit();
+    }
+
+    memset(&meta, 0, sizeof meta);
+    meta.vm_name = "simvm";
+    meta.vm_version = "1.0 (Cog-like)";
+    meta.pid = 4242;
+    meta.sample_interval_ns = interval;
+    meta.states = states;
+    meta.n_states = 5;
+    meta.code_kinds = kinds;
+    meta.n_code_kinds = 6;
+    meta.event_kinds = event_kinds;
+    meta.n_event_kinds = 2;
+    meta.counter_kinds = counter_kinds;
+    meta.n_counter_kinds = 1;
+    meta.failure_reasons = reasons;
+    meta.n_failure_reasons = 3;
+    meta.labels = labels;
+    meta.n_labels = 2;
+    opts.clock = sim_clock;
+    opts.clock_name = "virtual";
+    opts.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    opts.max_depth = (uint32_t)max_depth;
+    opts.chunk_bytes = 64 * 1024;
+    opts.ring_slots = 2 * FLUSH_EVERY;
+    vclock = 1000;
+    check(vmp_writer_open(&w, out, &meta, &opts), out);
+
+    truth = fopen(truth_path ? truth_path : "/dev/null", "w");
+    if (!truth) {
+        perror(truth_path ? truth_path : "/dev/null");
+        return 1;
+    }
+
+    for (i = 0; i < N_CSYMS; i++) {
+        syms[i].value = csym_value[i];
+        syms[i].size = csyms[i].size;
+        syms[i].name = csyms[i].mangled;
+    }
+    check(vmp_writer_add_module_symbols(w, NULL, "/opt/simvm/lib/simvm", "\x01\x02\x03\x04", 4,
+                                        MOD_BIAS, MOD_BIAS + MOD_FIRST, MOD_BIAS + mod_end, syms,
+                                        N_CSYMS),
+          "module");
+    for (i = 1; i <= n_threads; i++) {
+        if (i == 1)
+            snprintf(tname, sizeof tname, "main");
+        else
+            snprintf(tname, sizeof tname, "worker-%" PRIu64, i - 1);
+        check(vmp_writer_thread(w, i, tname, 0), "thread");
+    }
+
+    zone_start = 0x10000000ull;
+    zone_end = zone_start + zone_size;
+    check(vmp_writer_code_zone(w, &zone_id, "machine code zone", zone_start, zone_end), "zone");
+    free_ptr = zone_start;
+    {
+        static const char *const tn[] = {"ceCallCogCodePopReceiverReg",
+                                         "ceEnterCogCodePopReceiverReg",
+                                         "ceMethodAbort",
+                                         "cePICAbort",
+                                         "ceReturnToInterpreter",
+                                         "ceBaseFrameReturn",
+                                         "ceCPICMiss",
+                                         "ceNonLocalReturn"};
+        static const char *const en[] = {"cePrimReturnEnterCogCode", "ceEnterCogCodeFromInterp",
+                                         "ceCallPICAndEnter"};
+        for (i = 0; i < 11; i++) {
+            scode *c = new_code();
+            c->kind = i < 8 ? K_TRAMP : K_ENIL;
+            snprintf(c->name, sizeof c->name, "%s", i < 8 ? tn[i] : en[i - 8]);
+            c->start = free_ptr;
+            c->size = 32 + 8 * (i % 4);
+            c->alive = 1;
+            free_ptr += c->size;
+            emit_code(c);
+            tramps[n_tramps++] = (uint64_t)(c - codes);
+        }
+    }
+    region_start = free_ptr;
+    region = zone_end - region_start;
+
+    /* Fill rate: about 30% of the region up front, then enough code per sample
+     * that the region fills once and then `want_comp` times a quarter. */
+    avg_size = 64 + 68 * 6 / 2 + 8;
+    total_bytes = want_comp ? region * 7 / 10 + want_comp * region / 4 : region * 5 / 10;
+    while (free_ptr - region_start < region * 3 / 10)
+        compile(below(10) < 7 ? K_METHOD : below(3) ? K_BLOCK : K_CPIC);
+    compile_rate = (double)total_bytes / (double)avg_size / (double)(n_samples ? n_samples : 1);
+
+    for (i = 0; i < n_samples; i++) {
+        vclock += interval - interval / 10 + below(interval / 5);
+        for (acc += compile_rate; acc >= 1.0; acc -= 1.0) {
+            uint64_t k = below(20);
+            compile(k < 13 ? K_METHOD : k < 17 ? K_BLOCK : k < 19 ? K_CPIC : K_OPIC);
+        }
+        if (below(500) == 0 && n_live > 8) {
+            uint64_t victim = live[below(n_live)];
+            free_code(victim);
+            check(vmp_writer_code_free(w, codes[victim].id, NULL), "code_free");
+        }
+        if (below(700) == 0 && n_live > 8) {
+            uint64_t m = live[below(n_live)];
+            if (free_ptr + codes[m].size <= zone_end) {
+                pool_n = 0;
+                codes[m].start = free_ptr;
+                free_ptr += codes[m].size;
+                check(vmp_writer_code_move(w, codes[m].id, codes[m].start, NULL), "code_move");
+            }
+        }
+        if (below(100) == 0) {
+            uint64_t d = 50000 + below(500000);
+            check(vmp_writer_event(w, 0, vclock, d, 1 + below(n_threads), (int64_t)below(1000),
+                                   "scavenge"),
+                  "event");
+        }
+        if (below(250) == 0)
+            check(vmp_writer_counter(w, 0, (int64_t)(1000000 + below(5000000))), "counter");
+        take_sample(truth, n_threads, (uint32_t)max_depth);
+        if ((i + 1) % FLUSH_EVERY == 0)
+            check(vmp_writer_flush(w), "flush");
+    }
+    vclock += interval;
+    check(vmp_writer_close(w, NULL), "close");
+    if (fclose(truth) != 0) {
+        perror(truth_path ? truth_path : "/dev/null");
+        return 1;
+    }
+    fprintf(stderr, "vmp-simvm: %" PRIu64 " samples, %" PRIu64 " code objects, %" PRIu64
+                    " compactions\n",
+            n_samples, (uint64_t)n_codes, n_compactions);
+    free(codes);
+    free(live);
+    return 0;
+}
