@@ -1,1 +1,889 @@
-/* placeholder until the writer lands */
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_writer.c - open, flush and close, the background thread, and the code
+ * and metadata records (spec.md §3, §5, §6).
+ *
+ * Data flow.  The sample path (vmp_sample.c) fills ring slots.  The metadata
+ * functions encode their records at once, under meta_mu, into the record
+ * queue; each queued record carries a *stamp*: the ring head (the number of
+ * sample slots claimed so far) read under meta_mu.  A drain (background
+ * thread, flush, close) merges both streams into chunks:
+ *
+ *   1. H = ring head;
+ *   2. take the whole record queue;
+ *   3. for each queued record with stamp S: write the published samples at
+ *      positions < S, then the record;
+ *   4. write the published samples at positions < H.
+ *
+ * Ordering.  A record whose call returned before a sample was taken has a
+ * stamp <= that sample's position, so it is written first; and a drain that
+ * sees the sample's slot (position < H, H read before the queue was taken)
+ * also sees the record in the queue.  Generation changes read the stamp
+ * before they increment the generation, and the sample path loads the
+ * generation before it claims its slot (both sequentially consistent), so a
+ * sample that carries a new generation is written after the change's record.
+ *
+ * Determinism.  The merge order depends only on the order of the calls, not
+ * on when drains run, and chunks close only on size, flush and close when the
+ * age limit is off: one thread making the same calls with a deterministic
+ * clock gets the same bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmp_format.h"
+#include "vmp_writer_int.h"
+
+#define DEFAULT_CHUNK_BYTES (1u << 20)
+#define DEFAULT_AGE_MS      1000u
+#define DEFAULT_LEVEL       3
+#define DEFAULT_SLOTS       8192u
+#define DEFAULT_DEPTH       128u
+#define MAX_DEPTH_LIMIT     65536u
+#define MIN_CHUNK_BYTES     256u
+/* Flush and close wait this long for a claimed slot to be published. */
+#define PUBLISH_WAIT_NS 20000000ull
+/* END has at most 8 uint fields: bounded by 2 + 8 * (1 + 9) bytes. */
+#define END_MAX_BYTES 96u
+
+uint64_t vmp_writer__now(const vmp_writer *w)
+{
+    uint64_t now = w->clock ? w->clock(w->clock_ud) : vmp_chunk__mono_ns();
+    return now > w->origin ? now - w->origin : 0;
+}
+
+/* A value of the writer's clock, as ns since the time origin. */
+static uint64_t from_clock(const vmp_writer *w, uint64_t raw)
+{
+    return raw > w->origin ? raw - w->origin : 0;
+}
+
+/* ---- the record queue ---------------------------------------------------- */
+
+vmp_status vmp_writer__meta_lock(vmp_writer *w, uint64_t *stamp_out, size_t *mark_out)
+{
+    pthread_mutex_lock(&w->meta_mu);
+    if (atomic_load(&w->stopped)) {
+        pthread_mutex_unlock(&w->meta_mu);
+        return VMP_ERR_CLOSED;
+    }
+    *stamp_out = atomic_load(&w->ring.head);
+    *mark_out = w->queue.len;
+    return VMP_OK;
+}
+
+size_t vmp_writer__entry_begin(vmp_writer *w, uint64_t stamp)
+{
+    size_t at = w->queue.len;
+    uint32_t len = 0;
+    vmp_buf__append(&w->queue, &stamp, sizeof stamp);
+    vmp_buf__append(&w->queue, &len, sizeof len);
+    return at;
+}
+
+void vmp_writer__entry_end(vmp_writer *w, size_t at)
+{
+    if (w->queue.failed)
+        return;
+    uint32_t len = (uint32_t)(w->queue.len - at - sizeof(uint64_t) - sizeof(uint32_t));
+    memcpy(w->queue.data + at + sizeof(uint64_t), &len, sizeof len);
+}
+
+vmp_status vmp_writer__meta_unlock(vmp_writer *w, size_t mark, vmp_status st)
+{
+    if (w->queue.failed || st < 0) {
+        w->queue.len = mark;
+        if (w->queue.failed)
+            st = VMP_ERR_NOMEM;
+        w->queue.failed = 0;
+    }
+    pthread_mutex_unlock(&w->meta_mu);
+    return st;
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const vmp_frame *f)
+{
+    vmp_rec r;
+    w->scratch.len = 0;
+    vmp_rec__begin(&r, &w->scratch, VMP_REC_STACK_NODE);
+    vmp_rec__uint(&r, VMP_NODE_ID, id);
+    vmp_rec__uint_nz(&r, VMP_NODE_PARENT, parent);
+    if (f->kind == VMP_FRAME_FUNCTION) { /* spec R-STK-1: exactly one of pc, function */
+        vmp_rec__uint(&r, VMP_NODE_FUNCTION, f->value);
+        if (f->bcpc != VMP_BCPC_NONE)
+            vmp_rec__uint(&r, VMP_NODE_BCPC, f->bcpc);
+    } else {
+        vmp_rec__uint(&r, VMP_NODE_PC, f->value);
+    }
+    vmp_rec__end(&r);
+    if (!w->scratch.failed)
+        vmp_chunk__add(w, w->scratch.data, w->scratch.len);
+}
+
+static void encode_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack)
+{
+    int failed = (e->flags & VMP_ENTRY_FAILED) != 0;
+    vmp_rec r;
+    w->scratch.len = 0;
+    vmp_rec__begin(&r, &w->scratch, failed ? VMP_REC_FAILED_SAMPLE : VMP_REC_SAMPLE);
+    /* spec R-SMP-1: the delta chain restarts in every chunk */
+    int64_t delta = (int64_t)(e->time - w->chunk_prev_time);
+    if (delta != 0) {
+        vmp_rec__key(&r, VMP_SMP_TIME_DELTA);
+        vmp_enc__int(&w->scratch, delta);
+    }
+    vmp_rec__uint(&r, VMP_SMP_THREAD, e->thread);
+    vmp_rec__uint_nz(&r, VMP_SMP_STATE, e->state);
+    vmp_rec__uint_nz(&r, VMP_SMP_PC, e->pc);
+    vmp_rec__uint(&r, VMP_SMP_GENERATION, e->generation);
+    if (!failed) {
+        vmp_rec__uint_nz(&r, VMP_SMP_STACK, stack);
+        vmp_rec__uint_nz(&r, VMP_SMP_BLAME, e->blame);
+    }
+    if (e->weight != 1)
+        vmp_rec__uint(&r, VMP_SMP_WEIGHT, e->weight);
+    if (failed)
+        vmp_rec__uint_nz(&r, VMP_SMP_REASON, e->reason);
+    vmp_rec__end(&r);
+}
+
+static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
+{
+    const vmp_ring_entry *e = &slot->e;
+    if (atomic_load(&w->stopped)) {
+        atomic_fetch_add(&w->dropped_write, 1);
+        return;
+    }
+    /* spec R-ID-1: nodes from the outermost frame in, each before its child
+     * and before the sample that names it */
+    const vmp_frame *frames = vmp_ring__frames(slot);
+    uint64_t parent = 0;
+    for (uint32_t i = e->depth; i-- > 0;) {
+        uint64_t id;
+        int fresh = vmp_intern__get(&w->intern, parent, &frames[i], &id);
+        if (fresh < 0) {
+            atomic_fetch_add(&w->dropped_write, 1);
+            return;
+        }
+        if (fresh)
+            emit_stack_node(w, id, parent, &frames[i]);
+        parent = id;
+    }
+    encode_sample(w, e, parent);
+    if (vmp_chunk__needs_new(w, w->scratch.len)) {
+        vmp_chunk__close(w);
+        encode_sample(w, e, parent); /* first of the new chunk: delta from 0 */
+    }
+    if (w->scratch.failed || atomic_load(&w->stopped)) {
+        w->scratch.failed = 0;
+        atomic_fetch_add(&w->dropped_write, 1);
+        return;
+    }
+    if (w->chunk_samples == 0)
+        w->chunk_first_time = e->time;
+    w->chunk_last_time = e->time;
+    w->chunk_prev_time = e->time;
+    w->chunk_samples++;
+    w->chunk_failed += (e->flags & VMP_ENTRY_FAILED) != 0;
+    w->chunk_truncated += (e->flags & VMP_ENTRY_TRUNCATED) != 0;
+    vmp_chunk__add(w, w->scratch.data, w->scratch.len);
+}
+
+/* Write the published samples at positions below `limit`.  With `wait`, a
+ * claimed but unpublished slot is waited for, briefly: its producer may be a
+ * thread that the scheduler or the VM has stopped. */
+static void drain_samples(vmp_writer *w, uint64_t limit, int wait)
+{
+    uint64_t waited = 0;
+    while (w->ring.tail < limit) {
+        vmp_ring_slot *slot = vmp_ring__peek(&w->ring);
+        if (!slot) {
+            if (!wait || waited >= PUBLISH_WAIT_NS)
+                return;
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+            waited += 50000;
+            continue;
+        }
+        emit_sample(w, slot);
+        vmp_ring__release(&w->ring, slot);
+    }
+}
+
+static void drain(vmp_writer *w, int wait)
+{
+    uint64_t head = atomic_load(&w->ring.head);
+
+    pthread_mutex_lock(&w->meta_mu);
+    vmp_buf tmp = w->queue;
+    w->queue = w->work;
+    w->work = tmp;
+    pthread_mutex_unlock(&w->meta_mu);
+
+    size_t off = 0;
+    while (off + sizeof(uint64_t) + sizeof(uint32_t) <= w->work.len) {
+        uint64_t stamp;
+        uint32_t len;
+        memcpy(&stamp, w->work.data + off, sizeof stamp);
+        memcpy(&len, w->work.data + off + sizeof stamp, sizeof len);
+        off += sizeof stamp + sizeof len;
+        drain_samples(w, stamp, wait);
+        if (!atomic_load(&w->stopped))
+            vmp_chunk__add(w, w->work.data + off, len);
+        off += len;
+    }
+    w->work.len = 0;
+    drain_samples(w, head, wait);
+}
+
+static void *background(void *arg)
+{
+    vmp_writer *w = arg;
+    uint32_t period_ms = 50;
+    if (w->chunk_age_ms != VMP_WRITER_NO_AGE_LIMIT && w->chunk_age_ms / 4 < period_ms)
+        period_ms = w->chunk_age_ms / 4 ? w->chunk_age_ms / 4 : 1;
+    for (;;) {
+        pthread_mutex_lock(&w->wake_mu);
+        if (!w->stop) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += (long)period_ms * 1000000L;
+            ts.tv_sec += ts.tv_nsec / 1000000000L;
+            ts.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&w->wake_cv, &w->wake_mu, &ts);
+        }
+        int stop = w->stop;
+        pthread_mutex_unlock(&w->wake_mu);
+        if (stop)
+            break;
+        pthread_mutex_lock(&w->out_mu);
+        drain(w, 0);
+        if (w->chunk_age_ms != VMP_WRITER_NO_AGE_LIMIT && w->chunk.len > 0 &&
+            vmp_chunk__mono_ns() - w->chunk_opened_ns >= (uint64_t)w->chunk_age_ms * 1000000u)
+            vmp_chunk__close(w);
+        pthread_mutex_unlock(&w->out_mu);
+    }
+    return NULL;
+}
+
+/* ---- open ------------------------------------------------------------------ */
+
+static void enc_str_array(vmp_rec *r, unsigned key, const char *const *v, size_t n)
+{
+    if (!v || n == 0)
+        return;
+    vmp_rec__key(r, key);
+    vmp_enc__array(r->b, n);
+    for (size_t i = 0; i < n; i++)
+        vmp_enc__tstr(r->b, v[i]);
+}
+
+static void encode_header(vmp_writer *w, const vmp_writer_meta *m, const vmp_writer_options *o,
+                          uint64_t realtime)
+{
+    static const vmp_writer_meta none;
+    if (!m)
+        m = &none;
+    vmp_rec r;
+    w->scratch.len = 0;
+    vmp_rec__begin(&r, &w->scratch, VMP_REC_HEADER);
+    vmp_rec__tstr_ne(&r, VMP_HDR_PRODUCER, VMP_WRITER_PRODUCER);
+    vmp_rec__tstr_ne(&r, VMP_HDR_VM_NAME, m->vm_name);
+    vmp_rec__tstr_ne(&r, VMP_HDR_VM_VERSION, m->vm_version);
+    vmp_rec__uint(&r, VMP_HDR_PID, m->pid ? m->pid : (uint64_t)getpid());
+    vmp_rec__uint_nz(&r, VMP_HDR_START_REALTIME, realtime);
+    const char *clock_name = o->clock_name ? o->clock_name : o->clock ? "custom" : "monotonic";
+    vmp_rec__tstr_ne(&r, VMP_HDR_CLOCK, clock_name);
+    if (!o->clock) {
+        struct timespec res;
+        if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
+            vmp_rec__uint_nz(&r, VMP_HDR_CLOCK_RES,
+                             (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec);
+    }
+    vmp_rec__uint_nz(&r, VMP_HDR_INTERVAL, m->sample_interval_ns);
+    vmp_rec__uint(&r, VMP_HDR_POINTER_SIZE, sizeof(void *));
+    enc_str_array(&r, VMP_HDR_STATES, m->states, m->n_states);
+    enc_str_array(&r, VMP_HDR_CODE_KINDS, m->code_kinds, m->n_code_kinds);
+    enc_str_array(&r, VMP_HDR_TIERS, m->tiers, m->n_tiers);
+    enc_str_array(&r, VMP_HDR_EVENT_KINDS, m->event_kinds, m->n_event_kinds);
+    enc_str_array(&r, VMP_HDR_COUNTER_KINDS, m->counter_kinds, m->n_counter_kinds);
+    enc_str_array(&r, VMP_HDR_FAILURE_REASONS, m->failure_reasons, m->n_failure_reasons);
+    if (m->labels && m->n_labels) {
+        vmp_rec__key(&r, VMP_HDR_LABELS);
+        vmp_enc__map(&w->scratch, m->n_labels);
+        for (size_t i = 0; i < 2 * m->n_labels; i++)
+            vmp_enc__tstr(&w->scratch, m->labels[i]);
+    }
+    vmp_rec__uint(&r, VMP_HDR_START_MONOTONIC, w->origin);
+    vmp_rec__end(&r);
+}
+
+static void free_writer(vmp_writer *w)
+{
+    if (w->cctx)
+        ZSTD_freeCCtx(w->cctx);
+    vmp_ring__free(&w->ring);
+    vmp_intern__free(&w->intern);
+    vmp_buf__free(&w->queue);
+    vmp_buf__free(&w->work);
+    vmp_buf__free(&w->scratch);
+    vmp_buf__free(&w->chunk);
+    vmp_buf__free(&w->zbuf);
+    vmp_buf__free(&w->seek);
+    pthread_mutex_destroy(&w->meta_mu);
+    pthread_mutex_destroy(&w->out_mu);
+    pthread_mutex_destroy(&w->wake_mu);
+    pthread_cond_destroy(&w->wake_cv);
+    free(w);
+}
+
+static vmp_status open_impl(vmp_writer **out, int fd, int own_fd, const vmp_writer_meta *meta,
+                            const vmp_writer_options *opts)
+{
+    static const vmp_writer_options defaults = VMP_WRITER_OPTIONS_INIT;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version < 1 || (opts->max_depth > MAX_DEPTH_LIMIT) ||
+        (meta && ((meta->n_states && !meta->states) || (meta->n_labels && !meta->labels))))
+        return VMP_ERR_INVALID_ARG;
+
+    vmp_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return VMP_ERR_NOMEM;
+    pthread_mutex_init(&w->meta_mu, NULL);
+    pthread_mutex_init(&w->out_mu, NULL);
+    pthread_mutex_init(&w->wake_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->wake_cv, &ca);
+    pthread_condattr_destroy(&ca);
+
+    w->fd = fd;
+    w->own_fd = own_fd;
+    w->chunk_bytes = opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK_BYTES;
+    if (w->chunk_bytes < MIN_CHUNK_BYTES)
+        w->chunk_bytes = MIN_CHUNK_BYTES;
+    w->chunk_age_ms = opts->chunk_age_ms ? opts->chunk_age_ms : DEFAULT_AGE_MS;
+    w->zstd_level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
+    w->no_seek_table = opts->no_seek_table;
+    w->clock = opts->clock;
+    w->clock_ud = opts->clock_ud;
+    w->next_zone_id = 1;
+    w->next_module_id = 1;
+    atomic_init(&w->generation, 0);
+
+    vmp_status st = VMP_ERR_NOMEM;
+    uint32_t slots = opts->ring_slots ? opts->ring_slots : DEFAULT_SLOTS;
+    uint32_t depth = opts->max_depth ? opts->max_depth : DEFAULT_DEPTH;
+    if (slots > (1u << 24))
+        slots = 1u << 24;
+    if (vmp_ring__init(&w->ring, slots, depth) < 0 || vmp_intern__init(&w->intern) < 0)
+        goto fail;
+    w->cctx = ZSTD_createCCtx();
+    if (!w->cctx)
+        goto fail;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->zstd_level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
+        st = VMP_ERR_INVALID_ARG;
+        goto fail;
+    }
+    if (vmp_buf__reserve(&w->chunk, w->chunk_bytes + 1024) < 0 ||
+        vmp_buf__reserve(&w->zbuf, ZSTD_compressBound(w->chunk_bytes + 1024)) < 0 ||
+        vmp_buf__reserve(&w->scratch, 4096) < 0 || vmp_buf__reserve(&w->queue, 4096) < 0 ||
+        vmp_buf__reserve(&w->work, 4096) < 0)
+        goto fail;
+
+    /* The time origin (spec R-HDR-5).  A custom clock gives no wall-clock
+     * anchor: start_realtime stays 0 so that such files are reproducible. */
+    uint64_t realtime = 0;
+    if (w->clock) {
+        w->origin = w->clock(w->clock_ud);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        w->origin = vmp_chunk__mono_ns();
+        realtime = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    w->base_offset = pos > 0 ? (uint64_t)pos : 0;
+
+    /* spec R-HDR-1, R-HDR-2, R-HDR-4: the file header frame */
+    uint8_t hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {
+        0x56, 0x2A, 0x4D, 0x18, VMP_FILE_HEADER_SIZE, 0, 0, 0};
+    memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
+    hdr[16] = VMP_FORMAT_MAJOR;
+    hdr[18] = VMP_FORMAT_MINOR;
+    if (vmp_chunk__write(w, hdr, sizeof hdr) < 0) {
+        st = VMP_ERR_IO;
+        goto fail;
+    }
+
+    /* spec R-HDR-5: HEADER is the first record of the first chunk */
+    encode_header(w, meta, opts, realtime);
+    if (w->scratch.failed)
+        goto fail;
+    vmp_chunk__add(w, w->scratch.data, w->scratch.len);
+
+    /* The background thread takes no signals: a sampling signal must land on
+     * a VM thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, background, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        goto fail;
+    w->thread_started = 1;
+    *out = w;
+    return VMP_OK;
+fail:
+    free_writer(w);
+    return st;
+}
+
+vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *meta,
+                              const vmp_writer_options *opts)
+{
+    if (!out || fd < 0)
+        return VMP_ERR_INVALID_ARG;
+    return open_impl(out, fd, 0, meta, opts);
+}
+
+vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
+                           const vmp_writer_options *opts)
+{
+    if (!out || !path)
+        return VMP_ERR_INVALID_ARG;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return VMP_ERR_IO;
+    vmp_status st = open_impl(out, fd, 1, meta, opts);
+    if (st < 0)
+        close(fd);
+    return st;
+}
+
+/* ---- flush and close ------------------------------------------------------ */
+
+static vmp_status output_status(vmp_writer *w, vmp_status st)
+{
+    if (atomic_load(&w->stopped)) {
+        if (!w->io_reported) {
+            w->io_reported = 1;
+            return VMP_ERR_IO;
+        }
+        return VMP_ERR_CLOSED;
+    }
+    return st < 0 ? st : VMP_OK;
+}
+
+vmp_status vmp_writer_flush(vmp_writer *w)
+{
+    if (!w)
+        return VMP_ERR_INVALID_ARG;
+    pthread_mutex_lock(&w->out_mu);
+    drain(w, 1);
+    vmp_status st = output_status(w, vmp_chunk__close(w));
+    pthread_mutex_unlock(&w->out_mu);
+    return st;
+}
+
+static void write_end(vmp_writer *w)
+{
+    if (w->chunk.len > 0 && w->chunk.len + END_MAX_BYTES > w->chunk_bytes)
+        vmp_chunk__close(w);
+    if (atomic_load(&w->stopped))
+        return;
+    vmp_rec r;
+    w->scratch.len = 0;
+    vmp_rec__begin(&r, &w->scratch, VMP_REC_END);
+    vmp_rec__uint(&r, VMP_END_TIME, vmp_writer__now(w));
+    /* spec R-END-1: counts of the file, including the END's own chunk */
+    vmp_rec__uint(&r, VMP_END_SAMPLES, atomic_load(&w->samples_written) + w->chunk_samples);
+    vmp_rec__uint_nz(&r, VMP_END_DROPPED_FULL, atomic_load(&w->dropped_full));
+    vmp_rec__uint_nz(&r, VMP_END_DROPPED_WRITE,
+                     atomic_load(&w->dropped_write) + atomic_load(&w->dropped_stopped));
+    vmp_rec__uint_nz(&r, VMP_END_FAILED, atomic_load(&w->failed_written) + w->chunk_failed);
+    vmp_rec__uint(&r, VMP_END_CHUNKS, atomic_load(&w->chunks));
+    vmp_rec__uint_nz(&r, VMP_END_TRUNCATED_STACKS,
+                     atomic_load(&w->truncated_stacks) + w->chunk_truncated);
+    vmp_rec__uint(&r, VMP_END_GENERATION, atomic_load(&w->generation));
+    vmp_rec__end(&r);
+    if (!w->scratch.failed)
+        vmp_chunk__add(w, w->scratch.data, w->scratch.len);
+    vmp_chunk__close(w);
+}
+
+vmp_status vmp_writer_close(vmp_writer *w, vmp_writer_totals *totals_out)
+{
+    if (!w) {
+        if (totals_out)
+            memset(totals_out, 0, sizeof *totals_out);
+        return VMP_OK;
+    }
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->wake_mu);
+        w->stop = 1;
+        pthread_cond_signal(&w->wake_cv);
+        pthread_mutex_unlock(&w->wake_mu);
+        pthread_join(w->thread, NULL);
+    }
+    pthread_mutex_lock(&w->out_mu);
+    drain(w, 1);
+    vmp_status st = VMP_OK;
+    if (!atomic_load(&w->stopped)) {
+        write_end(w);
+        if (!w->no_seek_table && !atomic_load(&w->stopped))
+            vmp_chunk__seek_table(w);
+    }
+    /* Samples claimed but never published (a producer still inside the
+     * sample path at close) cannot be written. */
+    uint64_t head = atomic_load(&w->ring.head);
+    if (head > w->ring.tail)
+        atomic_fetch_add(&w->dropped_write, head - w->ring.tail);
+    if (atomic_load(&w->write_errno) != 0)
+        st = VMP_ERR_IO;
+    pthread_mutex_unlock(&w->out_mu);
+    vmp_writer_stats(w, totals_out);
+    if (w->own_fd && close(w->fd) != 0 && st == VMP_OK)
+        st = VMP_ERR_IO;
+    free_writer(w);
+    return st;
+}
+
+/* ---- code and metadata ------------------------------------------------------ */
+
+vmp_status vmp_writer_code_zone(vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start,
+                                uint64_t end)
+{
+    if (!w || end < start)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t id = w->next_zone_id;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_ZONE);
+    vmp_rec__uint(&r, VMP_ZONE_ID, id);
+    vmp_rec__tstr_ne(&r, VMP_ZONE_NAME, name);
+    vmp_rec__uint(&r, VMP_ZONE_START, start);
+    vmp_rec__uint(&r, VMP_ZONE_END, end);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    if (!w->queue.failed) {
+        w->next_zone_id++;
+        if (id_out)
+            *id_out = id;
+    }
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+static int valid_code(const vmp_code_object *c)
+{
+    if (!c || c->id == 0 || (c->pc_map_len && !c->pc_map) || (c->n_inlines && !c->inlines))
+        return 0;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < c->pc_map_len; i++) {
+        /* spec R-CODE-1; offsets non-decreasing for the delta encoding */
+        if (c->pc_map[i].mcpc_offset < prev || c->pc_map[i].mcpc_offset >= c->size)
+            return 0;
+        prev = c->pc_map[i].mcpc_offset;
+    }
+    for (size_t i = 0; i < c->n_inlines; i++)
+        if (c->inlines[i].depth && !c->inlines[i].frames)
+            return 0;
+    return 1;
+}
+
+vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
+{
+    if (!w || !valid_code(c))
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_OBJECT);
+    vmp_rec__uint(&r, VMP_CODE_ID, c->id);
+    vmp_rec__uint_nz(&r, VMP_CODE_ZONE, c->zone);
+    vmp_rec__uint_nz(&r, VMP_CODE_KIND, c->kind);
+    vmp_rec__tstr_ne(&r, VMP_CODE_NAME, c->name);
+    vmp_rec__uint_nz(&r, VMP_CODE_FUNCTION, c->function);
+    vmp_rec__uint(&r, VMP_CODE_START, c->start);
+    vmp_rec__uint(&r, VMP_CODE_SIZE, c->size);
+    /* spec R-GEN-2: the generation current when the code was installed */
+    vmp_rec__uint(&r, VMP_CODE_GENERATION, atomic_load(&w->generation));
+    vmp_rec__uint_nz(&r, VMP_CODE_TIER, c->tier);
+    if (c->pc_map_len) {
+        vmp_rec__key(&r, VMP_CODE_PC_MAP);
+        vmp_enc__array(&w->queue, 2 * c->pc_map_len);
+        uint64_t prev = 0;
+        for (size_t i = 0; i < c->pc_map_len; i++) {
+            vmp_enc__uint(&w->queue, c->pc_map[i].mcpc_offset - prev);
+            vmp_enc__uint(&w->queue, c->pc_map[i].bcpc);
+            prev = c->pc_map[i].mcpc_offset;
+        }
+    }
+    if (c->n_inlines) {
+        vmp_rec__key(&r, VMP_CODE_INLINE);
+        vmp_enc__array(&w->queue, c->n_inlines);
+        for (size_t i = 0; i < c->n_inlines; i++) {
+            const vmp_inline_record *in = &c->inlines[i];
+            vmp_enc__array(&w->queue, 1 + 2 * (size_t)in->depth);
+            vmp_enc__uint(&w->queue, in->mcpc_offset);
+            for (uint32_t k = 0; k < in->depth; k++) {
+                vmp_enc__uint(&w->queue, in->frames[k].value);
+                vmp_enc__uint(&w->queue, in->frames[k].bcpc);
+            }
+        }
+    }
+    vmp_rec__uint(&r, VMP_CODE_TIME, now);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+/* Queue one generation change: the caller has called meta_lock(), which read
+ * the stamp before this increments the generation (see "Ordering"). */
+static vmp_status change_done(vmp_writer *w, size_t mark, uint64_t gen, uint64_t *gen_out)
+{
+    if (!w->queue.failed) {
+        atomic_store(&w->generation, gen); /* spec R-GEN-1 */
+        if (gen_out)
+            *gen_out = gen;
+    }
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_code_free(vmp_writer *w, uint64_t id, uint64_t *gen_out)
+{
+    if (!w || id == 0)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t gen = atomic_load(&w->generation) + 1;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_FREE);
+    vmp_rec__uint(&r, VMP_FREE_GENERATION, gen);
+    vmp_rec__uint(&r, VMP_FREE_ID, id);
+    vmp_rec__uint(&r, VMP_FREE_TIME, now);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return change_done(w, mark, gen, gen_out);
+}
+
+vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start, uint64_t *gen_out)
+{
+    if (!w || id == 0)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t gen = atomic_load(&w->generation) + 1;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_MOVE);
+    vmp_rec__uint(&r, VMP_MOVE_GENERATION, gen);
+    vmp_rec__uint(&r, VMP_MOVE_ID, id);
+    vmp_rec__uint(&r, VMP_MOVE_START, new_start);
+    vmp_rec__uint(&r, VMP_MOVE_TIME, now);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return change_done(w, mark, gen, gen_out);
+}
+
+static void enc_u64_array(vmp_buf *b, const uint64_t *v, size_t n)
+{
+    vmp_enc__array(b, n);
+    for (size_t i = 0; i < n; i++)
+        vmp_enc__uint(b, v[i]);
+}
+
+vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64_t *moves,
+                                      size_t n_moves, const uint64_t *frees, size_t n_frees,
+                                      uint64_t start_ns, uint64_t duration_ns, uint64_t *gen_out)
+{
+    if (!w || (n_moves && !moves) || (n_frees && !frees) || n_moves > SIZE_MAX / 2)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t time = start_ns ? from_clock(w, start_ns) : vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t gen = atomic_load(&w->generation) + 1;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_COMPACTION);
+    vmp_rec__uint(&r, VMP_COMP_ZONE, zone);
+    vmp_rec__uint(&r, VMP_COMP_GENERATION, gen);
+    if (n_moves) {
+        vmp_rec__key(&r, VMP_COMP_MOVES);
+        enc_u64_array(&w->queue, moves, 2 * n_moves);
+    }
+    if (n_frees) {
+        vmp_rec__key(&r, VMP_COMP_FREES);
+        enc_u64_array(&w->queue, frees, n_frees);
+    }
+    vmp_rec__uint(&r, VMP_COMP_TIME, time);
+    vmp_rec__uint_nz(&r, VMP_COMP_DURATION, duration_ns);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return change_done(w, mark, gen, gen_out);
+}
+
+vmp_status vmp_writer_code_snapshot(vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n,
+                                    uint64_t *gen_out)
+{
+    if (!w || (n && !entries) || n > SIZE_MAX / 2)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t gen = atomic_load(&w->generation) + 1;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_SNAPSHOT);
+    vmp_rec__uint(&r, VMP_SNAP_ZONE, zone);
+    vmp_rec__uint(&r, VMP_SNAP_GENERATION, gen);
+    if (n) {
+        vmp_rec__key(&r, VMP_SNAP_ENTRIES);
+        enc_u64_array(&w->queue, entries, 2 * n);
+    }
+    vmp_rec__uint(&r, VMP_SNAP_TIME, now);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return change_done(w, mark, gen, gen_out);
+}
+
+vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
+{
+    if (!w || !fn || fn->id == 0 || (fn->n_lines && !fn->lines) || fn->n_lines > SIZE_MAX / 4)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_FUNCTION);
+    vmp_rec__uint(&r, VMP_FN_ID, fn->id);
+    vmp_rec__tstr_ne(&r, VMP_FN_NAME, fn->name);
+    vmp_rec__tstr_ne(&r, VMP_FN_SCOPE, fn->scope);
+    vmp_rec__tstr_ne(&r, VMP_FN_SIGNATURE, fn->signature);
+    vmp_rec__tstr_ne(&r, VMP_FN_FILE, fn->file);
+    vmp_rec__uint_nz(&r, VMP_FN_LINE, fn->first_line);
+    if (fn->n_lines) {
+        vmp_rec__key(&r, VMP_FN_LINES);
+        vmp_enc__array(&w->queue, 2 * fn->n_lines);
+        for (size_t i = 0; i < 2 * fn->n_lines; i++)
+            vmp_enc__uint(&w->queue, fn->lines[i]);
+    }
+    vmp_rec__uint_nz(&r, VMP_FN_BC_SIZE, fn->bytecode_size);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int ended)
+{
+    if (!w || id == 0)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_THREAD);
+    vmp_rec__uint(&r, VMP_THR_ID, id);
+    vmp_rec__tstr_ne(&r, VMP_THR_NAME, name);
+    if (ended)
+        vmp_rec__uint(&r, VMP_THR_END_TIME, now);
+    else
+        vmp_rec__uint(&r, VMP_THR_TIME, now);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_event(vmp_writer *w, uint32_t kind, uint64_t time_ns, uint64_t duration_ns,
+                            uint64_t thread, int64_t value, const char *text)
+{
+    if (!w)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t time = time_ns ? from_clock(w, time_ns) : vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_EVENT);
+    vmp_rec__uint(&r, VMP_EVT_TIME, time);
+    vmp_rec__uint(&r, VMP_EVT_KIND, kind);
+    vmp_rec__uint_nz(&r, VMP_EVT_DURATION, duration_ns);
+    vmp_rec__uint_nz(&r, VMP_EVT_THREAD, thread);
+    if (value != 0) {
+        vmp_rec__key(&r, VMP_EVT_VALUE);
+        vmp_enc__int(&w->queue, value);
+    }
+    vmp_rec__tstr_ne(&r, VMP_EVT_TEXT, text);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_counter(vmp_writer *w, uint32_t kind, int64_t value)
+{
+    if (!w)
+        return VMP_ERR_INVALID_ARG;
+    uint64_t now = vmp_writer__now(w);
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_COUNTER);
+    vmp_rec__uint(&r, VMP_CTR_TIME, now);
+    vmp_rec__uint(&r, VMP_CTR_KIND, kind);
+    vmp_rec__key(&r, VMP_CTR_VALUE);
+    vmp_enc__int(&w->queue, value);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}

@@ -41,40 +41,43 @@ typedef struct vmp_writer vmp_writer;
 /** Options for vmp_writer_open().  Zero means "default" for every field
  *  except `version`; start from VMP_WRITER_OPTIONS_INIT. */
 typedef struct vmp_writer_options {
-    unsigned int version;    /* VMP_WRITER_OPTIONS_VERSION */
-    size_t chunk_bytes;      /* uncompressed bytes that close a chunk; 0 == 1 MiB */
-    uint32_t chunk_age_ms;   /* age that closes a non-empty chunk; 0 == 1000,
-                                VMP_WRITER_NO_AGE_LIMIT == never */
-    int zstd_level;          /* 0 == 3 */
-    uint32_t ring_slots;     /* samples the ring holds; 0 == 8192 (rounded up to a power of 2) */
-    uint32_t max_depth;      /* frames kept per sample; deeper stacks are cut and
-                                counted; 0 == 128 */
+    unsigned int version;  /* VMP_WRITER_OPTIONS_VERSION */
+    size_t chunk_bytes;    /* uncompressed bytes that close a chunk; 0 == 1 MiB */
+    uint32_t chunk_age_ms; /* age that closes a non-empty chunk; 0 == 1000,
+                              VMP_WRITER_NO_AGE_LIMIT == never */
+    int zstd_level;        /* 0 == 3 */
+    uint32_t ring_slots;   /* samples the ring holds; 0 == 8192 (rounded up to a power of 2) */
+    uint32_t max_depth;    /* frames kept per sample; deeper stacks are cut and
+                              counted; 0 == 128 */
     /* Clock for sample and record times, in nanoseconds.  NULL == CLOCK_MONOTONIC.
      * Must be async-signal-safe and never decrease.  A deterministic clock (a
      * simulator's virtual time) together with VMP_WRITER_NO_AGE_LIMIT makes
      * the output a function of the calls made. */
     uint64_t (*clock)(void *clock_ud);
     void *clock_ud;
-    const char *clock_name;  /* for the header; NULL == "monotonic" (or "custom") */
-    int no_seek_table;       /* 1 == do not append the seek table at close */
+    const char *clock_name; /* for the header; NULL == "monotonic" (or "custom") */
+    int no_seek_table;      /* 1 == do not append the seek table at close */
 } vmp_writer_options;
 
 #define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT    {VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0}
-#define VMP_WRITER_NO_AGE_LIMIT    UINT32_MAX
+#define VMP_WRITER_OPTIONS_INIT                                        \
+    {                                                                  \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 \
+    }
+#define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 
 /** What the header record says about the VM (spec.md §5.1).  Every field may
  *  be zero/NULL.  Strings and arrays are borrowed for the duration of the call. */
 typedef struct vmp_writer_meta {
-    const char *vm_name;                /* "HotSpot", "Cog", ... */
+    const char *vm_name; /* "HotSpot", "Cog", ... */
     const char *vm_version;
-    uint64_t pid;                       /* 0 == getpid() */
-    uint64_t sample_interval_ns;        /* 0 == unknown */
-    const char *const *states;          /* VM states: index is the value in samples */
+    uint64_t pid;                /* 0 == getpid() */
+    uint64_t sample_interval_ns; /* 0 == unknown */
+    const char *const *states;   /* VM states: index is the value in samples */
     size_t n_states;
-    const char *const *code_kinds;      /* code object kinds */
+    const char *const *code_kinds; /* code object kinds */
     size_t n_code_kinds;
-    const char *const *tiers;           /* JIT tiers */
+    const char *const *tiers; /* JIT tiers */
     size_t n_tiers;
     const char *const *event_kinds;
     size_t n_event_kinds;
@@ -82,7 +85,7 @@ typedef struct vmp_writer_meta {
     size_t n_counter_kinds;
     const char *const *failure_reasons; /* why a stack walk can fail */
     size_t n_failure_reasons;
-    const char *const *labels;          /* key, value, key, value, ...: 2 * n_labels strings */
+    const char *const *labels; /* key, value, key, value, ...: 2 * n_labels strings */
     size_t n_labels;
 } vmp_writer_meta;
 
@@ -100,13 +103,17 @@ typedef struct vmp_writer_meta {
  *
  * Thread safety: any thread, once per writer.  Not async-signal-safe.
  */
-VMP_API vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
+VMP_API vmp_status vmp_writer_open(vmp_writer **out,
+                                   const char *path,
+                                   const vmp_writer_meta *meta,
                                    const vmp_writer_options *opts);
 
 /** As vmp_writer_open(), writing to the open descriptor `fd` instead.  The
  *  descriptor is borrowed: the writer never closes it; it must stay open until
  *  vmp_writer_close() returns. */
-VMP_API vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *meta,
+VMP_API vmp_status vmp_writer_open_fd(vmp_writer **out,
+                                      int fd,
+                                      const vmp_writer_meta *meta,
                                       const vmp_writer_options *opts);
 
 /* ---- The sample path --------------------------------------------------- */
@@ -198,8 +205,8 @@ VMP_API vmp_status vmp_writer_add_loaded_modules(vmp_writer *w);
  *  @param path   ELF file; borrowed.
  *  @param bias   load bias: runtime address = symbol value + bias.
  *  @param start  lowest mapped runtime address; @param end exclusive end. */
-VMP_API vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *path,
-                                         uint64_t bias, uint64_t start, uint64_t end);
+VMP_API vmp_status vmp_writer_add_module(
+    vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias, uint64_t start, uint64_t end);
 
 /** A symbol of vmp_writer_add_module_symbols(); `name` borrowed. */
 typedef struct vmp_symbol_desc {
@@ -210,14 +217,20 @@ typedef struct vmp_symbol_desc {
 
 /** Record a module whose symbols the VM supplies itself (no ELF file).
  *  @param build_id bytes, may be NULL with build_id_size 0. */
-VMP_API vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const char *path,
-                                                 const void *build_id, size_t build_id_size,
-                                                 uint64_t bias, uint64_t start, uint64_t end,
-                                                 const vmp_symbol_desc *syms, size_t n_syms);
+VMP_API vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
+                                                 uint64_t *id_out,
+                                                 const char *path,
+                                                 const void *build_id,
+                                                 size_t build_id_size,
+                                                 uint64_t bias,
+                                                 uint64_t start,
+                                                 uint64_t end,
+                                                 const vmp_symbol_desc *syms,
+                                                 size_t n_syms);
 
 /** Declare a code zone [start, end).  @param[out] id_out receives its id (>= 1). */
-VMP_API vmp_status vmp_writer_code_zone(vmp_writer *w, uint64_t *id_out, const char *name,
-                                        uint64_t start, uint64_t end);
+VMP_API vmp_status vmp_writer_code_zone(
+    vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start, uint64_t end);
 
 /** One mcpc -> bcpc pair of a code object. */
 typedef struct vmp_pc_pair {
@@ -260,26 +273,33 @@ VMP_API vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *cod
 VMP_API vmp_status vmp_writer_code_free(vmp_writer *w, uint64_t id, uint64_t *gen_out);
 
 /** Move code object `id` to `new_start`; increments the generation. */
-VMP_API vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start,
+VMP_API vmp_status vmp_writer_code_move(vmp_writer *w,
+                                        uint64_t id,
+                                        uint64_t new_start,
                                         uint64_t *gen_out);
 
 /** Record a compaction of `zone` as one change: `moves` holds n_moves pairs
  *  (code id, new start), `frees` n_frees code ids.  Increments the
  *  generation once.  `start_ns` (writer clock; 0 == now) and `duration_ns`
  *  say when it ran. */
-VMP_API vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64_t *moves,
-                                              size_t n_moves, const uint64_t *frees, size_t n_frees,
-                                              uint64_t start_ns, uint64_t duration_ns,
+VMP_API vmp_status vmp_writer_code_compaction(vmp_writer *w,
+                                              uint64_t zone,
+                                              const uint64_t *moves,
+                                              size_t n_moves,
+                                              const uint64_t *frees,
+                                              size_t n_frees,
+                                              uint64_t start_ns,
+                                              uint64_t duration_ns,
                                               uint64_t *gen_out);
 
 /** Record the full listing of `zone`: n pairs (code id, start).  Objects of
  *  the zone not listed are freed.  Increments the generation. */
-VMP_API vmp_status vmp_writer_code_snapshot(vmp_writer *w, uint64_t zone, const uint64_t *entries,
-                                            size_t n, uint64_t *gen_out);
+VMP_API vmp_status vmp_writer_code_snapshot(
+    vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n, uint64_t *gen_out);
 
 /** A bytecode function (a method). */
 typedef struct vmp_function {
-    uint64_t id;            /* >= 1, chosen by the VM */
+    uint64_t id; /* >= 1, chosen by the VM */
     const char *name;
     const char *scope;      /* class or module; may be NULL */
     const char *signature;  /* may be NULL */
@@ -298,8 +318,12 @@ VMP_API vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *nam
 
 /** Record an event.  `time_ns` in writer clock (0 == now); `thread` 0 == none;
  *  `text` may be NULL. */
-VMP_API vmp_status vmp_writer_event(vmp_writer *w, uint32_t kind, uint64_t time_ns,
-                                    uint64_t duration_ns, uint64_t thread, int64_t value,
+VMP_API vmp_status vmp_writer_event(vmp_writer *w,
+                                    uint32_t kind,
+                                    uint64_t time_ns,
+                                    uint64_t duration_ns,
+                                    uint64_t thread,
+                                    int64_t value,
                                     const char *text);
 
 /** Record a counter's value now. */

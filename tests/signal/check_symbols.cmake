@@ -1,0 +1,26 @@
+# Fails when the sample path's object file needs a symbol outside the
+# allow-list of writer/README.md ("The allow-list").
+#   cmake -DNM=<nm> -DOBJ=<vmp_sample.c.o> -P check_symbols.cmake
+set(allowed clock_gettime __errno_location memcpy memset __stack_chk_fail
+    __atomic_load_8 __atomic_store_8 __atomic_fetch_add_8 __atomic_compare_exchange_8)
+execute_process(COMMAND ${NM} -u ${OBJ} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -u ${OBJ} failed")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+set(bad "")
+foreach(line ${lines})
+  string(REGEX REPLACE "^ *U +" "" sym "${line}")
+  string(STRIP "${sym}" sym)
+  if(sym STREQUAL "")
+    continue()
+  endif()
+  list(FIND allowed "${sym}" idx)
+  if(idx EQUAL -1)
+    list(APPEND bad "${sym}")
+  endif()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "the sample path references symbols outside the allow-list: ${bad}")
+endif()
+message(STATUS "sample path symbols ok: ${out}")

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_chunk.c - chunks: zstd frames of whole records, the file writes and the
+ * seek table (spec.md §4 R-CHK-1, R-CHK-2, R-CHK-5, §6).
+ *
+ * Runs under the writer's out_mu, never on the sample path.  After the first
+ * write error output stops for good: what reached the file stays a valid,
+ * truncated profile, the error is kept in `write_errno`, and the samples of
+ * chunks that could not be written are counted as `dropped_write`.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmp_format.h"
+#include "vmp_writer_int.h"
+
+uint64_t vmp_chunk__mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void stop_output(vmp_writer *w, int err)
+{
+    int zero = 0;
+    atomic_compare_exchange_strong(&w->write_errno, &zero, err ? err : EIO);
+    atomic_store(&w->stopped, 1);
+}
+
+vmp_status vmp_chunk__write(vmp_writer *w, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    if (atomic_load(&w->stopped))
+        return VMP_ERR_CLOSED;
+    while (size > 0) {
+        ssize_t n = write(w->fd, p, size);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            stop_output(w, errno);
+            return VMP_ERR_IO;
+        }
+        if (n == 0) { /* no progress and no error: treat as a full device */
+            stop_output(w, ENOSPC);
+            return VMP_ERR_IO;
+        }
+        p += n;
+        size -= (size_t)n;
+        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+    }
+    return VMP_OK;
+}
+
+static void reset_chunk(vmp_writer *w)
+{
+    w->chunk.len = 0;
+    w->chunk_prev_time = 0;
+    w->chunk_first_time = w->chunk_last_time = 0;
+    w->chunk_samples = w->chunk_failed = w->chunk_truncated = 0;
+}
+
+int vmp_chunk__needs_new(const vmp_writer *w, size_t len)
+{
+    /* spec R-CHK-2: a record never spans chunks; one that does not fit the
+     * space left opens a fresh chunk, even when it alone exceeds the limit. */
+    return w->chunk.len > 0 && w->chunk.len + len > w->chunk_bytes;
+}
+
+void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len)
+{
+    if (vmp_chunk__needs_new(w, len))
+        vmp_chunk__close(w);
+    if (w->chunk.len == 0)
+        w->chunk_opened_ns = vmp_chunk__mono_ns();
+    vmp_buf__append(&w->chunk, rec, len);
+    if (w->chunk.failed) {
+        /* Out of memory for the chunk: what it held cannot be written. */
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        w->chunk.failed = 0;
+        reset_chunk(w);
+        return;
+    }
+    if (w->chunk.len >= w->chunk_bytes) /* spec R-CHK-5 */
+        vmp_chunk__close(w);
+}
+
+vmp_status vmp_chunk__close(vmp_writer *w)
+{
+    if (w->chunk.len == 0)
+        return VMP_OK;
+    if (atomic_load(&w->stopped)) {
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        reset_chunk(w);
+        return VMP_ERR_CLOSED;
+    }
+    size_t bound = ZSTD_compressBound(w->chunk.len);
+    w->zbuf.len = 0;
+    if (vmp_buf__reserve(&w->zbuf, bound) < 0) {
+        w->zbuf.failed = 0;
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        reset_chunk(w);
+        return VMP_ERR_NOMEM;
+    }
+    /* spec R-CHK-1: one frame per chunk, with checksum and content size
+     * (ZSTD_compress2 on the whole input records the size in the header). */
+    size_t z = ZSTD_compress2(w->cctx, w->zbuf.data, bound, w->chunk.data, w->chunk.len);
+    if (ZSTD_isError(z)) {
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        reset_chunk(w);
+        return VMP_ERR_NOMEM;
+    }
+    vmp_seek_entry se = {
+        .offset = w->base_offset + atomic_load(&w->bytes),
+        .compressed_size = z,
+        .content_size = w->chunk.len,
+        .first_time = w->chunk_first_time,
+        .last_time = w->chunk_last_time,
+        .samples = w->chunk_samples,
+    };
+    vmp_status st = vmp_chunk__write(w, w->zbuf.data, z);
+    if (st < 0) {
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        reset_chunk(w);
+        return st;
+    }
+    atomic_fetch_add(&w->samples_written, w->chunk_samples);
+    atomic_fetch_add(&w->failed_written, w->chunk_failed);
+    atomic_fetch_add(&w->truncated_stacks, w->chunk_truncated);
+    atomic_fetch_add(&w->chunks, 1);
+    vmp_buf__append(&w->seek, &se, sizeof se);
+    w->seek.failed = 0; /* a seek table missing entries is dropped at close */
+    reset_chunk(w);
+    return VMP_OK;
+}
+
+static void put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+vmp_status vmp_chunk__seek_table(vmp_writer *w)
+{
+    size_t n = w->seek.len / sizeof(vmp_seek_entry);
+    if (n != atomic_load(&w->chunks))
+        return VMP_OK; /* an entry could not be recorded: no table beats a wrong one */
+    vmp_buf b = {0};
+    uint8_t head[VMP_SKIPPABLE_HEADER_SIZE] = {0};
+    vmp_buf__append(&b, head, sizeof head);
+    vmp_enc__array(&b, n);
+    for (size_t i = 0; i < n; i++) {
+        vmp_seek_entry se;
+        memcpy(&se, w->seek.data + i * sizeof se, sizeof se);
+        vmp_enc__array(&b, 6);
+        vmp_enc__uint(&b, se.offset);
+        vmp_enc__uint(&b, se.compressed_size);
+        vmp_enc__uint(&b, se.content_size);
+        vmp_enc__uint(&b, se.first_time);
+        vmp_enc__uint(&b, se.last_time);
+        vmp_enc__uint(&b, se.samples);
+    }
+    uint8_t foot[VMP_SEEK_FOOTER_SIZE] = {0};
+    vmp_buf__append(&b, foot, sizeof foot);
+    if (b.failed || b.len > UINT32_MAX) {
+        vmp_buf__free(&b);
+        return VMP_ERR_NOMEM;
+    }
+    put_u32le(b.data, VMP_SEEK_FRAME_MAGIC);
+    put_u32le(b.data + 4, (uint32_t)(b.len - VMP_SKIPPABLE_HEADER_SIZE));
+    put_u32le(b.data + b.len - VMP_SEEK_FOOTER_SIZE, (uint32_t)b.len);
+    memcpy(b.data + b.len - 4, VMP_SEEK_FOOTER_MAGIC, 4);
+    vmp_status st = vmp_chunk__write(w, b.data, b.len);
+    vmp_buf__free(&b);
+    return st;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_encode.c - byte buffers and CBOR primitives on top of libcbor's
+ * encoders (spec.md §1, §5 R-REC-1, R-REC-3).
+ */
+#include "vmp_encode.h"
+
+#include <assert.h>
+#include <cbor.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vmp_buf__reserve(vmp_buf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->cap - b->len >= extra)
+        return 0;
+    size_t need = b->len + extra;
+    if (need < b->len) {
+        b->failed = 1;
+        return -1;
+    }
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+void vmp_buf__append(vmp_buf *b, const void *data, size_t size)
+{
+    if (size == 0 || vmp_buf__reserve(b, size) < 0)
+        return;
+    memcpy(b->data + b->len, data, size);
+    b->len += size;
+}
+
+void vmp_buf__free(vmp_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = 0;
+}
+
+/* Every CBOR head fits in 9 bytes. */
+#define HEAD_MAX 9
+
+#define ENCODE_HEAD(b, call)                                                                       \
+    do {                                                                                           \
+        if (vmp_buf__reserve((b), HEAD_MAX) == 0) {                                                \
+            size_t n_ = call;                                                                      \
+            assert(n_ > 0);                                                                        \
+            (b)->len += n_;                                                                        \
+        }                                                                                          \
+    } while (0)
+
+void vmp_enc__uint(vmp_buf *b, uint64_t v)
+{
+    ENCODE_HEAD(b, cbor_encode_uint(v, b->data + b->len, HEAD_MAX));
+}
+
+void vmp_enc__int(vmp_buf *b, int64_t v)
+{
+    if (v >= 0)
+        ENCODE_HEAD(b, cbor_encode_uint((uint64_t)v, b->data + b->len, HEAD_MAX));
+    else /* CBOR negint n encodes -1 - n */
+        ENCODE_HEAD(b, cbor_encode_negint((uint64_t)(-(v + 1)), b->data + b->len, HEAD_MAX));
+}
+
+void vmp_enc__array(vmp_buf *b, size_t n)
+{
+    ENCODE_HEAD(b, cbor_encode_array_start(n, b->data + b->len, HEAD_MAX));
+}
+
+void vmp_enc__map(vmp_buf *b, size_t n)
+{
+    ENCODE_HEAD(b, cbor_encode_map_start(n, b->data + b->len, HEAD_MAX));
+}
+
+void vmp_enc__tstr(vmp_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    ENCODE_HEAD(b, cbor_encode_string_start(n, b->data + b->len, HEAD_MAX));
+    vmp_buf__append(b, s, n);
+}
+
+void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size)
+{
+    ENCODE_HEAD(b, cbor_encode_bytestring_start(size, b->data + b->len, HEAD_MAX));
+    vmp_buf__append(b, data, size);
+}
+
+void vmp_rec__begin(vmp_rec *r, vmp_buf *b, unsigned type)
+{
+    r->b = b;
+    r->start = b->len;
+    r->n = 0;
+    vmp_enc__map(b, 0); /* patched by vmp_rec__end() */
+    vmp_rec__uint(r, 0, type);
+}
+
+void vmp_rec__key(vmp_rec *r, unsigned key)
+{
+    r->n++;
+    vmp_enc__uint(r->b, key);
+}
+
+void vmp_rec__uint(vmp_rec *r, unsigned key, uint64_t v)
+{
+    vmp_rec__key(r, key);
+    vmp_enc__uint(r->b, v);
+}
+
+void vmp_rec__uint_nz(vmp_rec *r, unsigned key, uint64_t v)
+{
+    if (v != 0)
+        vmp_rec__uint(r, key, v);
+}
+
+void vmp_rec__tstr_ne(vmp_rec *r, unsigned key, const char *s)
+{
+    if (s && *s) {
+        vmp_rec__key(r, key);
+        vmp_enc__tstr(r->b, s);
+    }
+}
+
+void vmp_rec__end(vmp_rec *r)
+{
+    assert(r->n < 24);
+    if (!r->b->failed)
+        r->b->data[r->start] = (uint8_t)(0xA0u | r->n); /* map, length in the head byte */
+}

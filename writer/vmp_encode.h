@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_encode.h - growable byte buffers and the CBOR primitives records are
+ * built from (spec.md §1, §5 R-REC-1, R-REC-3).  Not used by the sample path.
+ */
+#ifndef VMP_ENCODE_H
+#define VMP_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable byte buffer.  After an allocation failure `failed` is set, later
+ * appends are no-ops, and the owner reports VMP_ERR_NOMEM. */
+typedef struct vmp_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    int failed;
+} vmp_buf;
+
+/* Make room for `extra` more bytes; 0 on success, -1 (and `failed`) if not. */
+int vmp_buf__reserve(vmp_buf *b, size_t extra);
+void vmp_buf__append(vmp_buf *b, const void *data, size_t size);
+void vmp_buf__free(vmp_buf *b);
+
+/* CBOR items, definite lengths, shortest encodings (spec R-REC-3). */
+void vmp_enc__uint(vmp_buf *b, uint64_t v);
+void vmp_enc__int(vmp_buf *b, int64_t v);
+void vmp_enc__array(vmp_buf *b, size_t n);
+void vmp_enc__map(vmp_buf *b, size_t n);
+void vmp_enc__tstr(vmp_buf *b, const char *s); /* NULL == "" */
+void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size);
+
+/* A record under construction: a map whose entries are counted as they are
+ * added, so the map header is written last.  Records have fewer than 24 keys,
+ * so the header is one byte and can be patched in place. */
+typedef struct vmp_rec {
+    vmp_buf *b;
+    size_t start;
+    unsigned n;
+} vmp_rec;
+
+/* Start a record of `type` (key 0 first, spec R-REC-1). */
+void vmp_rec__begin(vmp_rec *r, vmp_buf *b, unsigned type);
+/* Write the key of the next entry; the caller then writes its value. */
+void vmp_rec__key(vmp_rec *r, unsigned key);
+void vmp_rec__uint(vmp_rec *r, unsigned key, uint64_t v);
+/* As vmp_rec__uint() but omitted when `v` is 0 (the key's default). */
+void vmp_rec__uint_nz(vmp_rec *r, unsigned key, uint64_t v);
+/* A text string, omitted when NULL or empty (the default ""). */
+void vmp_rec__tstr_ne(vmp_rec *r, unsigned key, const char *s);
+void vmp_rec__end(vmp_rec *r);
+
+#endif

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_modules.c - MODULE and MODULE_SYMBOLS records from ELF files and the
+ * process's loaded objects (spec.md §5.3).
+ *
+ * Symbols come from .symtab when the file has one, else from .dynsym; only
+ * defined functions and objects with a non-zero value are kept.  The build id
+ * is the GNU build-id note.  Symbols are split into MODULE_SYMBOLS records of
+ * at most a quarter of the chunk size each, so a batch never dominates a
+ * chunk.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmp_format.h"
+#include "vmp_writer_int.h"
+
+#define NT_GNU_BUILD_ID_TYPE 3
+#define MAX_BUILD_ID         64
+
+typedef struct elf_info {
+    vmp_symbol_desc *syms;
+    size_t n_syms;
+    char *names; /* storage of the symbol names */
+    uint8_t build_id[MAX_BUILD_ID];
+    size_t build_id_size;
+} elf_info;
+
+static void info_free(elf_info *in)
+{
+    free(in->syms);
+    free(in->names);
+    memset(in, 0, sizeof *in);
+}
+
+static void read_build_id(Elf *e, elf_info *in)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t off = 0, name_off, desc_off;
+        GElf_Nhdr nh;
+        while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type == NT_GNU_BUILD_ID_TYPE && nh.n_namesz == 4 &&
+                memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+                nh.n_descsz <= MAX_BUILD_ID) {
+                memcpy(in->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+                in->build_id_size = nh.n_descsz;
+                return;
+            }
+        }
+    }
+}
+
+/* Read symbols and build id of an ELF image.  0 on success (possibly with no
+ * symbols), -1 when `e` is not a readable ELF file, -2 on allocation failure. */
+static int read_elf(Elf *e, elf_info *in)
+{
+    if (elf_kind(e) != ELF_K_ELF)
+        return -1;
+    read_build_id(e, in);
+    Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type == SHT_SYMTAB)
+            symtab = scn;
+        else if (sh.sh_type == SHT_DYNSYM)
+            dynsym = scn;
+    }
+    scn = symtab ? symtab : dynsym;
+    if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize == 0)
+        return 0;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d)
+        return 0;
+    size_t n = sh.sh_size / sh.sh_entsize;
+    size_t names_size = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0, at = 0;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Sym s;
+            if (!gelf_getsym(d, (int)i, &s))
+                continue;
+            int type = GELF_ST_TYPE(s.st_info);
+            if (s.st_shndx == SHN_UNDEF || s.st_value == 0 ||
+                (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC))
+                continue;
+            const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+            if (!name || !*name)
+                continue;
+            size_t len = strlen(name) + 1;
+            if (pass == 1) {
+                memcpy(in->names + at, name, len);
+                in->syms[k].value = s.st_value;
+                in->syms[k].size = s.st_size;
+                in->syms[k].name = NULL; /* set below: names may not move yet */
+            }
+            at += len;
+            k++;
+        }
+        if (pass == 0) {
+            names_size = at;
+            in->n_syms = k;
+            in->syms = calloc(k ? k : 1, sizeof *in->syms);
+            in->names = malloc(names_size ? names_size : 1);
+            if (!in->syms || !in->names)
+                return -2;
+        }
+    }
+    const char *p = in->names;
+    for (size_t i = 0; i < in->n_syms; i++) {
+        in->syms[i].name = p;
+        p += strlen(p) + 1;
+    }
+    return 0;
+}
+
+static int read_elf_file(const char *path, elf_info *in)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    int rc = e ? read_elf(e, in) : -1;
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
+/* Approximate encoded size of one symbol triple. */
+static size_t sym_bytes(const vmp_symbol_desc *s)
+{
+    return 2 * 9 + 9 + strlen(s->name);
+}
+
+/* Queue MODULE and its MODULE_SYMBOLS batches as one unit. */
+static vmp_status queue_module(vmp_writer *w, uint64_t *id_out, const char *path,
+                               const void *build_id, size_t build_id_size, uint64_t bias,
+                               uint64_t start, uint64_t end, const vmp_symbol_desc *syms,
+                               size_t n_syms)
+{
+    uint64_t stamp;
+    size_t mark;
+    vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
+    if (st < 0)
+        return st;
+    uint64_t id = w->next_module_id;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_rec r;
+    vmp_rec__begin(&r, &w->queue, VMP_REC_MODULE);
+    vmp_rec__uint(&r, VMP_MOD_ID, id);
+    vmp_rec__tstr_ne(&r, VMP_MOD_PATH, path);
+    if (build_id_size) {
+        vmp_rec__key(&r, VMP_MOD_BUILD_ID);
+        vmp_enc__bstr(&w->queue, build_id, build_id_size);
+    }
+    vmp_rec__uint_nz(&r, VMP_MOD_BIAS, bias);
+    vmp_rec__uint_nz(&r, VMP_MOD_START, start);
+    vmp_rec__uint_nz(&r, VMP_MOD_END, end);
+    vmp_rec__end(&r);
+    vmp_writer__entry_end(w, at);
+
+    size_t budget = w->chunk_bytes / 4;
+    for (size_t i = 0; i < n_syms && !w->queue.failed;) {
+        size_t k = i, bytes = 0;
+        while (k < n_syms && (k == i || bytes + sym_bytes(&syms[k]) <= budget))
+            bytes += sym_bytes(&syms[k++]);
+        at = vmp_writer__entry_begin(w, stamp);
+        vmp_rec__begin(&r, &w->queue, VMP_REC_MODULE_SYMBOLS);
+        vmp_rec__uint(&r, VMP_SYMS_MODULE, id);
+        vmp_rec__key(&r, VMP_SYMS_LIST);
+        vmp_enc__array(&w->queue, 3 * (k - i));
+        for (; i < k; i++) {
+            vmp_enc__uint(&w->queue, syms[i].value);
+            vmp_enc__uint(&w->queue, syms[i].size);
+            vmp_enc__tstr(&w->queue, syms[i].name);
+        }
+        vmp_rec__end(&r);
+        vmp_writer__entry_end(w, at);
+    }
+    if (!w->queue.failed) {
+        w->next_module_id++;
+        if (id_out)
+            *id_out = id;
+    }
+    return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const char *path,
+                                         const void *build_id, size_t build_id_size, uint64_t bias,
+                                         uint64_t start, uint64_t end, const vmp_symbol_desc *syms,
+                                         size_t n_syms)
+{
+    if (!w || (n_syms && !syms) || (build_id_size && !build_id))
+        return VMP_ERR_INVALID_ARG;
+    for (size_t i = 0; i < n_syms; i++)
+        if (!syms[i].name)
+            return VMP_ERR_INVALID_ARG;
+    return queue_module(w, id_out, path, build_id, build_id_size, bias, start, end, syms, n_syms);
+}
+
+vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias,
+                                 uint64_t start, uint64_t end)
+{
+    if (!w || !path)
+        return VMP_ERR_INVALID_ARG;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return VMP_ERR_IO;
+    elf_info in = {0};
+    int rc = read_elf_file(path, &in);
+    vmp_status st;
+    if (rc == -2)
+        st = VMP_ERR_NOMEM;
+    else if (rc < 0)
+        st = VMP_ERR_IO;
+    else
+        st = queue_module(w, id_out, path, in.build_id, in.build_id_size, bias, start, end,
+                          in.syms, in.n_syms);
+    info_free(&in);
+    return st;
+}
+
+/* ---- loaded objects ---------------------------------------------------- */
+
+typedef struct loaded {
+    char *path; /* NULL for an object without a file name */
+    uint64_t bias, start, end;
+    const void *image; /* the mapped first segment, for objects without a file */
+    size_t image_size;
+    int is_main;
+} loaded;
+
+typedef struct loaded_list {
+    loaded *v;
+    size_t n, cap;
+    int nomem;
+} loaded_list;
+
+static int collect(struct dl_phdr_info *info, size_t size, void *payload)
+{
+    (void)size;
+    loaded_list *l = payload;
+    uint64_t lo = UINT64_MAX, hi = 0, img_lo = UINT64_MAX, img_hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+        if (ph->p_offset == 0 && a < img_lo) {
+            img_lo = a;
+            img_hi = a + ph->p_filesz;
+        }
+    }
+    if (lo == UINT64_MAX)
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        loaded *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->nomem = 1;
+            return 1;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    loaded *o = &l->v[l->n];
+    memset(o, 0, sizeof *o);
+    o->is_main = l->n == 0 && (!info->dlpi_name || !*info->dlpi_name);
+    if (info->dlpi_name && *info->dlpi_name) {
+        o->path = strdup(info->dlpi_name);
+        if (!o->path) {
+            l->nomem = 1;
+            return 1;
+        }
+    }
+    o->bias = info->dlpi_addr;
+    o->start = lo;
+    o->end = hi;
+    if (img_lo != UINT64_MAX) {
+        o->image = (const void *)(uintptr_t)img_lo;
+        o->image_size = (size_t)(img_hi - img_lo);
+    }
+    l->n++;
+    return 0;
+}
+
+static char *self_exe(void)
+{
+    size_t cap = 256;
+    for (;;) {
+        char *p = malloc(cap);
+        if (!p)
+            return NULL;
+        ssize_t n = readlink("/proc/self/exe", p, cap);
+        if (n < 0) {
+            free(p);
+            return NULL;
+        }
+        if ((size_t)n < cap) {
+            p[n] = '\0';
+            return p;
+        }
+        free(p);
+        cap *= 2;
+    }
+}
+
+/* An object without a file (the vDSO): read the ELF image from memory.  The
+ * copy keeps libelf away from pages that may be execute-only. */
+static int read_elf_memory(const loaded *o, elf_info *in)
+{
+    if (!o->image || o->image_size < sizeof(ElfW(Ehdr)))
+        return -1;
+    char *copy = malloc(o->image_size);
+    if (!copy)
+        return -2;
+    memcpy(copy, o->image, o->image_size);
+    Elf *e = elf_memory(copy, o->image_size);
+    int rc = e ? read_elf(e, in) : -1;
+    if (e)
+        elf_end(e);
+    free(copy);
+    return rc;
+}
+
+vmp_status vmp_writer_add_loaded_modules(vmp_writer *w)
+{
+    if (!w)
+        return VMP_ERR_INVALID_ARG;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return VMP_ERR_IO;
+    loaded_list l = {0};
+    dl_iterate_phdr(collect, &l);
+    vmp_status st = l.nomem ? VMP_ERR_NOMEM : VMP_OK;
+    for (size_t i = 0; i < l.n && st >= 0; i++) {
+        loaded *o = &l.v[i];
+        if (o->is_main && !o->path)
+            o->path = self_exe();
+        elf_info in = {0};
+        int rc = o->path && o->path[0] == '/' ? read_elf_file(o->path, &in) : -1;
+        if (rc == -1) {
+            info_free(&in);
+            rc = read_elf_memory(o, &in);
+        }
+        if (rc == -2)
+            st = VMP_ERR_NOMEM;
+        else if (rc == 0)
+            st = queue_module(w, NULL, o->path, in.build_id, in.build_id_size, o->bias, o->start,
+                              o->end, in.syms, in.n_syms);
+        info_free(&in);
+    }
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i].path);
+    free(l.v);
+    return st;
+}

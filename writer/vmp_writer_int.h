@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_writer_int.h - the writer object shared by the writer's translation
+ * units (spec.md §3 to §6).  Internal: not installed.
+ *
+ * Locking: `meta_mu` guards the record queue, the id counters and generation
+ * increments; `out_mu` guards everything that produces output (interning,
+ * the chunk, compression, the file).  out_mu may be held while meta_mu is
+ * taken briefly, never the reverse.  The sample path takes neither.
+ */
+#ifndef VMP_WRITER_INT_H
+#define VMP_WRITER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <zstd.h>
+
+#include "vmp_encode.h"
+#include "vmp_intern.h"
+#include "vmp_ring.h"
+#include "vmp_writer.h"
+
+#define VMP_WRITER_PRODUCER "vmp-writer 0.1.0"
+
+/* One seek-table entry (spec.md §6). */
+typedef struct vmp_seek_entry {
+    uint64_t offset, compressed_size, content_size, first_time, last_time, samples;
+} vmp_seek_entry;
+
+struct vmp_writer {
+    /* ---- read by the sample path -------------------------------------- */
+    vmp_ring ring;
+    uint64_t (*clock)(void *clock_ud);
+    void *clock_ud;
+    uint64_t origin;                    /* raw clock value at open */
+    _Atomic uint64_t generation;        /* spec §5 Generations */
+    _Atomic int stopped;                /* output stopped after a write error */
+    _Atomic uint64_t dropped_full;      /* counted by the sample path */
+    _Atomic uint64_t dropped_stopped;   /* samples refused after a write error */
+
+    /* ---- totals, written under out_mu, read by vmp_writer_stats() ------ */
+    _Atomic uint64_t samples_written;
+    _Atomic uint64_t failed_written;
+    _Atomic uint64_t dropped_write;     /* drained after the error, or lost in a failed chunk */
+    _Atomic uint64_t truncated_stacks;
+    _Atomic uint64_t chunks;
+    _Atomic uint64_t bytes;
+    _Atomic int write_errno;
+
+    /* ---- options --------------------------------------------------------- */
+    size_t chunk_bytes;
+    uint32_t chunk_age_ms;
+    int zstd_level;
+    int no_seek_table;
+    int fd;
+    int own_fd;
+    uint64_t base_offset;               /* file offset of the header frame */
+
+    /* ---- record queue (meta_mu) ------------------------------------------ */
+    pthread_mutex_t meta_mu;
+    vmp_buf queue;                      /* entries: u64 stamp, u32 len, record */
+    uint64_t next_zone_id;
+    uint64_t next_module_id;
+
+    /* ---- output (out_mu) ------------------------------------------------ */
+    pthread_mutex_t out_mu;
+    vmp_buf work;                       /* the queue taken by a drain */
+    vmp_buf scratch;                    /* one record being encoded */
+    vmp_buf chunk;                      /* content of the open chunk */
+    vmp_buf zbuf;                       /* compressed chunk */
+    vmp_buf seek;                       /* vmp_seek_entry array */
+    ZSTD_CCtx *cctx;
+    vmp_intern intern;
+    uint64_t chunk_prev_time;           /* time of the previous sample in the chunk */
+    uint64_t chunk_first_time, chunk_last_time;
+    uint64_t chunk_samples, chunk_failed, chunk_truncated;
+    uint64_t chunk_opened_ns;           /* CLOCK_MONOTONIC when its first record came */
+    int io_reported;                    /* VMP_ERR_IO already returned by a flush */
+
+    /* ---- background thread --------------------------------------------- */
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t wake_mu;
+    pthread_cond_t wake_cv;
+    int stop;                           /* wake_mu */
+};
+
+/* vmp_chunk.c: everything under out_mu. */
+
+/* Append one encoded record to the open chunk, first closing the chunk when
+ * the record would not fit, and closing it after when it reached the size
+ * limit.  Sample bookkeeping is the caller's. */
+void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len);
+/* Whether a record of `len` bytes would start a new chunk. */
+int vmp_chunk__needs_new(const vmp_writer *w, size_t len);
+/* Compress and write the open chunk (no-op when empty). */
+vmp_status vmp_chunk__close(vmp_writer *w);
+/* Write bytes to the file, retrying EINTR and short writes.  After the first
+ * failure output stops for good. */
+vmp_status vmp_chunk__write(vmp_writer *w, const void *data, size_t size);
+/* Write the seek-table frame (spec.md §6). */
+vmp_status vmp_chunk__seek_table(vmp_writer *w);
+uint64_t vmp_chunk__mono_ns(void);
+
+/* vmp_writer.c: the writer's clock, ns since the time origin. */
+uint64_t vmp_writer__now(const vmp_writer *w);
+
+/* vmp_writer.c: the record queue.  meta_lock() takes meta_mu and reads the
+ * ring head as the stamp of the records queued until meta_unlock(); it
+ * returns VMP_ERR_CLOSED (and holds nothing) when output has stopped.
+ * entry_begin()/entry_end() bracket one record encoded into w->queue.
+ * meta_unlock() rolls the queue back to `mark` and returns VMP_ERR_NOMEM if an
+ * allocation failed, else `st`. */
+vmp_status vmp_writer__meta_lock(vmp_writer *w, uint64_t *stamp_out, size_t *mark_out);
+size_t vmp_writer__entry_begin(vmp_writer *w, uint64_t stamp);
+void vmp_writer__entry_end(vmp_writer *w, size_t at);
+vmp_status vmp_writer__meta_unlock(vmp_writer *w, size_t mark, vmp_status st);
+
+#endif
