@@ -205,3 +205,227 @@ vmp_status read_all(vmp_reader *r, uint64_t *n)
         (*n)++;
     return st;
 }
+
+/* One record of every type, with every key of this version. */
+void build_all_types(tbuf *c)
+{
+    static const uint8_t build_id[4] = {0xde, 0xad, 0xbe, 0xef};
+
+    /* HEADER: type + 17 keys */
+    rec_start(c, 18, VMP_REC_HEADER);
+    kv_str(c, VMP_HDR_PRODUCER, "vmp-test 1.0");
+    kv_str(c, VMP_HDR_VM_NAME, "cog");
+    kv_str(c, VMP_HDR_VM_VERSION, "5.0");
+    kv_uint(c, VMP_HDR_PID, 4242);
+    kv_uint(c, VMP_HDR_START_REALTIME, 1700000000000000000ull);
+    kv_str(c, VMP_HDR_CLOCK, "monotonic");
+    kv_uint(c, VMP_HDR_CLOCK_RES, 1);
+    kv_uint(c, VMP_HDR_INTERVAL, 1000000);
+    kv_uint(c, VMP_HDR_POINTER_SIZE, 4);
+    c_uint(c, VMP_HDR_STATES);
+    c_array(c, 3);
+    c_str(c, "interpreter");
+    c_str(c, "jit");
+    c_str(c, "gc");
+    c_uint(c, VMP_HDR_CODE_KINDS);
+    c_array(c, 2);
+    c_str(c, "method");
+    c_str(c, "closed PIC");
+    c_uint(c, VMP_HDR_TIERS);
+    c_array(c, 1);
+    c_str(c, "c2");
+    c_uint(c, VMP_HDR_EVENT_KINDS);
+    c_array(c, 1);
+    c_str(c, "compaction");
+    c_uint(c, VMP_HDR_COUNTER_KINDS);
+    c_array(c, 1);
+    c_str(c, "heap");
+    c_uint(c, VMP_HDR_FAILURE_REASONS);
+    c_array(c, 2);
+    c_str(c, "no frame");
+    c_str(c, "");
+    c_uint(c, VMP_HDR_LABELS);
+    c_map(c, 2);
+    c_str(c, "benchmark");
+    c_str(c, "fib");
+    c_str(c, "commit");
+    c_str(c, "abc123");
+    kv_uint(c, VMP_HDR_START_MONOTONIC, 99999);
+
+    /* MODULE */
+    rec_start(c, 7, VMP_REC_MODULE);
+    kv_uint(c, VMP_MOD_ID, 1);
+    kv_str(c, VMP_MOD_PATH, "/usr/bin/vm");
+    c_uint(c, VMP_MOD_BUILD_ID);
+    c_bstr(c, build_id, sizeof build_id);
+    kv_uint(c, VMP_MOD_BIAS, 0x1000);
+    kv_uint(c, VMP_MOD_START, 0x401000);
+    kv_uint(c, VMP_MOD_END, 0x500000);
+
+    /* MODULE_SYMBOLS */
+    rec_start(c, 3, VMP_REC_MODULE_SYMBOLS);
+    kv_uint(c, VMP_SYMS_MODULE, 1);
+    c_uint(c, VMP_SYMS_LIST);
+    c_array(c, 6);
+    c_uint(c, 0x400100);
+    c_uint(c, 0x40);
+    c_str(c, "interpret");
+    c_uint(c, 0x400200);
+    c_uint(c, 0);
+    c_str(c, "_ZN2gc7collectEv");
+
+    /* THREAD */
+    rec_start(c, 5, VMP_REC_THREAD);
+    kv_uint(c, VMP_THR_ID, 77);
+    kv_str(c, VMP_THR_NAME, "main");
+    kv_uint(c, VMP_THR_TIME, 5);
+    kv_uint(c, VMP_THR_END_TIME, 900);
+
+    /* FUNCTION */
+    rec_start(c, 9, VMP_REC_FUNCTION);
+    kv_uint(c, VMP_FN_ID, 10);
+    kv_str(c, VMP_FN_NAME, "benchFib");
+    kv_str(c, VMP_FN_SCOPE, "Integer");
+    kv_str(c, VMP_FN_SIGNATURE, "(I)I");
+    kv_str(c, VMP_FN_FILE, "Integer.st");
+    kv_uint(c, VMP_FN_LINE, 12);
+    c_uint(c, VMP_FN_LINES);
+    c_array(c, 4);
+    c_uint(c, 0);
+    c_uint(c, 12);
+    c_uint(c, 7);
+    c_uint(c, 13);
+    kv_uint(c, VMP_FN_BC_SIZE, 23);
+
+    /* CODE_ZONE */
+    rec_start(c, 5, VMP_REC_CODE_ZONE);
+    kv_uint(c, VMP_ZONE_ID, 1);
+    kv_str(c, VMP_ZONE_NAME, "machine code zone");
+    kv_uint(c, VMP_ZONE_START, 0x10000);
+    kv_uint(c, VMP_ZONE_END, 0x20000);
+
+    /* CODE_OBJECT */
+    rec_start(c, 13, VMP_REC_CODE_OBJECT);
+    kv_uint(c, VMP_CODE_ID, 100);
+    kv_uint(c, VMP_CODE_ZONE, 1);
+    kv_uint(c, VMP_CODE_KIND, 0);
+    kv_str(c, VMP_CODE_NAME, "Integer>>benchFib");
+    kv_uint(c, VMP_CODE_FUNCTION, 10);
+    kv_uint(c, VMP_CODE_START, 0x10100);
+    kv_uint(c, VMP_CODE_SIZE, 0x80);
+    kv_uint(c, VMP_CODE_GENERATION, 0);
+    kv_uint(c, VMP_CODE_TIER, 1);
+    c_uint(c, VMP_CODE_PC_MAP);
+    c_array(c, 6); /* deltas 4, 8, 0 -> offsets 4, 12, 12 */
+    c_uint(c, 4);
+    c_uint(c, 1);
+    c_uint(c, 8);
+    c_uint(c, 5);
+    c_uint(c, 0);
+    c_uint(c, 9);
+    c_uint(c, VMP_CODE_INLINE);
+    c_array(c, 2);
+    c_array(c, 5);
+    c_uint(c, 0x10);
+    c_uint(c, 11);
+    c_uint(c, 3);
+    c_uint(c, 10);
+    c_uint(c, 0xFFFFFFFFu);
+    c_array(c, 1);
+    c_uint(c, 0x40);
+    kv_uint(c, VMP_CODE_TIME, 321);
+
+    /* CODE_SNAPSHOT */
+    rec_start(c, 5, VMP_REC_CODE_SNAPSHOT);
+    kv_uint(c, VMP_SNAP_ZONE, 1);
+    kv_uint(c, VMP_SNAP_GENERATION, 1);
+    c_uint(c, VMP_SNAP_ENTRIES);
+    c_array(c, 2);
+    c_uint(c, 100);
+    c_uint(c, 0x10100);
+    kv_uint(c, VMP_SNAP_TIME, 400);
+
+    /* CODE_COMPACTION */
+    rec_start(c, 7, VMP_REC_CODE_COMPACTION);
+    kv_uint(c, VMP_COMP_ZONE, 1);
+    kv_uint(c, VMP_COMP_GENERATION, 2);
+    c_uint(c, VMP_COMP_MOVES);
+    c_array(c, 2);
+    c_uint(c, 100);
+    c_uint(c, 0x10000);
+    c_uint(c, VMP_COMP_FREES);
+    c_array(c, 3);
+    c_uint(c, 101);
+    c_uint(c, 102);
+    c_uint(c, 103);
+    kv_uint(c, VMP_COMP_TIME, 500);
+    kv_uint(c, VMP_COMP_DURATION, 50);
+
+    /* CODE_FREE */
+    rec_start(c, 4, VMP_REC_CODE_FREE);
+    kv_uint(c, VMP_FREE_GENERATION, 3);
+    kv_uint(c, VMP_FREE_ID, 100);
+    kv_uint(c, VMP_FREE_TIME, 600);
+
+    /* CODE_MOVE */
+    rec_start(c, 5, VMP_REC_CODE_MOVE);
+    kv_uint(c, VMP_MOVE_GENERATION, 4);
+    kv_uint(c, VMP_MOVE_ID, 104);
+    kv_uint(c, VMP_MOVE_START, 0x10200);
+    kv_uint(c, VMP_MOVE_TIME, 700);
+
+    /* STACK_NODE: a machine frame, then a symbolic one with bcpc */
+    rec_start(c, 4, VMP_REC_STACK_NODE);
+    kv_uint(c, VMP_NODE_ID, 1);
+    kv_uint(c, VMP_NODE_PARENT, 0);
+    kv_uint(c, VMP_NODE_PC, 0x10104);
+    rec_start(c, 5, VMP_REC_STACK_NODE);
+    kv_uint(c, VMP_NODE_ID, 2);
+    kv_uint(c, VMP_NODE_PARENT, 1);
+    kv_uint(c, VMP_NODE_FUNCTION, 10);
+    kv_uint(c, VMP_NODE_BCPC, 7);
+
+    /* SAMPLE with every key, then one with defaults */
+    rec_start(c, 9, VMP_REC_SAMPLE);
+    kv_int(c, VMP_SMP_TIME_DELTA, 1000);
+    kv_uint(c, VMP_SMP_THREAD, 77);
+    kv_uint(c, VMP_SMP_STATE, 1);
+    kv_uint(c, VMP_SMP_PC, 0x10104);
+    kv_uint(c, VMP_SMP_GENERATION, 4);
+    kv_uint(c, VMP_SMP_STACK, 2);
+    kv_uint(c, VMP_SMP_WEIGHT, 3);
+    kv_uint(c, VMP_SMP_BLAME, 100);
+    rec_start(c, 1, VMP_REC_SAMPLE);
+
+    /* FAILED_SAMPLE with a negative delta */
+    rec_start(c, 4, VMP_REC_FAILED_SAMPLE);
+    kv_int(c, VMP_SMP_TIME_DELTA, -400);
+    kv_uint(c, VMP_SMP_THREAD, 78);
+    kv_uint(c, VMP_SMP_REASON, 1);
+
+    /* EVENT */
+    rec_start(c, 7, VMP_REC_EVENT);
+    kv_uint(c, VMP_EVT_TIME, 800);
+    kv_uint(c, VMP_EVT_KIND, 0);
+    kv_uint(c, VMP_EVT_DURATION, 20);
+    kv_uint(c, VMP_EVT_THREAD, 77);
+    kv_int(c, VMP_EVT_VALUE, -5);
+    kv_str(c, VMP_EVT_TEXT, "compacted 3 methods");
+
+    /* COUNTER */
+    rec_start(c, 4, VMP_REC_COUNTER);
+    kv_uint(c, VMP_CTR_TIME, 850);
+    kv_uint(c, VMP_CTR_KIND, 0);
+    kv_int(c, VMP_CTR_VALUE, INT64_MIN);
+
+    /* END */
+    rec_start(c, 9, VMP_REC_END);
+    kv_uint(c, VMP_END_TIME, 1000);
+    kv_uint(c, VMP_END_SAMPLES, 3);
+    kv_uint(c, VMP_END_DROPPED_FULL, 4);
+    kv_uint(c, VMP_END_DROPPED_WRITE, 5);
+    kv_uint(c, VMP_END_FAILED, 1);
+    kv_uint(c, VMP_END_CHUNKS, 0);
+    kv_uint(c, VMP_END_TRUNCATED_STACKS, 6);
+    kv_uint(c, VMP_END_GENERATION, 4);
+}

@@ -46,6 +46,10 @@ void f_chunk_ex(tbuf *file, const void *content, size_t n, int checksum, int con
 void f_chunk(tbuf *file, const tbuf *content);
 void f_skippable(tbuf *file, uint32_t magic, const void *data, size_t n);
 
+/* One record of every type with every key of format 1.0: 19 records
+ * (two STACK_NODEs, two SAMPLEs), HEADER first and END last. */
+void build_all_types(tbuf *c);
+
 /* Read every record; returns the final status, counts records in *n. */
 vmp_status read_all(vmp_reader *r, uint64_t *n);
 
