@@ -79,6 +79,12 @@ typedef struct snode {
     uint64_t parent, value;
     uint64_t bcpc;
     int is_function, has_bcpc;
+    /* Memo of the last resolution, [0] as a caller frame, [1] as the
+     * innermost: most samples are taken at the latest generation, so this
+     * answers them without touching the (node, generation) cache. */
+    uint64_t memo_gen[2];
+    uint32_t memo_stack[2];
+    uint32_t memo_epoch[2];
 } snode;
 
 struct vmp_analysis {
@@ -119,7 +125,10 @@ struct vmp_analysis {
 
     snode *nodes;
     size_t n_nodes, cap_nodes;
-    vmp_hmap node_by_id;
+    vmp_hmap node_by_id; /* ids too sparse for node_dense */
+    uint32_t *node_dense; /* id -> index + 1; writers number nodes densely */
+    size_t cap_dense;
+    uint32_t epoch;       /* memos of another epoch are stale */
 
     vmp_afunction *funcs;
     size_t n_funcs, cap_funcs;
@@ -255,6 +264,7 @@ void vmp_analysis_free(vmp_analysis *a)
     vmp_hmap__free(&a->thread_names);
     free(a->nodes);
     vmp_hmap__free(&a->node_by_id);
+    free(a->node_dense);
     free(a->funcs);
     vmp_hmap__free(&a->func_key);
     free(a->frames);
@@ -593,8 +603,10 @@ static void note_change(vmp_analysis *a, uint64_t gen)
     invalidate_old(a, gen);
     /* Samples at >= gen already resolved saw the code without this change;
      * by R-GEN-3 the change applies to them, so forget them. */
-    if (a->any_sample && gen <= a->max_sample_gen)
+    if (a->any_sample && gen <= a->max_sample_gen) {
         vmp_hmap__clear(&a->scache);
+        a->epoch++;
+    }
     if (gen > a->cur_gen)
         a->cur_gen = gen;
     a->stats.generation = a->cur_gen;
@@ -1066,54 +1078,99 @@ static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
     return intern_frame(a, fn, has, bc, bc);
 }
 
+/* Index + 1 of node `id`, 0 when undefined. */
+static uint32_t node_index(const vmp_analysis *a, uint64_t id)
+{
+    if (id < a->cap_dense)
+        return a->node_dense[id];
+    return vmp_hmap__get(&a->node_by_id, id, 0);
+}
+
 static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
 {
     snode *n;
     uint32_t idx;
-    if (vmp_hmap__get(&a->node_by_id, r->id, 0))
+    if (r->id == 0 || node_index(a, r->id))
         return VMP_OK; /* R-ID-1 broken; keep the first definition */
     if (a->n_nodes >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&a->nodes, &a->cap_nodes, a->n_nodes + 1, sizeof *a->nodes))
         return VMP_ERR_NOMEM;
     idx = (uint32_t)a->n_nodes;
-    if (vmp_hmap__put(&a->node_by_id, r->id, 0, idx + 1))
+    if (r->id >= a->cap_dense && r->id < 2 * (uint64_t)a->n_nodes + 4096) {
+        size_t old = a->cap_dense, want = (size_t)r->id + 1;
+        if (vmp_grow__((void **)&a->node_dense, &a->cap_dense, want, sizeof *a->node_dense))
+            return VMP_ERR_NOMEM;
+        memset(a->node_dense + old, 0, (a->cap_dense - old) * sizeof *a->node_dense);
+    }
+    if (r->id < a->cap_dense)
+        a->node_dense[r->id] = idx + 1;
+    else if (vmp_hmap__put(&a->node_by_id, r->id, 0, idx + 1))
         return VMP_ERR_NOMEM;
     n = &a->nodes[a->n_nodes++];
+    memset(n, 0, sizeof *n);
     n->parent = r->parent;
     n->is_function = r->is_function;
     n->value = r->is_function ? r->function : r->pc;
     n->has_bcpc = r->has_bcpc;
     n->bcpc = r->bcpc;
-    a->stats.memory_bytes += sizeof *n + 24;
+    n->memo_epoch[0] = n->memo_epoch[1] = a->epoch - 1; /* no memo yet */
+    a->stats.memory_bytes += sizeof *n + 4;
     return VMP_OK;
+}
+
+/* The cached resolution of node index `ni` as innermost (leaf) or caller. */
+static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen)
+{
+    const snode *n = &a->nodes[ni];
+    if (n->memo_epoch[leaf] == a->epoch && n->memo_gen[leaf] == gen)
+        return n->memo_stack[leaf];
+    return vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen);
+}
+
+static int cache_put(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen,
+                     uint32_t stack)
+{
+    snode *n = &a->nodes[ni];
+    if (n->memo_epoch[leaf] == a->epoch && n->memo_gen[leaf] != gen &&
+        vmp_hmap__put(&a->scache, id | (leaf ? LEAF_BIT : 0), n->memo_gen[leaf],
+                      n->memo_stack[leaf]))
+        return -1; /* the memo's old answer moves to the hash */
+    n->memo_epoch[leaf] = a->epoch;
+    n->memo_gen[leaf] = gen;
+    n->memo_stack[leaf] = stack;
+    return 0;
 }
 
 /* Resolve the stack whose innermost node is `node` at `gen`; 0 on no memory
  * or an undefined node. */
 static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
 {
-    uint32_t base = vmp_hmap__get(&a->scache, node | LEAF_BIT, gen);
+    uint32_t base = 0, ni = node_index(a, node);
     size_t depth = 0, guard = 0;
     uint64_t cur = node;
     int leaf = 1;
+    if (!ni)
+        return 0;
+    base = cache_get(a, ni - 1, node, 1, gen);
     if (base) {
         a->stats.cache_hits++;
         return base;
     }
     a->stats.cache_misses++;
     while (cur) {
-        uint32_t idx, hit = vmp_hmap__get(&a->scache, cur | (leaf ? LEAF_BIT : 0), gen);
+        uint32_t hit;
+        ni = node_index(a, cur);
+        if (!ni || ++guard > a->n_nodes)
+            break; /* undefined node or a cycle: the stack ends here */
+        hit = cache_get(a, ni - 1, cur, leaf, gen);
         if (hit) {
             base = hit;
             break;
         }
-        idx = vmp_hmap__get(&a->node_by_id, cur, 0);
-        if (!idx || ++guard > a->n_nodes)
-            break; /* undefined node or a cycle: the stack ends here */
         if (vmp_grow__((void **)&a->chain, &a->cap_chain, depth + 1, sizeof *a->chain))
             return 0;
-        a->chain[depth++] = idx - 1;
-        cur = a->nodes[idx - 1].parent;
+        a->chain[depth++] = ni - 1;
+        cur = a->nodes[ni - 1].parent;
         leaf = 0;
     }
     while (depth > 0) {
@@ -1131,7 +1188,7 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
             return 0;
         /* the node's id: found again through the chain's parent links */
         id_key = depth == 0 ? node : a->nodes[a->chain[depth - 1]].parent;
-        if (vmp_hmap__put(&a->scache, id_key | (depth == 0 ? LEAF_BIT : 0), gen, base))
+        if (cache_put(a, a->chain[depth], id_key, depth == 0, gen, base))
             return 0;
     }
     return base;
@@ -1159,7 +1216,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s,
     if (!a->any_sample || gen > a->max_sample_gen)
         a->max_sample_gen = gen;
     a->any_sample = 1;
-    if (!failed && s->stack && vmp_hmap__get(&a->node_by_id, s->stack, 0)) {
+    if (!failed && s->stack && node_index(a, s->stack)) {
         out->stack = resolve_stack(a, s->stack, gen);
         if (!out->stack)
             return VMP_ERR_NOMEM;
