@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_jvmti.c - runs the Java demo under the HotSpot agent and checks the
+ * profile it writes (spec.md §5: END, samples, functions, code objects and
+ * their generations, R-GEN-3 resolution).
+ *
+ * usage: test_jvmti --java JAVA --agent LIB --jar JAR --source DEMO.java
+ *                   --workdir DIR CASE
+ * CASE is one of:
+ *   demo     the whole demo; the file reads to its END record, samples > 0
+ *   hot      Demo.hotLoop is the most sampled function and its loop's
+ *            bytecode range holds >= 90% of its samples
+ *   resolve  the method resolved from the machine pc through the code objects
+ *            at the sample's generation equals AsyncGetCallTrace's top frame in
+ *            >= 99% of the samples that have both
+ *   churn    short-lived hidden classes: CODE_FREE records, several
+ *            generations, and still >= 99% agreement
+ *   rate     samples per second of the busy thread's CPU time are >= 95% of
+ *            the requested rate, at 1ms and at 100us
+ *   exit     System.exit(3) from a thread that is not main: exit status 3
+ *            and a file that ends with an END record
+ * Figures are printed to stdout with labels.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmp_format.h"
+#include "vmp_reader.h"
+#include "vmp_test.h"
+
+static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir;
+
+/* ---- Running java ----------------------------------------------------------- */
+
+/* Run java with the agent (options `agent_opts`, the output file appended)
+ * and `extra` JVM flags, then the demo with `mode` and `scale`.  stdout and
+ * stderr go to files next to the profile.  @return the exit status, or -1. */
+static int run_demo(const char *profile,
+                    const char *agent_opts,
+                    const char *const *extra,
+                    const char *mode,
+                    const char *scale)
+{
+    char agent_arg[8192], out_path[4096], err_path[4096];
+    const char *argv[32];
+    int argc = 0, status = 0, i;
+    pid_t pid;
+
+    snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s%s%s", agent_path, profile,
+             agent_opts[0] ? "," : "", agent_opts);
+    snprintf(out_path, sizeof out_path, "%s.stdout", profile);
+    snprintf(err_path, sizeof err_path, "%s.stderr", profile);
+    argv[argc++] = java_path;
+    argv[argc++] = "-XX:+UnlockDiagnosticVMOptions";
+    argv[argc++] = "-XX:+DebugNonSafepoints";
+    argv[argc++] = "-Xmx256m";
+    for (i = 0; extra != NULL && extra[i] != NULL && argc < 24; i++)
+        argv[argc++] = extra[i];
+    argv[argc++] = agent_arg;
+    argv[argc++] = "-jar";
+    argv[argc++] = jar_path;
+    argv[argc++] = mode;
+    argv[argc++] = scale;
+    argv[argc] = NULL;
+
+    unlink(profile);
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        execv(java_path, (char *const *)argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    printf("  java %s %s: ", mode, scale);
+    if (WIFEXITED(status)) {
+        printf("exit status %d\n", WEXITSTATUS(status));
+        return WEXITSTATUS(status);
+    }
+    printf("killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return -1;
+}
+
+/* Read a whole small text file (malloc'd, NUL-terminated) or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+        if (buf != NULL) {
+            size_t got = fread(buf, 1, (size_t)n, f);
+            buf[got] = '\0';
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* ---- The profile in memory --------------------------------------------------- */
+
+typedef struct fn_info {
+    uint64_t id;
+    char *name, *scope;
+    uint64_t *lines; /* pairs */
+    size_t n_lines;
+    uint64_t bytecode_size;
+} fn_info;
+
+typedef struct code_info {
+    uint64_t id, kind, function, start, size, gen_from, gen_freed;
+    uint64_t *inl_off;  /* n_inl offsets */
+    uint64_t *inl_leaf; /* n_inl innermost function ids */
+    size_t n_inl;
+} code_info;
+
+typedef struct node_info {
+    uint64_t parent, function, bcpc;
+    int is_function, has_bcpc;
+} node_info;
+
+typedef struct sample_info {
+    uint64_t thread, state, pc, generation, stack, weight, reason;
+    int has_pc, failed;
+} sample_info;
+
+typedef struct thread_info {
+    uint64_t id;
+    char *name;
+} thread_info;
+
+typedef struct profile {
+    vmp_status status; /* VMP_END when the file read to its end */
+    char errmsg[512];
+    char *vm_name;
+    char **code_kinds;
+    char **reasons;
+    size_t n_reasons;
+    size_t n_code_kinds;
+    int seen_end;
+    vmp_rec_end end;
+    fn_info *fns;
+    size_t n_fns, cap_fns;
+    code_info *codes;
+    size_t n_codes, cap_codes;
+    node_info *nodes; /* indexed by node id */
+    size_t cap_nodes;
+    sample_info *samples;
+    size_t n_samples, cap_samples;
+    thread_info *threads;
+    size_t n_threads, cap_threads;
+    uint64_t n_free, n_gc_events, max_generation;
+} profile;
+
+#define GROW(arr, n, cap)                                                  \
+    do {                                                                   \
+        if ((n) == (cap)) {                                                \
+            size_t c_ = (cap) ? (cap) * 2 : 64;                            \
+            void *p_ = realloc((arr), c_ * sizeof *(arr));                 \
+            if (p_ == NULL) {                                              \
+                fprintf(stderr, "out of memory\n");                        \
+                exit(2);                                                   \
+            }                                                              \
+            (arr) = p_;                                                    \
+            (cap) = c_;                                                    \
+        }                                                                  \
+    } while (0)
+
+static char *dupstr(const vmp_str *s)
+{
+    char *p = malloc(s->len + 1);
+    if (p == NULL)
+        exit(2);
+    memcpy(p, s->s, s->len);
+    p[s->len] = '\0';
+    return p;
+}
+
+static void add_record(profile *p, const vmp_record *r)
+{
+    size_t i;
+
+    switch (r->type) {
+    case VMP_REC_HEADER:
+        p->vm_name = dupstr(&r->u.header.vm_name);
+        p->n_code_kinds = r->u.header.n_code_kinds;
+        p->code_kinds = calloc(p->n_code_kinds + 1, sizeof *p->code_kinds);
+        for (i = 0; i < p->n_code_kinds; i++)
+            p->code_kinds[i] = dupstr(&r->u.header.code_kinds[i]);
+        p->n_reasons = r->u.header.n_failure_reasons;
+        p->reasons = calloc(p->n_reasons + 1, sizeof *p->reasons);
+        for (i = 0; i < p->n_reasons; i++)
+            p->reasons[i] = dupstr(&r->u.header.failure_reasons[i]);
+        break;
+    case VMP_REC_END:
+        p->seen_end = 1;
+        p->end = r->u.end;
+        break;
+    case VMP_REC_FUNCTION: {
+        fn_info *f;
+        GROW(p->fns, p->n_fns, p->cap_fns);
+        f = &p->fns[p->n_fns++];
+        f->id = r->u.function.id;
+        f->name = dupstr(&r->u.function.name);
+        f->scope = dupstr(&r->u.function.scope);
+        f->n_lines = r->u.function.n_lines;
+        f->lines = malloc((f->n_lines * 2 + 1) * sizeof *f->lines);
+        memcpy(f->lines, r->u.function.lines, f->n_lines * 2 * sizeof *f->lines);
+        f->bytecode_size = r->u.function.bytecode_size;
+        break;
+    }
+    case VMP_REC_CODE_OBJECT: {
+        const vmp_rec_code_object *o = &r->u.code_object;
+        code_info *c;
+        GROW(p->codes, p->n_codes, p->cap_codes);
+        c = &p->codes[p->n_codes++];
+        memset(c, 0, sizeof *c);
+        c->id = o->id;
+        c->kind = o->kind;
+        c->function = o->function;
+        c->start = o->start;
+        c->size = o->size;
+        c->gen_from = o->generation;
+        c->gen_freed = UINT64_MAX;
+        c->n_inl = o->n_inlines;
+        c->inl_off = malloc((c->n_inl + 1) * sizeof *c->inl_off);
+        c->inl_leaf = malloc((c->n_inl + 1) * sizeof *c->inl_leaf);
+        for (i = 0; i < c->n_inl; i++) {
+            c->inl_off[i] = o->inlines[i].mcpc_offset;
+            c->inl_leaf[i] = o->inlines[i].depth > 0 ? o->inlines[i].frames[0] : 0;
+        }
+        break;
+    }
+    case VMP_REC_CODE_FREE:
+        p->n_free++;
+        if (r->u.code_free.generation > p->max_generation)
+            p->max_generation = r->u.code_free.generation;
+        for (i = p->n_codes; i-- > 0;) {
+            if (p->codes[i].id == r->u.code_free.id) {
+                p->codes[i].gen_freed = r->u.code_free.generation;
+                break;
+            }
+        }
+        break;
+    case VMP_REC_STACK_NODE: {
+        uint64_t id = r->u.stack_node.id;
+        if (id >= p->cap_nodes) {
+            size_t cap = p->cap_nodes ? p->cap_nodes : 1024;
+            while (cap <= id)
+                cap *= 2;
+            p->nodes = realloc(p->nodes, cap * sizeof *p->nodes);
+            memset(p->nodes + p->cap_nodes, 0, (cap - p->cap_nodes) * sizeof *p->nodes);
+            p->cap_nodes = cap;
+        }
+        p->nodes[id].parent = r->u.stack_node.parent;
+        p->nodes[id].is_function = r->u.stack_node.is_function;
+        p->nodes[id].function = r->u.stack_node.function;
+        p->nodes[id].has_bcpc = r->u.stack_node.has_bcpc;
+        p->nodes[id].bcpc = r->u.stack_node.bcpc;
+        break;
+    }
+    case VMP_REC_SAMPLE:
+    case VMP_REC_FAILED_SAMPLE: {
+        sample_info *s;
+        GROW(p->samples, p->n_samples, p->cap_samples);
+        s = &p->samples[p->n_samples++];
+        s->thread = r->u.sample.thread;
+        s->state = r->u.sample.state;
+        s->pc = r->u.sample.pc;
+        s->has_pc = r->u.sample.has_pc;
+        s->generation = r->u.sample.generation;
+        s->stack = r->type == VMP_REC_SAMPLE ? r->u.sample.stack : 0;
+        s->weight = r->u.sample.weight ? r->u.sample.weight : 1;
+        s->reason = r->u.sample.reason;
+        s->failed = r->type == VMP_REC_FAILED_SAMPLE;
+        break;
+    }
+    case VMP_REC_THREAD: {
+        thread_info *t;
+        GROW(p->threads, p->n_threads, p->cap_threads);
+        t = &p->threads[p->n_threads++];
+        t->id = r->u.thread.id;
+        t->name = dupstr(&r->u.thread.name);
+        break;
+    }
+    case VMP_REC_EVENT:
+        if (r->u.event.kind == 0) /* "gc" is the agent's event kind 0 */
+            p->n_gc_events++;
+        break;
+    default:
+        break;
+    }
+}
+
+static void load(profile *p, const char *path)
+{
+    vmp_reader *r = NULL;
+    vmp_record rec;
+
+    memset(p, 0, sizeof *p);
+    p->status = vmp_reader_open_file(&r, path, NULL);
+    if (p->status == VMP_OK) {
+        while ((p->status = vmp_reader_next(r, &rec)) == VMP_OK)
+            add_record(p, &rec);
+    }
+    if (r != NULL)
+        snprintf(p->errmsg, sizeof p->errmsg, "%s", vmp_reader_errmsg(r));
+    vmp_reader_close(r);
+}
+
+static const fn_info *find_fn(const profile *p, uint64_t id)
+{
+    size_t i;
+    for (i = 0; i < p->n_fns; i++) {
+        if (p->fns[i].id == id)
+            return &p->fns[i];
+    }
+    return NULL;
+}
+
+static const node_info *leaf_node(const profile *p, const sample_info *s)
+{
+    if (s->failed || s->stack == 0 || s->stack >= p->cap_nodes)
+        return NULL;
+    return &p->nodes[s->stack];
+}
+
+/* The code object covering `pc` at generation `gen` (spec R-GEN-3). */
+static const code_info *code_at(const profile *p, uint64_t pc, uint64_t gen)
+{
+    size_t i;
+    for (i = 0; i < p->n_codes; i++) {
+        const code_info *c = &p->codes[i];
+        if (c->gen_from <= gen && gen < c->gen_freed && pc >= c->start && pc - c->start < c->size)
+            return c;
+    }
+    return NULL;
+}
+
+/* The innermost function executing at `pc` in `c`. */
+static uint64_t function_at(const code_info *c, uint64_t pc)
+{
+    uint64_t off = pc - c->start, fn = c->function;
+    size_t i;
+    for (i = 0; i < c->n_inl && c->inl_off[i] <= off; i++)
+        fn = c->inl_leaf[i];
+    return fn;
+}
+
+static int is_kind(const profile *p, const code_info *c, const char *name)
+{
+    return c->kind < p->n_code_kinds && strcmp(p->code_kinds[c->kind], name) == 0;
+}
+
+static void check_readable(const profile *p, const char *path)
+{
+    if (p->status != VMP_END)
+        printf("  reading %s: %s (%s)\n", path, vmp_status_str(p->status), p->errmsg);
+    CHECK(p->status == VMP_END);
+    CHECK(p->seen_end);
+    CHECK(p->vm_name != NULL && strcmp(p->vm_name, "HotSpot") == 0);
+    CHECK(p->n_samples > 0);
+    CHECK_EQ_U64(p->end.samples, p->n_samples);
+}
+
+static void profile_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s.vmp", work_dir, name);
+}
+
+/* ---- Cases ------------------------------------------------------------------- */
+
+static void case_demo(void)
+{
+    char path[4096], errp[4200];
+    char *err;
+    profile p;
+    size_t i, k, failed = 0, nmethods = 0, main_thread = 0;
+
+    profile_path(path, sizeof path, "demo");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "all", "1"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    for (i = 0; i < p.n_samples; i++)
+        failed += p.samples[i].failed;
+    for (i = 0; i < p.n_codes; i++)
+        nmethods += is_kind(&p, &p.codes[i], "nmethod");
+    for (i = 0; i < p.n_threads; i++)
+        main_thread += strcmp(p.threads[i].name, "main") == 0;
+    printf("  demo: %zu samples (%zu failed), %zu functions, %zu code objects (%zu nmethods), "
+           "%" PRIu64 " code frees, %" PRIu64 " GC events, %zu thread records\n",
+           p.n_samples, failed, p.n_fns, p.n_codes, nmethods, p.n_free, p.n_gc_events,
+           p.n_threads);
+    for (k = 0; k < p.n_reasons; k++) {
+        uint64_t n = 0;
+        for (i = 0; i < p.n_samples; i++)
+            n += p.samples[i].failed && p.samples[i].reason == k;
+        if (n > 0)
+            printf("    failed samples, %s: %" PRIu64 "\n", p.reasons[k], n);
+    }
+    CHECK(p.n_fns > 100);
+    CHECK(nmethods > 10);
+    CHECK(main_thread > 0);
+    CHECK(p.n_gc_events > 0);
+    CHECK(failed < p.n_samples / 2);
+    snprintf(errp, sizeof errp, "%s.stderr", path);
+    err = slurp(errp);
+    CHECK(err != NULL && strstr(err, "vmp: wrote ") != NULL);
+    free(err);
+}
+
+/* Lines of the markers in the demo's source. */
+static int marker_lines(uint64_t *begin, uint64_t *end)
+{
+    char *src = slurp(source_path), *s;
+    uint64_t line = 1;
+
+    *begin = *end = 0;
+    if (src == NULL)
+        return -1;
+    for (s = src; *s; s++) {
+        if (strncmp(s, "vmp-hot-loop-begin", 18) == 0)
+            *begin = line;
+        else if (strncmp(s, "vmp-hot-loop-end", 16) == 0)
+            *end = line;
+        else if (*s == '\n')
+            line++;
+    }
+    free(src);
+    return *begin && *end > *begin ? 0 : -1;
+}
+
+static void case_hot(void)
+{
+    char path[4096];
+    profile p;
+    uint64_t *counts, total = 0, best = 0, begin, end, lo = UINT64_MAX, hi = 0, in = 0, all = 0;
+    size_t i, best_i = 0;
+    const fn_info *hot;
+
+    profile_path(path, sizeof path, "hot");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "hot", "0.75"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    if (p.n_fns == 0)
+        return;
+    counts = calloc(p.n_fns, sizeof *counts);
+    for (i = 0; i < p.n_samples; i++) {
+        const node_info *n = leaf_node(&p, &p.samples[i]);
+        size_t k;
+        if (n == NULL || !n->is_function)
+            continue;
+        total++;
+        for (k = 0; k < p.n_fns; k++) {
+            if (p.fns[k].id == n->function) {
+                counts[k]++;
+                break;
+            }
+        }
+    }
+    for (i = 0; i < p.n_fns; i++) {
+        if (counts[i] > best) {
+            best = counts[i];
+            best_i = i;
+        }
+    }
+    hot = &p.fns[best_i];
+    printf("  most sampled function (top frame): %s.%s with %" PRIu64 " of %" PRIu64
+           " samples (%.1f%%)\n",
+           hot->scope, hot->name, best, total, total ? 100.0 * (double)best / (double)total : 0);
+    CHECK_STR(hot->scope, "Demo");
+    CHECK_STR(hot->name, "hotLoop");
+    CHECK(marker_lines(&begin, &end) == 0);
+
+    /* The loop's bytecode range: bcpcs whose line lies between the markers. */
+    for (i = 0; i < hot->n_lines; i++) {
+        uint64_t bc = hot->lines[2 * i], ln = hot->lines[2 * i + 1];
+        uint64_t next = i + 1 < hot->n_lines ? hot->lines[2 * i + 2] : hot->bytecode_size;
+        if (ln >= begin && ln <= end) {
+            if (bc < lo)
+                lo = bc;
+            if (next > hi)
+                hi = next;
+        }
+    }
+    for (i = 0; i < p.n_samples; i++) {
+        const node_info *n = leaf_node(&p, &p.samples[i]);
+        if (n == NULL || !n->is_function || n->function != hot->id)
+            continue;
+        all++;
+        if (n->has_bcpc && n->bcpc >= lo && n->bcpc < hi)
+            in++;
+    }
+    printf("  hot loop (lines %" PRIu64 "-%" PRIu64 ") is bci range [%" PRIu64 ", %" PRIu64
+           ") of %" PRIu64 " bytecode bytes; it holds %" PRIu64 " of %" PRIu64
+           " hotLoop samples (%.1f%%)\n",
+           begin, end, lo, hi, hot->bytecode_size, in, all,
+           all ? 100.0 * (double)in / (double)all : 0);
+    CHECK(lo < hi);
+    CHECK(hi - lo < hot->bytecode_size); /* a proper part of the method */
+    CHECK(all > 0 && (double)in >= 0.90 * (double)all);
+    free(counts);
+}
+
+/* Agreement of pc resolution with AsyncGetCallTrace's top frame. */
+static void check_agreement(const profile *p, const char *label)
+{
+    uint64_t both = 0, agree = 0, no_code = 0, not_java_code = 0, inlined = 0;
+    size_t i, shown = 0;
+
+    for (i = 0; i < p->n_samples; i++) {
+        const sample_info *s = &p->samples[i];
+        const node_info *n = leaf_node(p, s);
+        const code_info *c;
+        uint64_t fn;
+        if (n == NULL || !n->is_function || !s->has_pc)
+            continue;
+        c = code_at(p, s->pc, s->generation);
+        if (c == NULL) {
+            no_code++;
+            continue;
+        }
+        if (c->function == 0) {
+            not_java_code++;
+            continue;
+        }
+        both++;
+        fn = function_at(c, s->pc);
+        if (fn == n->function) {
+            agree++;
+            inlined += fn != c->function;
+        } else if (shown++ < 5) {
+            const fn_info *a = find_fn(p, fn), *b = find_fn(p, n->function);
+            printf("    mismatch: pc %#" PRIx64 " (+%#" PRIx64 ") in code %" PRIu64
+                   " -> %s.%s; AsyncGetCallTrace says %s.%s bci %" PRIu64 "\n",
+                   s->pc, s->pc - c->start, c->id, a ? a->scope : "?", a ? a->name : "?",
+                   b ? b->scope : "?", b ? b->name : "?", n->has_bcpc ? n->bcpc : 0);
+        }
+    }
+    printf("  %s: pc->method agrees with AsyncGetCallTrace's top frame in %.2f%% "
+           "(%" PRIu64 " of %" PRIu64 " samples whose pc is in compiled Java code; "
+           "%" PRIu64 " of the agreeing ones in inlined code; "
+           "%" PRIu64 " in stubs or the interpreter, %" PRIu64 " outside code objects)\n",
+           label, both ? 100.0 * (double)agree / (double)both : 0, agree, both, inlined,
+           not_java_code, no_code);
+    CHECK(both >= 100);
+    CHECK((double)agree >= 0.99 * (double)both);
+}
+
+static void case_resolve(void)
+{
+    char path[4096];
+    profile p;
+
+    profile_path(path, sizeof path, "resolve");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "all", "1"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    check_agreement(&p, "resolve");
+}
+
+static void case_churn(void)
+{
+    static const char *const extra[] = {"-XX:ReservedCodeCacheSize=16m", NULL};
+    char path[4096];
+    profile p;
+
+    profile_path(path, sizeof path, "churn");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", extra, "churn", "1"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    printf("  churn: %zu code objects, %" PRIu64 " CODE_FREE records, final generation %" PRIu64
+           " (END says %" PRIu64 ")\n",
+           p.n_codes, p.n_free, p.max_generation, p.end.generation);
+    CHECK(p.n_free >= 10);
+    CHECK(p.max_generation >= 10);
+    CHECK_EQ_U64(p.end.generation, p.max_generation);
+    check_agreement(&p, "churn");
+}
+
+static void rate_at(const char *interval, double interval_ns)
+{
+    char path[4096], opts[64], outp[4200];
+    char *out, *cpu_s;
+    profile p;
+    uint64_t tid = 0, records = 0, weighted = 0;
+    double cpu_ns = 0, expected;
+    size_t i;
+
+    snprintf(path, sizeof path, "%s/rate-%s.vmp", work_dir, interval);
+    snprintf(opts, sizeof opts, "interval=%s", interval);
+    CHECK_EQ_U64(run_demo(path, opts, NULL, "spin", "0.5"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    out = slurp(outp);
+    cpu_s = out ? strstr(out, "spin_cpu_ns=") : NULL;
+    if (cpu_s != NULL)
+        cpu_ns = strtod(cpu_s + 12, NULL);
+    free(out);
+    for (i = 0; i < p.n_threads; i++) {
+        if (strcmp(p.threads[i].name, "vmp-spin") == 0)
+            tid = p.threads[i].id;
+    }
+    CHECK(tid != 0);
+    CHECK(cpu_ns > 1e8);
+    for (i = 0; i < p.n_samples; i++) {
+        if (p.samples[i].thread == tid) {
+            records++;
+            weighted += p.samples[i].weight;
+        }
+    }
+    expected = cpu_ns / interval_ns;
+    printf("  rate at %s: busy thread used %.3f s of CPU; requested %.0f samples/s; "
+           "%" PRIu64 " records (%.0f/s: one per timer signal), standing for %" PRIu64
+           " samples (%.0f/s = %.1f%% of requested)\n",
+           interval, cpu_ns / 1e9, 1e9 / interval_ns, records, (double)records / (cpu_ns / 1e9),
+           weighted, (double)weighted / (cpu_ns / 1e9),
+           expected > 0 ? 100.0 * (double)weighted / expected : 0);
+    CHECK((double)weighted >= 0.95 * expected);
+}
+
+static void case_rate(void)
+{
+    rate_at("1ms", 1e6);
+    rate_at("100us", 1e5);
+}
+
+static void case_exit(void)
+{
+    char path[4096], outp[4200];
+    char *out;
+    profile p;
+
+    profile_path(path, sizeof path, "exit");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "exit", "0.5"), 3);
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    out = slurp(outp);
+    CHECK(out != NULL && strstr(out, "exiting from vmp-exiter") != NULL);
+    free(out);
+    load(&p, path);
+    check_readable(&p, path);
+    printf("  exit: %zu samples, END record %s\n", p.n_samples, p.seen_end ? "present" : "MISSING");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } cases[] = {{"demo", case_demo},   {"hot", case_hot},   {"resolve", case_resolve},
+                 {"churn", case_churn}, {"rate", case_rate}, {"exit", case_exit}};
+    const char *which = NULL;
+    size_t k;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--java") == 0)
+            java_path = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--agent") == 0)
+            agent_path = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--jar") == 0)
+            jar_path = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--source") == 0)
+            source_path = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--workdir") == 0)
+            work_dir = argv[++i];
+        else
+            which = argv[i];
+    }
+    if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
+        fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
+                        "--workdir DIR demo|hot|resolve|churn|rate|exit\n");
+        return 2;
+    }
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (strcmp(which, cases[k].name) == 0) {
+            printf("case %s\n", which);
+            VMP_TEST_RUN(cases[k].run);
+            fflush(stdout);
+            VMP_TEST_EXIT();
+        }
+    }
+    fprintf(stderr, "test_jvmti: unknown case '%s'\n", which);
+    return 2;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_jvmti_units.c - unit tests of the HotSpot agent's pure parts: option
+ * parsing, the function set, the live code map (R-GEN-4) and the conversion
+ * of HotSpot debug information to pc_map and inline records (spec.md §5.7).
+ */
+#include <jvmti.h>
+#include <jvmticmlr.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vmp_jvmti_cmlr.h"
+#include "vmp_jvmti_maps.h"
+#include "vmp_jvmti_opts.h"
+#include "vmp_test.h"
+
+static void test_options_defaults(void)
+{
+    vmp_jvmti_options o;
+    char warn[256];
+
+    CHECK(vmp_jvmti__parse_options(&o, NULL, 42, warn, sizeof warn) == 0);
+    CHECK_STR(o.file, "vmp-42.vmp");
+    CHECK_EQ_U64(o.interval_ns, 1000000);
+    CHECK(o.mode == VMP_JVMTI_MODE_CPU);
+    CHECK_EQ_U64(o.depth, 128);
+    CHECK(vmp_jvmti__parse_options(&o, "", 42, warn, sizeof warn) == 0);
+    CHECK_STR(o.file, "vmp-42.vmp");
+}
+
+static void test_options_all_keys(void)
+{
+    vmp_jvmti_options o;
+    char warn[256];
+
+    CHECK(vmp_jvmti__parse_options(&o, "file=out-%p.vmp,interval=100us,mode=wall,depth=64", 7,
+                                   warn, sizeof warn) == 0);
+    CHECK_STR(o.file, "out-7.vmp");
+    CHECK_EQ_U64(o.interval_ns, 100000);
+    CHECK(o.mode == VMP_JVMTI_MODE_WALL);
+    CHECK_EQ_U64(o.depth, 64);
+    CHECK_STR(warn, "");
+}
+
+static void test_options_units(void)
+{
+    uint64_t ns = 0;
+
+    CHECK(vmp_jvmti__parse_interval(&ns, "250") == 0 && ns == 250);
+    CHECK(vmp_jvmti__parse_interval(&ns, "250ns") == 0 && ns == 250);
+    CHECK(vmp_jvmti__parse_interval(&ns, "3us") == 0 && ns == 3000);
+    CHECK(vmp_jvmti__parse_interval(&ns, "2ms") == 0 && ns == 2000000);
+    CHECK(vmp_jvmti__parse_interval(&ns, "1s") == 0 && ns == 1000000000);
+    CHECK(vmp_jvmti__parse_interval(&ns, "1m") != 0);
+    CHECK(vmp_jvmti__parse_interval(&ns, "ms") != 0);
+    CHECK(vmp_jvmti__parse_interval(&ns, "-1ms") != 0);
+    CHECK(vmp_jvmti__parse_interval(&ns, "99999999999999999999") != 0);
+    CHECK(vmp_jvmti__parse_interval(&ns, "18446744073709551615s") != 0);
+}
+
+static void test_options_bad_values_keep_defaults(void)
+{
+    vmp_jvmti_options o;
+    char warn[512];
+
+    CHECK(vmp_jvmti__parse_options(&o, "interval=5x,mode=fast,depth=0,bogus=1,novalue,,file=", 9,
+                                   warn, sizeof warn) == 6);
+    CHECK_EQ_U64(o.interval_ns, 1000000);
+    CHECK(o.mode == VMP_JVMTI_MODE_CPU);
+    CHECK_EQ_U64(o.depth, 128);
+    CHECK_STR(o.file, "vmp-9.vmp");
+    CHECK(strstr(warn, "interval '5x'") != NULL);
+    CHECK(strstr(warn, "unknown option 'bogus'") != NULL);
+    CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
+    CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
+    CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);
+}
+
+static void test_format_interval(void)
+{
+    char buf[32];
+
+    vmp_jvmti__format_interval(buf, sizeof buf, 1000000);
+    CHECK_STR(buf, "1ms");
+    vmp_jvmti__format_interval(buf, sizeof buf, 100000);
+    CHECK_STR(buf, "100us");
+    vmp_jvmti__format_interval(buf, sizeof buf, 1500);
+    CHECK_STR(buf, "1500ns");
+    vmp_jvmti__format_interval(buf, sizeof buf, 2000000000);
+    CHECK_STR(buf, "2s");
+}
+
+static void test_idset(void)
+{
+    vmp_jvmti_idset s;
+    uint64_t k;
+
+    memset(&s, 0, sizeof s);
+    CHECK(!vmp_jvmti__idset_has(&s, 5));
+    for (k = 1; k <= 5000; k++)
+        CHECK(vmp_jvmti__idset_add(&s, k * 0x1000) == 1);
+    CHECK(vmp_jvmti__idset_add(&s, 0x1000) == 0);
+    CHECK(vmp_jvmti__idset_has(&s, 4999 * 0x1000));
+    CHECK(!vmp_jvmti__idset_has(&s, 0x1001));
+    CHECK_EQ_U64(s.n, 5000);
+    vmp_jvmti__idset_free(&s);
+    CHECK(!vmp_jvmti__idset_has(&s, 0x1000));
+}
+
+static void test_codemap_overlaps(void)
+{
+    vmp_jvmti_codemap m;
+    vmp_jvmti_code a = {100, 50, 1, 7}, b = {200, 10, 2, 8}, c = {150, 50, 3, 9};
+    uint64_t ids[4];
+
+    memset(&m, 0, sizeof m);
+    CHECK(vmp_jvmti__codemap_insert(&m, &b) == 0);
+    CHECK(vmp_jvmti__codemap_insert(&m, &a) == 0);
+    CHECK(vmp_jvmti__codemap_insert(&m, &c) == 0); /* [150,200) touches neither */
+    CHECK_EQ_U64(vmp_jvmti__codemap_overlaps(&m, ids, 4, 149, 2), 2);
+    CHECK_EQ_U64(ids[0], 1);
+    CHECK_EQ_U64(ids[1], 3);
+    CHECK_EQ_U64(vmp_jvmti__codemap_overlaps(&m, ids, 4, 0, 100), 0);
+    CHECK_EQ_U64(vmp_jvmti__codemap_overlaps(&m, ids, 4, 210, 1000), 0);
+    CHECK_EQ_U64(vmp_jvmti__codemap_overlaps(&m, ids, 4, 0, 1000), 3);
+    CHECK(vmp_jvmti__codemap_insert(&m, &(vmp_jvmti_code){120, 1, 4, 0}) == -1);
+    CHECK(vmp_jvmti__codemap_at(&m, 200) != NULL && vmp_jvmti__codemap_at(&m, 200)->id == 2);
+    CHECK(vmp_jvmti__codemap_at(&m, 201) == NULL);
+    CHECK(vmp_jvmti__codemap_remove(&m, 3) == 1);
+    CHECK(vmp_jvmti__codemap_remove(&m, 3) == 0);
+    CHECK_EQ_U64(vmp_jvmti__codemap_overlaps(&m, ids, 4, 150, 50), 0);
+    vmp_jvmti__codemap_free(&m);
+}
+
+/* HotSpot's PcDesc at offset p describes the code before p: the converted
+ * entries start at the previous PcDesc's offset. */
+static void test_debuginfo_shifts_to_range_starts(void)
+{
+    static char code[512];
+    jvmtiAddrLocationMap map[] = {
+        {code + 40, 7}, {code + 10, 2}, {code + 25, -1}, {code + 60, 9}, {code + 300, 11}};
+    jmethodID outer = (jmethodID)(uintptr_t)0x1000, inl = (jmethodID)(uintptr_t)0x2000;
+    jmethodID m1[] = {outer}, m2[] = {inl, outer}, m3[] = {outer};
+    jint b1[] = {3}, b2[] = {5, 8}, b3[] = {12};
+    PCStackInfo pcs[] = {{code + 50, 2, m2, b2}, {code + 20, 1, m1, b1}, {code + 90, 1, m3, b3}};
+    jvmtiCompiledMethodLoadInlineRecord rec;
+    vmp_jvmti_debuginfo d;
+
+    memset(&rec, 0, sizeof rec);
+    rec.header.kind = JVMTI_CMLR_INLINE_INFO;
+    rec.numpcs = 3;
+    rec.pcinfo = pcs;
+    CHECK(vmp_jvmti__debuginfo_build(&d, (uint64_t)(uintptr_t)code, 200, map, 5, &rec,
+                                     (uint64_t)(uintptr_t)outer) == 0);
+    /* Sorted: 10->2, 40->7, 60->9, 300->11 (-1 dropped); shifted: 0:2 10:7 40:9 60:11. */
+    CHECK_EQ_U64(d.n_pairs, 4);
+    if (d.n_pairs == 4) {
+        CHECK_EQ_U64(d.pairs[0].mcpc_offset, 0);
+        CHECK_EQ_U64(d.pairs[0].bcpc, 2);
+        CHECK_EQ_U64(d.pairs[1].mcpc_offset, 10);
+        CHECK_EQ_U64(d.pairs[1].bcpc, 7);
+        CHECK_EQ_U64(d.pairs[2].mcpc_offset, 40);
+        CHECK_EQ_U64(d.pairs[3].mcpc_offset, 60);
+        CHECK_EQ_U64(d.pairs[3].bcpc, 11);
+    }
+    /* Inline: sorted 20,50,90; records at 0 (pc 20's chain), 20 (pc 50's), 50
+     * (pc 90's) and 90 (the compiled method alone). */
+    CHECK_EQ_U64(d.n_inlines, 4);
+    if (d.n_inlines == 4) {
+        CHECK_EQ_U64(d.inlines[0].mcpc_offset, 0);
+        CHECK_EQ_U64(d.inlines[0].depth, 1);
+        CHECK_EQ_U64(d.inlines[0].frames[0].bcpc, 3);
+        CHECK_EQ_U64(d.inlines[1].mcpc_offset, 20);
+        CHECK_EQ_U64(d.inlines[1].depth, 2);
+        CHECK_EQ_U64(d.inlines[1].frames[0].value, 0x2000);
+        CHECK_EQ_U64(d.inlines[1].frames[0].bcpc, 5);
+        CHECK_EQ_U64(d.inlines[1].frames[1].value, 0x1000);
+        CHECK_EQ_U64(d.inlines[2].mcpc_offset, 50);
+        CHECK_EQ_U64(d.inlines[2].frames[0].bcpc, 12);
+        CHECK_EQ_U64(d.inlines[3].mcpc_offset, 90);
+        CHECK_EQ_U64(d.inlines[3].frames[0].value, 0x1000);
+        CHECK_EQ_U64(d.inlines[3].frames[0].bcpc, VMP_BCPC_NONE);
+    }
+    vmp_jvmti__debuginfo_free(&d);
+    CHECK(vmp_jvmti__debuginfo_build(&d, (uint64_t)(uintptr_t)code, 200, NULL, 0, NULL, 1) == 0);
+    CHECK_EQ_U64(d.n_pairs + d.n_inlines, 0);
+    vmp_jvmti__debuginfo_free(&d);
+}
+
+int main(void)
+{
+    VMP_TEST_RUN(test_options_defaults);
+    VMP_TEST_RUN(test_options_all_keys);
+    VMP_TEST_RUN(test_options_units);
+    VMP_TEST_RUN(test_options_bad_values_keep_defaults);
+    VMP_TEST_RUN(test_format_interval);
+    VMP_TEST_RUN(test_idset);
+    VMP_TEST_RUN(test_codemap_overlaps);
+    VMP_TEST_RUN(test_debuginfo_shifts_to_range_starts);
+    VMP_TEST_EXIT();
+}
