@@ -53,13 +53,13 @@ void vmp_buf__free(vmp_buf *b)
 /* Every CBOR head fits in 9 bytes. */
 #define HEAD_MAX 9
 
-#define ENCODE_HEAD(b, call)                                                                       \
-    do {                                                                                           \
-        if (vmp_buf__reserve((b), HEAD_MAX) == 0) {                                                \
-            size_t n_ = call;                                                                      \
-            assert(n_ > 0);                                                                        \
-            (b)->len += n_;                                                                        \
-        }                                                                                          \
+#define ENCODE_HEAD(b, call)                        \
+    do {                                            \
+        if (vmp_buf__reserve((b), HEAD_MAX) == 0) { \
+            size_t n_ = call;                       \
+            assert(n_ > 0);                         \
+            (b)->len += n_;                         \
+        }                                           \
     } while (0)
 
 void vmp_enc__uint(vmp_buf *b, uint64_t v)

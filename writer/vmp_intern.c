@@ -36,8 +36,12 @@ void vmp_intern__free(vmp_intern *t)
     t->tab = NULL;
 }
 
-static vmp_intern_entry *find(vmp_intern_entry *tab, size_t cap, uint64_t parent, uint64_t value,
-                              uint32_t bcpc, uint32_t kind)
+static vmp_intern_entry *find(vmp_intern_entry *tab,
+                              size_t cap,
+                              uint64_t parent,
+                              uint64_t value,
+                              uint32_t bcpc,
+                              uint32_t kind)
 {
     size_t i = (size_t)hash(parent, value, bcpc, kind) & (cap - 1);
     for (;;) {

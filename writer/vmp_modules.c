@@ -145,9 +145,15 @@ static size_t sym_bytes(const vmp_symbol_desc *s)
 }
 
 /* Queue MODULE and its MODULE_SYMBOLS batches as one unit. */
-static vmp_status queue_module(vmp_writer *w, uint64_t *id_out, const char *path,
-                               const void *build_id, size_t build_id_size, uint64_t bias,
-                               uint64_t start, uint64_t end, const vmp_symbol_desc *syms,
+static vmp_status queue_module(vmp_writer *w,
+                               uint64_t *id_out,
+                               const char *path,
+                               const void *build_id,
+                               size_t build_id_size,
+                               uint64_t bias,
+                               uint64_t start,
+                               uint64_t end,
+                               const vmp_symbol_desc *syms,
                                size_t n_syms)
 {
     uint64_t stamp;
@@ -197,9 +203,15 @@ static vmp_status queue_module(vmp_writer *w, uint64_t *id_out, const char *path
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
-vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const char *path,
-                                         const void *build_id, size_t build_id_size, uint64_t bias,
-                                         uint64_t start, uint64_t end, const vmp_symbol_desc *syms,
+vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
+                                         uint64_t *id_out,
+                                         const char *path,
+                                         const void *build_id,
+                                         size_t build_id_size,
+                                         uint64_t bias,
+                                         uint64_t start,
+                                         uint64_t end,
+                                         const vmp_symbol_desc *syms,
                                          size_t n_syms)
 {
     if (!w || (n_syms && !syms) || (build_id_size && !build_id))
@@ -210,8 +222,8 @@ vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const 
     return queue_module(w, id_out, path, build_id, build_id_size, bias, start, end, syms, n_syms);
 }
 
-vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias,
-                                 uint64_t start, uint64_t end)
+vmp_status vmp_writer_add_module(
+    vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias, uint64_t start, uint64_t end)
 {
     if (!w || !path)
         return VMP_ERR_INVALID_ARG;
@@ -225,8 +237,8 @@ vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *pa
     else if (rc < 0)
         st = VMP_ERR_IO;
     else
-        st = queue_module(w, id_out, path, in.build_id, in.build_id_size, bias, start, end,
-                          in.syms, in.n_syms);
+        st = queue_module(w, id_out, path, in.build_id, in.build_id_size, bias, start, end, in.syms,
+                          in.n_syms);
     info_free(&in);
     return st;
 }

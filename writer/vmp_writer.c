@@ -285,7 +285,9 @@ static void enc_str_array(vmp_rec *r, unsigned key, const char *const *v, size_t
         vmp_enc__tstr(r->b, v[i]);
 }
 
-static void encode_header(vmp_writer *w, const vmp_writer_meta *m, const vmp_writer_options *o,
+static void encode_header(vmp_writer *w,
+                          const vmp_writer_meta *m,
+                          const vmp_writer_options *o,
                           uint64_t realtime)
 {
     static const vmp_writer_meta none;
@@ -344,7 +346,10 @@ static void free_writer(vmp_writer *w)
     free(w);
 }
 
-static vmp_status open_impl(vmp_writer **out, int fd, int own_fd, const vmp_writer_meta *meta,
+static vmp_status open_impl(vmp_writer **out,
+                            int fd,
+                            int own_fd,
+                            const vmp_writer_meta *meta,
                             const vmp_writer_options *opts)
 {
     static const vmp_writer_options defaults = VMP_WRITER_OPTIONS_INIT;
@@ -451,7 +456,9 @@ fail:
     return st;
 }
 
-vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *meta,
+vmp_status vmp_writer_open_fd(vmp_writer **out,
+                              int fd,
+                              const vmp_writer_meta *meta,
                               const vmp_writer_options *opts)
 {
     if (!out || fd < 0)
@@ -459,7 +466,9 @@ vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *m
     return open_impl(out, fd, 0, meta, opts);
 }
 
-vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
+vmp_status vmp_writer_open(vmp_writer **out,
+                           const char *path,
+                           const vmp_writer_meta *meta,
                            const vmp_writer_options *opts)
 {
     if (!out || !path)
@@ -563,8 +572,8 @@ vmp_status vmp_writer_close(vmp_writer *w, vmp_writer_totals *totals_out)
 
 /* ---- code and metadata ------------------------------------------------------ */
 
-vmp_status vmp_writer_code_zone(vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start,
-                                uint64_t end)
+vmp_status vmp_writer_code_zone(
+    vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start, uint64_t end)
 {
     if (!w || end < start)
         return VMP_ERR_INVALID_ARG;
@@ -724,9 +733,15 @@ static void enc_u64_array(vmp_buf *b, const uint64_t *v, size_t n)
         vmp_enc__uint(b, v[i]);
 }
 
-vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64_t *moves,
-                                      size_t n_moves, const uint64_t *frees, size_t n_frees,
-                                      uint64_t start_ns, uint64_t duration_ns, uint64_t *gen_out)
+vmp_status vmp_writer_code_compaction(vmp_writer *w,
+                                      uint64_t zone,
+                                      const uint64_t *moves,
+                                      size_t n_moves,
+                                      const uint64_t *frees,
+                                      size_t n_frees,
+                                      uint64_t start_ns,
+                                      uint64_t duration_ns,
+                                      uint64_t *gen_out)
 {
     if (!w || (n_moves && !moves) || (n_frees && !frees) || n_moves > SIZE_MAX / 2)
         return VMP_ERR_INVALID_ARG;
@@ -757,8 +772,8 @@ vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64
     return change_done(w, mark, gen, gen_out);
 }
 
-vmp_status vmp_writer_code_snapshot(vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n,
-                                    uint64_t *gen_out)
+vmp_status vmp_writer_code_snapshot(
+    vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n, uint64_t *gen_out)
 {
     if (!w || (n && !entries) || n > SIZE_MAX / 2)
         return VMP_ERR_INVALID_ARG;
@@ -838,8 +853,13 @@ vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int e
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
-vmp_status vmp_writer_event(vmp_writer *w, uint32_t kind, uint64_t time_ns, uint64_t duration_ns,
-                            uint64_t thread, int64_t value, const char *text)
+vmp_status vmp_writer_event(vmp_writer *w,
+                            uint32_t kind,
+                            uint64_t time_ns,
+                            uint64_t duration_ns,
+                            uint64_t thread,
+                            int64_t value,
+                            const char *text)
 {
     if (!w)
         return VMP_ERR_INVALID_ARG;

@@ -22,7 +22,17 @@
  *
  * Errors: functions return vmp_status.  After a write error the writer stops
  * output for good (VMP_ERR_CLOSED from then on), counts what it loses, and
- * keeps accepting calls so that the VM runs on.
+ * keeps accepting calls so that the VM runs on.  The error is reported once
+ * as VMP_ERR_IO by the next vmp_writer_flush() and again by
+ * vmp_writer_close(); its errno is in vmp_writer_totals.write_errno.  The
+ * writer never prints and never changes signal dispositions: a host that
+ * must survive RLIMIT_FSIZE ignores SIGXFSZ itself (write() then fails with
+ * EFBIG, which the writer handles like ENOSPC).
+ *
+ * Threads: the writer runs one background thread, created with every signal
+ * blocked, so the VM's sampling signal is never delivered to it.
+ * writer/README.md states the signal-safety contract and the ordering
+ * guarantee in full.
  */
 #ifndef VMP_WRITER_H
 #define VMP_WRITER_H
@@ -280,8 +290,9 @@ VMP_API vmp_status vmp_writer_code_move(vmp_writer *w,
 
 /** Record a compaction of `zone` as one change: `moves` holds n_moves pairs
  *  (code id, new start), `frees` n_frees code ids.  Increments the
- *  generation once.  `start_ns` (writer clock; 0 == now) and `duration_ns`
- *  say when it ran. */
+ *  generation once.  `start_ns` (a value of the writer's clock: opts.clock,
+ *  else CLOCK_MONOTONIC; 0 == now) and `duration_ns` say when it ran; the
+ *  record stores the start as ns since the time origin. */
 VMP_API vmp_status vmp_writer_code_compaction(vmp_writer *w,
                                               uint64_t zone,
                                               const uint64_t *moves,
@@ -316,8 +327,9 @@ VMP_API vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn);
 /** Name a thread (again to rename).  `ended` != 0 records that it ended now. */
 VMP_API vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int ended);
 
-/** Record an event.  `time_ns` in writer clock (0 == now); `thread` 0 == none;
- *  `text` may be NULL. */
+/** Record an event.  `time_ns` is a value of the writer's clock (opts.clock,
+ *  else CLOCK_MONOTONIC; 0 == now), stored as ns since the time origin;
+ *  `thread` 0 == none; `text` may be NULL. */
 VMP_API vmp_status vmp_writer_event(vmp_writer *w,
                                     uint32_t kind,
                                     uint64_t time_ns,
@@ -332,8 +344,12 @@ VMP_API vmp_status vmp_writer_counter(vmp_writer *w, uint32_t kind, int64_t valu
 /* ---- Control ------------------------------------------------------------ */
 
 /** Drain the ring and the record queue, close the current chunk and write it.
- *  Blocks until written.  @return VMP_OK, VMP_ERR_IO (first write error) or
- *  VMP_ERR_CLOSED.  Thread safety: any ordinary thread.  Not signal-safe. */
+ *  Blocks until written (a sample slot claimed but not yet published by a
+ *  stopped thread is waited for at most 20 ms and then left for later).
+ *  @return VMP_OK; VMP_ERR_IO the first time a flush sees that a write failed
+ *  (here or earlier in the background thread); VMP_ERR_CLOSED after that;
+ *  VMP_ERR_NOMEM if the chunk could not be compressed.
+ *  Thread safety: any ordinary thread.  Not signal-safe. */
 VMP_API vmp_status vmp_writer_flush(vmp_writer *w);
 
 /** Flush, write the END record and the seek table, stop the background

@@ -33,16 +33,16 @@ struct vmp_writer {
     vmp_ring ring;
     uint64_t (*clock)(void *clock_ud);
     void *clock_ud;
-    uint64_t origin;                    /* raw clock value at open */
-    _Atomic uint64_t generation;        /* spec §5 Generations */
-    _Atomic int stopped;                /* output stopped after a write error */
-    _Atomic uint64_t dropped_full;      /* counted by the sample path */
-    _Atomic uint64_t dropped_stopped;   /* samples refused after a write error */
+    uint64_t origin;                  /* raw clock value at open */
+    _Atomic uint64_t generation;      /* spec §5 Generations */
+    _Atomic int stopped;              /* output stopped after a write error */
+    _Atomic uint64_t dropped_full;    /* counted by the sample path */
+    _Atomic uint64_t dropped_stopped; /* samples refused after a write error */
 
     /* ---- totals, written under out_mu, read by vmp_writer_stats() ------ */
     _Atomic uint64_t samples_written;
     _Atomic uint64_t failed_written;
-    _Atomic uint64_t dropped_write;     /* drained after the error, or lost in a failed chunk */
+    _Atomic uint64_t dropped_write; /* drained after the error, or lost in a failed chunk */
     _Atomic uint64_t truncated_stacks;
     _Atomic uint64_t chunks;
     _Atomic uint64_t bytes;
@@ -55,35 +55,35 @@ struct vmp_writer {
     int no_seek_table;
     int fd;
     int own_fd;
-    uint64_t base_offset;               /* file offset of the header frame */
+    uint64_t base_offset; /* file offset of the header frame */
 
     /* ---- record queue (meta_mu) ------------------------------------------ */
     pthread_mutex_t meta_mu;
-    vmp_buf queue;                      /* entries: u64 stamp, u32 len, record */
+    vmp_buf queue; /* entries: u64 stamp, u32 len, record */
     uint64_t next_zone_id;
     uint64_t next_module_id;
 
     /* ---- output (out_mu) ------------------------------------------------ */
     pthread_mutex_t out_mu;
-    vmp_buf work;                       /* the queue taken by a drain */
-    vmp_buf scratch;                    /* one record being encoded */
-    vmp_buf chunk;                      /* content of the open chunk */
-    vmp_buf zbuf;                       /* compressed chunk */
-    vmp_buf seek;                       /* vmp_seek_entry array */
+    vmp_buf work;    /* the queue taken by a drain */
+    vmp_buf scratch; /* one record being encoded */
+    vmp_buf chunk;   /* content of the open chunk */
+    vmp_buf zbuf;    /* compressed chunk */
+    vmp_buf seek;    /* vmp_seek_entry array */
     ZSTD_CCtx *cctx;
     vmp_intern intern;
-    uint64_t chunk_prev_time;           /* time of the previous sample in the chunk */
+    uint64_t chunk_prev_time; /* time of the previous sample in the chunk */
     uint64_t chunk_first_time, chunk_last_time;
     uint64_t chunk_samples, chunk_failed, chunk_truncated;
-    uint64_t chunk_opened_ns;           /* CLOCK_MONOTONIC when its first record came */
-    int io_reported;                    /* VMP_ERR_IO already returned by a flush */
+    uint64_t chunk_opened_ns; /* CLOCK_MONOTONIC when its first record came */
+    int io_reported;          /* VMP_ERR_IO already returned by a flush */
 
     /* ---- background thread --------------------------------------------- */
     pthread_t thread;
     int thread_started;
     pthread_mutex_t wake_mu;
     pthread_cond_t wake_cv;
-    int stop;                           /* wake_mu */
+    int stop; /* wake_mu */
 };
 
 /* vmp_chunk.c: everything under out_mu. */

@@ -50,7 +50,10 @@ static void on_prof(int sig)
     uint32_t d = depth_of(v0);
     for (uint32_t i = 0; i < d; i++)
         fr[i] = (vmp_frame){.value = v0 + i, .kind = VMP_FRAME_PC};
-    vmp_sample s = {.thread = my_tid, .pc = v0 ^ PC_MASK, .frames = fr, .depth = d,
+    vmp_sample s = {.thread = my_tid,
+                    .pc = v0 ^ PC_MASK,
+                    .frames = fr,
+                    .depth = d,
                     .generation = VMP_GENERATION_CURRENT};
     atomic_fetch_add(&attempted, 1);
     vmp_status st = (v0 >> 8) % 97 == 0 ? vmp_writer_failed_sample(writer, &s, 1)

@@ -93,14 +93,19 @@ static void check_str_array(const td_rec *r, unsigned key, const char *const *v,
 /* Walk a sample's stack from its innermost node to the root: frames[0] is
  * the innermost.  Returns the depth, or -1 if a node is missing or defined
  * after the sample. */
-static int walk_stack(const td_file *f, size_t sample_idx, uint64_t node, uint64_t *values,
-                      uint64_t *kinds_out, int max)
+static int walk_stack(const td_file *f,
+                      size_t sample_idx,
+                      uint64_t node,
+                      uint64_t *values,
+                      uint64_t *kinds_out,
+                      int max)
 {
     int depth = 0;
     while (node != 0) {
         size_t found = SIZE_MAX;
         for (size_t i = 0; i < sample_idx; i++)
-            if (f->recs[i].type == VMP_REC_STACK_NODE && td_uint(&f->recs[i], VMP_NODE_ID, 0) == node) {
+            if (f->recs[i].type == VMP_REC_STACK_NODE &&
+                td_uint(&f->recs[i], VMP_NODE_ID, 0) == node) {
                 found = i;
                 break;
             }
@@ -151,7 +156,8 @@ static void check_stack_nodes(const td_file *f)
         defined[id] = 1;
         keys[k].parent = parent;
         keys[k].is_fn = td_has(a, VMP_NODE_FUNCTION);
-        keys[k].value = keys[k].is_fn ? td_uint(a, VMP_NODE_FUNCTION, 0) : td_uint(a, VMP_NODE_PC, 0);
+        keys[k].value =
+            keys[k].is_fn ? td_uint(a, VMP_NODE_FUNCTION, 0) : td_uint(a, VMP_NODE_PC, 0);
         keys[k].bcpc = td_uint(a, VMP_NODE_BCPC, UINT64_MAX);
         k++;
     }
@@ -206,16 +212,22 @@ static void write_every_record(vmp_writer *w, int with_elf)
     static const uint8_t bid[] = {0xde, 0xad, 0xbe, 0xef};
     vmp_symbol_desc syms[] = {{0x1000, 0x20, "vm_interpret"}, {0x1020, 0x10, "_ZN2vm2gcEv"}};
     CHECK(vmp_writer_add_module_symbols(w, &sym_module_id, "/opt/vm/libvm.so", bid, sizeof bid,
-                                        0x7f0000000000ull, 0x7f0000001000ull,
-                                        0x7f0000002000ull, syms, 2) == VMP_OK);
+                                        0x7f0000000000ull, 0x7f0000001000ull, 0x7f0000002000ull,
+                                        syms, 2) == VMP_OK);
     if (with_elf)
         CHECK(vmp_writer_add_module(w, &module_id, "/proc/self/exe", 0x400000, 0x400000,
                                     0x500000) == VMP_OK);
     CHECK(vmp_writer_thread(w, 7, "main", 0) == VMP_OK);
     uint32_t lines[] = {0, 10, 4, 11, 9, 13};
-    vmp_function fn = {
-        .id = 3, .name = "benchFib", .scope = "Integer", .signature = "(I)I", .file = "Integer.st",
-        .first_line = 10, .bytecode_size = 24, .lines = lines, .n_lines = 3};
+    vmp_function fn = {.id = 3,
+                       .name = "benchFib",
+                       .scope = "Integer",
+                       .signature = "(I)I",
+                       .file = "Integer.st",
+                       .first_line = 10,
+                       .bytecode_size = 24,
+                       .lines = lines,
+                       .n_lines = 3};
     CHECK(vmp_writer_function(w, &fn) == VMP_OK);
     CHECK(vmp_writer_code_zone(w, &zone_id, "machine code zone", 0x10000, 0x90000) == VMP_OK);
     vmp_pc_pair map[] = {{0, 1}, {8, 4}, {8, 5}, {40, 9}};
@@ -223,9 +235,18 @@ static void write_every_record(vmp_writer *w, int with_elf)
                           {.value = 3, .bcpc = 4, .kind = VMP_FRAME_FUNCTION}};
     vmp_frame chain1[] = {{.value = 3, .bcpc = VMP_BCPC_NONE, .kind = VMP_FRAME_FUNCTION}};
     vmp_inline_record inl[] = {{16, chain0, 2}, {32, chain1, 1}};
-    vmp_code_object code = {.id = 100, .zone = zone_id, .kind = 1, .tier = 2, .name = "benchFib",
-                            .function = 3, .start = 0x10100, .size = 64, .pc_map = map,
-                            .pc_map_len = 4, .inlines = inl, .n_inlines = 2};
+    vmp_code_object code = {.id = 100,
+                            .zone = zone_id,
+                            .kind = 1,
+                            .tier = 2,
+                            .name = "benchFib",
+                            .function = 3,
+                            .start = 0x10100,
+                            .size = 64,
+                            .pc_map = map,
+                            .pc_map_len = 4,
+                            .inlines = inl,
+                            .n_inlines = 2};
     CHECK(vmp_writer_code_add(w, &code) == VMP_OK);
     vmp_code_object code2 = {.id = 101, .start = 0x10200, .size = 32};
     CHECK(vmp_writer_code_add(w, &code2) == VMP_OK);
@@ -235,16 +256,21 @@ static void write_every_record(vmp_writer *w, int with_elf)
     vmp_frame frames[] = {{.value = 0x10108, .kind = VMP_FRAME_PC},
                           {.value = 3, .bcpc = 4, .kind = VMP_FRAME_FUNCTION},
                           {.value = 0x401000, .kind = VMP_FRAME_PC}};
-    vmp_sample s = {.thread = 7, .pc = 0x10108, .generation = VMP_GENERATION_CURRENT,
-                    .blame = 100, .state = 2, .weight = 3, .frames = frames, .depth = 3};
+    vmp_sample s = {.thread = 7,
+                    .pc = 0x10108,
+                    .generation = VMP_GENERATION_CURRENT,
+                    .blame = 100,
+                    .state = 2,
+                    .weight = 3,
+                    .frames = frames,
+                    .depth = 3};
     CHECK(vmp_writer_sample(w, &s) == VMP_OK);
 
     CHECK(vmp_writer_code_free(w, 101, &gen_free) == VMP_OK);
     CHECK(vmp_writer_code_move(w, 100, 0x20100, &gen_move) == VMP_OK);
     uint64_t moves[] = {100, 0x30100};
     uint64_t frees[] = {102};
-    CHECK(vmp_writer_code_compaction(w, zone_id, moves, 1, frees, 1, 0, 5000, &gen_comp) ==
-          VMP_OK);
+    CHECK(vmp_writer_code_compaction(w, zone_id, moves, 1, frees, 1, 0, 5000, &gen_comp) == VMP_OK);
     uint64_t entries[] = {100, 0x30100};
     CHECK(vmp_writer_code_snapshot(w, zone_id, entries, 1, &gen_snap) == VMP_OK);
     CHECK_EQ_U64(vmp_writer_generation(w), 4);
@@ -607,12 +633,17 @@ static void test_small_chunks_hold_whole_records(void)
     for (int n = 0; n < 2000; n++) {
         for (int k = 0; k < 6; k++)
             fr[k] = (vmp_frame){.value = 0x1000u + (uint64_t)((n * 7 + k) % 50), .kind = 0};
-        vmp_sample s = {.thread = 1 + (uint64_t)(n % 3), .pc = fr[0].value,
-                        .generation = VMP_GENERATION_CURRENT, .frames = fr, .depth = 6};
+        vmp_sample s = {.thread = 1 + (uint64_t)(n % 3),
+                        .pc = fr[0].value,
+                        .generation = VMP_GENERATION_CURRENT,
+                        .frames = fr,
+                        .depth = 6};
         CHECK(vmp_writer_sample(w, &s) == VMP_OK);
         if (n % 100 == 0) {
-            vmp_code_object c = {.id = 1 + (uint64_t)n, .start = 0x100000u + (uint64_t)n * 64,
-                                 .size = 64, .name = "a rather long name to fill chunks quickly"};
+            vmp_code_object c = {.id = 1 + (uint64_t)n,
+                                 .start = 0x100000u + (uint64_t)n * 64,
+                                 .size = 64,
+                                 .name = "a rather long name to fill chunks quickly"};
             CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
         }
         if (n % 500 == 499)
@@ -683,15 +714,18 @@ static void run_scenario(const char *path, unsigned seed, int nap)
             uint32_t d = 1 + (x >> 8) % 12;
             for (uint32_t k = 0; k < d; k++)
                 fr[k] = (vmp_frame){.value = (x >> (k % 8)) % 40, .bcpc = k, .kind = k % 2};
-            vmp_sample s = {.thread = 1 + r % 4, .pc = 0x1000 + r, .frames = fr, .depth = d,
+            vmp_sample s = {.thread = 1 + r % 4,
+                            .pc = 0x1000 + r,
+                            .frames = fr,
+                            .depth = d,
                             .generation = VMP_GENERATION_CURRENT};
             if (r < 3)
                 CHECK(vmp_writer_failed_sample(w, &s, r) == VMP_OK);
             else
                 CHECK(vmp_writer_sample(w, &s) == VMP_OK);
         } else if (r < 90) {
-            vmp_code_object c = {.id = next_code++, .start = 0x10000 + (uint64_t)n * 16,
-                                 .size = 16};
+            vmp_code_object c = {
+                .id = next_code++, .start = 0x10000 + (uint64_t)n * 16, .size = 16};
             CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
         } else if (r < 93 && next_code > 1) {
             CHECK(vmp_writer_code_free(w, next_code - 1, NULL) == VMP_OK);

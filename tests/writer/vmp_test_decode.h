@@ -18,8 +18,8 @@
 
 typedef struct td_rec {
     unsigned type;
-    size_t chunk;      /* index of the data chunk holding it */
-    uint64_t time;     /* SAMPLE/FAILED_SAMPLE: absolute time (spec R-SMP-1) */
+    size_t chunk;  /* index of the data chunk holding it */
+    uint64_t time; /* SAMPLE/FAILED_SAMPLE: absolute time (spec R-SMP-1) */
     cbor_item_t *map;
 } td_rec;
 
@@ -32,11 +32,11 @@ typedef struct td_file {
     size_t n, cap;
     td_chunk chunks[4096];
     size_t n_chunks;
-    int truncated;        /* the file ends inside a frame */
-    uint64_t good_bytes;  /* bytes up to the end of the last complete frame */
-    cbor_item_t *seek;    /* seek table array, or NULL */
+    int truncated;       /* the file ends inside a frame */
+    uint64_t good_bytes; /* bytes up to the end of the last complete frame */
+    cbor_item_t *seek;   /* seek table array, or NULL */
     int seek_footer_ok;
-    char err[200];        /* first violation found, "" if none */
+    char err[200]; /* first violation found, "" if none */
 } td_file;
 
 static inline uint32_t td_u32le(const uint8_t *p)
