@@ -235,7 +235,11 @@ vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok)
         return past_end(p, res.read, vmp_cbor_kind_name(ctx.tok.kind));
     p->pos += res.read;
     left_after = p->end - p->pos;
-    *tok = ctx.tok;
+    /* field by field: a whole-struct copy right after the callbacks' narrow
+     * stores defeats store forwarding and costs a stall per token */
+    tok->kind = ctx.tok.kind;
+    tok->u = ctx.tok.u;
+    tok->ptr = ctx.tok.ptr;
     switch (tok->kind) {
     case VMP_CBOR_BSTR:
     case VMP_CBOR_TSTR:
@@ -297,7 +301,7 @@ vmp_status vmp_cbor_skip(vmp_cbor_parser *p, const vmp_cbor_token *tok, uint32_t
     uint32_t top = 0; /* open containers inside the skipped item */
     int is_container;
     uint64_t n = opened_items(tok, &is_container);
-    vmp_cbor_token t;
+    vmp_cbor_token t = {VMP_CBOR_SIMPLE, 0, NULL};
 
     if (is_container) {
         if (depth + 1 > p->max_nesting)

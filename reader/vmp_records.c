@@ -577,8 +577,8 @@ static vmp_status read_field(dec *d, const field *f)
         return VMP_OK;
     case F_I64_HAS:
     case F_DELTA: {
-        int neg, over;
-        uint64_t mag;
+        int neg = 0, over = 0;
+        uint64_t mag = 0;
         int64_t v;
 
         st = read_int(d, &neg, &mag, &over);
