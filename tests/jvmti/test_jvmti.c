@@ -5,7 +5,7 @@
  * their generations, R-GEN-3 resolution).
  *
  * usage: test_jvmti --java JAVA --agent LIB --jar JAR --source DEMO.java
- *                   --workdir DIR CASE
+ *                   --workdir DIR [--vmp VMP] CASE
  * CASE is one of:
  *   demo     the whole demo; the file reads to its END record, samples > 0
  *   hot      Demo.hotLoop is the most sampled function and its loop's
@@ -17,8 +17,11 @@
  *            generations, and still >= 99% agreement
  *   rate     samples per second of the busy thread's CPU time are >= 95% of
  *            the requested rate, at 1ms and at 100us
+ *   wall     wall-clock mode: a busy thread gets >= 90% of the requested rate
  *   exit     System.exit(3) from a thread that is not main: exit status 3
  *            and a file that ends with an END record
+ *   record   the same under `vmp record -o FILE --` (needs --vmp): the
+ *            command's exit status, the profile, the summary line
  * Figures are printed to stdout with labels.
  */
 #include <errno.h>
@@ -34,42 +37,17 @@
 #include "vmp_reader.h"
 #include "vmp_test.h"
 
-static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir;
+static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir, *vmp_path;
 
 /* ---- Running java ----------------------------------------------------------- */
 
-/* Run java with the agent (options `agent_opts`, the output file appended)
- * and `extra` JVM flags, then the demo with `mode` and `scale`.  stdout and
- * stderr go to files next to the profile.  @return the exit status, or -1. */
-static int run_demo(const char *profile,
-                    const char *agent_opts,
-                    const char *const *extra,
-                    const char *mode,
-                    const char *scale)
+/* Run argv[0] with stdout and stderr in `out_path` and `err_path`.
+ * @return the exit status, or -1 (printed) if it did not exit normally. */
+static int run_cmd(const char *const *argv, const char *out_path, const char *err_path)
 {
-    char agent_arg[8192], out_path[4096], err_path[4096];
-    const char *argv[32];
-    int argc = 0, status = 0, i;
+    int status = 0;
     pid_t pid;
 
-    snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s%s%s", agent_path, profile,
-             agent_opts[0] ? "," : "", agent_opts);
-    snprintf(out_path, sizeof out_path, "%s.stdout", profile);
-    snprintf(err_path, sizeof err_path, "%s.stderr", profile);
-    argv[argc++] = java_path;
-    argv[argc++] = "-XX:+UnlockDiagnosticVMOptions";
-    argv[argc++] = "-XX:+DebugNonSafepoints";
-    argv[argc++] = "-Xmx256m";
-    for (i = 0; extra != NULL && extra[i] != NULL && argc < 24; i++)
-        argv[argc++] = extra[i];
-    argv[argc++] = agent_arg;
-    argv[argc++] = "-jar";
-    argv[argc++] = jar_path;
-    argv[argc++] = mode;
-    argv[argc++] = scale;
-    argv[argc] = NULL;
-
-    unlink(profile);
     fflush(stdout);
     pid = fork();
     if (pid < 0)
@@ -79,20 +57,76 @@ static int run_demo(const char *profile,
         int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(126);
-        execv(java_path, (char *const *)argv);
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR)
             return -1;
     }
-    printf("  java %s %s: ", mode, scale);
     if (WIFEXITED(status)) {
         printf("exit status %d\n", WEXITSTATUS(status));
         return WEXITSTATUS(status);
     }
     printf("killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     return -1;
+}
+
+/* Run java with the agent (options `agent_opts`, the output file appended)
+ * and `extra` JVM flags, then the demo with `mode` and `scale`.  stdout and
+ * stderr go to files next to the profile.  With `vmp` set, java runs under
+ * `vmp record -o PROFILE` instead of with -agentpath.  @return the exit
+ * status, or -1. */
+static int run_demo_with(const char *vmp,
+                         const char *profile,
+                         const char *agent_opts,
+                         const char *const *extra,
+                         const char *mode,
+                         const char *scale)
+{
+    char agent_arg[8192], out_path[4096], err_path[4096];
+    const char *argv[40];
+    int argc = 0, i;
+
+    snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s%s%s", agent_path, profile,
+             agent_opts[0] ? "," : "", agent_opts);
+    snprintf(out_path, sizeof out_path, "%s.stdout", profile);
+    snprintf(err_path, sizeof err_path, "%s.stderr", profile);
+    if (vmp != NULL) {
+        argv[argc++] = vmp;
+        argv[argc++] = "record";
+        argv[argc++] = "--agent";
+        argv[argc++] = agent_path;
+        argv[argc++] = "-o";
+        argv[argc++] = profile;
+        argv[argc++] = "--";
+    }
+    argv[argc++] = java_path;
+    argv[argc++] = "-XX:+UnlockDiagnosticVMOptions";
+    argv[argc++] = "-XX:+DebugNonSafepoints";
+    argv[argc++] = "-Xmx256m";
+    for (i = 0; extra != NULL && extra[i] != NULL && argc < 30; i++)
+        argv[argc++] = extra[i];
+    if (vmp == NULL)
+        argv[argc++] = agent_arg;
+    argv[argc++] = "-jar";
+    argv[argc++] = jar_path;
+    argv[argc++] = mode;
+    argv[argc++] = scale;
+    argv[argc] = NULL;
+
+    unlink(profile);
+    printf("  %sjava %s %s (%s): ", vmp ? "vmp record -- " : "", mode, scale, agent_opts);
+    return run_cmd(argv, out_path, err_path);
+}
+
+static int run_demo(const char *profile,
+                    const char *agent_opts,
+                    const char *const *extra,
+                    const char *mode,
+                    const char *scale)
+{
+    return run_demo_with(NULL, profile, agent_opts, extra, mode, scale);
 }
 
 /* Read a whole small text file (malloc'd, NUL-terminated) or NULL. */
@@ -596,7 +630,7 @@ static void case_churn(void)
     check_agreement(&p, "churn");
 }
 
-static void rate_at(const char *interval, double interval_ns)
+static void rate_at(const char *interval, double interval_ns, const char *mode, double min_share)
 {
     char path[4096], opts[64], outp[4200];
     char *out, *cpu_s;
@@ -605,8 +639,8 @@ static void rate_at(const char *interval, double interval_ns)
     double cpu_ns = 0, expected;
     size_t i;
 
-    snprintf(path, sizeof path, "%s/rate-%s.vmp", work_dir, interval);
-    snprintf(opts, sizeof opts, "interval=%s", interval);
+    snprintf(path, sizeof path, "%s/rate-%s-%s.vmp", work_dir, mode, interval);
+    snprintf(opts, sizeof opts, "interval=%s,mode=%s", interval, mode);
     CHECK_EQ_U64(run_demo(path, opts, NULL, "spin", "0.5"), 0);
     load(&p, path);
     check_readable(&p, path);
@@ -629,19 +663,49 @@ static void rate_at(const char *interval, double interval_ns)
         }
     }
     expected = cpu_ns / interval_ns;
-    printf("  rate at %s: busy thread used %.3f s of CPU; requested %.0f samples/s; "
+    printf("  %s rate at %s: busy thread used %.3f s of CPU; requested %.0f samples/s; "
            "%" PRIu64 " records (%.0f/s: one per timer signal), standing for %" PRIu64
            " samples (%.0f/s = %.1f%% of requested)\n",
-           interval, cpu_ns / 1e9, 1e9 / interval_ns, records, (double)records / (cpu_ns / 1e9),
+           mode, interval, cpu_ns / 1e9, 1e9 / interval_ns, records, (double)records / (cpu_ns / 1e9),
            weighted, (double)weighted / (cpu_ns / 1e9),
            expected > 0 ? 100.0 * (double)weighted / expected : 0);
-    CHECK((double)weighted >= 0.95 * expected);
+    CHECK((double)weighted >= min_share * expected);
 }
 
 static void case_rate(void)
 {
-    rate_at("1ms", 1e6);
-    rate_at("100us", 1e5);
+    rate_at("1ms", 1e6, "cpu", 0.95);
+    rate_at("100us", 1e5, "cpu", 0.95);
+}
+
+/* Wall mode: the agent's thread signals every thread at each interval; a
+ * busy thread's wall time is about its CPU time. */
+static void case_wall(void)
+{
+    rate_at("1ms", 1e6, "wall", 0.90);
+}
+
+/* `vmp record` runs the command with the agent, writes the profile where -o
+ * says and exits with the command's status. */
+static void case_record(void)
+{
+    char path[4096], errp[4200];
+    char *err;
+    profile p;
+
+    CHECK(vmp_path != NULL);
+    if (vmp_path == NULL)
+        return;
+    profile_path(path, sizeof path, "record");
+    CHECK_EQ_U64(run_demo_with(vmp_path, path, "", NULL, "exit", "0.3"), 3);
+    load(&p, path);
+    check_readable(&p, path);
+    snprintf(errp, sizeof errp, "%s.stderr", path);
+    err = slurp(errp);
+    CHECK(err != NULL && strstr(err, "vmp record: ") != NULL && strstr(err, " samples (") != NULL);
+    if (err != NULL && strstr(err, "vmp record: ") != NULL)
+        printf("  %.*s\n", (int)strcspn(strstr(err, "vmp record: "), "\n"), strstr(err, "vmp record: "));
+    free(err);
 }
 
 static void case_exit(void)
@@ -667,7 +731,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } cases[] = {{"demo", case_demo},   {"hot", case_hot},   {"resolve", case_resolve},
-                 {"churn", case_churn}, {"rate", case_rate}, {"exit", case_exit}};
+                 {"churn", case_churn}, {"rate", case_rate}, {"wall", case_wall},
+                 {"exit", case_exit},   {"record", case_record}};
     const char *which = NULL;
     size_t k;
     int i;
@@ -683,12 +748,14 @@ int main(int argc, char **argv)
             source_path = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--workdir") == 0)
             work_dir = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--vmp") == 0)
+            vmp_path = argv[++i];
         else
             which = argv[i];
     }
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
         fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
-                        "--workdir DIR demo|hot|resolve|churn|rate|exit\n");
+                        "--workdir DIR [--vmp VMP] demo|hot|resolve|churn|rate|wall|exit|record\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_record.c - `vmp record -- java ...`: runs a Java command with the
+ * HotSpot agent (libvmp-jvmti.so) attached through JAVA_TOOL_OPTIONS, then
+ * summarizes the profile it wrote (spec.md §5.2 END, §5.12 samples).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmp_cli.h"
+
+#ifndef VMP_INSTALL_LIBDIR
+#    define VMP_INSTALL_LIBDIR "lib"
+#endif
+
+static const char record_usage[] =
+    "usage: vmp record [options] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND (a java command line) with the vmp HotSpot agent attached and\n"
+    "write a profile.  The agent is passed to every JVM the command starts\n"
+    "through the JAVA_TOOL_OPTIONS environment variable (appended to its\n"
+    "current value).  When the command ends, print a summary of the profile\n"
+    "(samples, failed samples, dropped samples, duration) to standard error\n"
+    "and exit with the command's exit status.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE           write the profile to FILE (default: vmp-PID.vmp, PID\n"
+    "                    being the command's process id)\n"
+    "  --interval TIME   sampling interval: a number with unit ns, us, ms or s\n"
+    "                    (default 1ms)\n"
+    "  --mode MODE       cpu: sample each thread per interval of its CPU time\n"
+    "                    (default); wall: per interval of elapsed time\n"
+    "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
+    "  --agent PATH      the agent library (default: libvmp-jvmti.so next to this\n"
+    "                    program's installation, or in its build tree)\n"
+    "  -h, --help        print this help\n"
+    "\n"
+    "Exit status: the command's (128 + N when it died of signal N); 1 when the\n"
+    "command could not be started or no agent was found; 2 usage error.\n";
+
+/* The agent's interval syntax: digits, then nothing or ns/us/ms/s. */
+static int valid_interval(const char *s)
+{
+    size_t digits = strspn(s, "0123456789");
+    const char *unit = s + digits;
+    return digits > 0 && digits < 12 &&
+           (*unit == '\0' || strcmp(unit, "ns") == 0 || strcmp(unit, "us") == 0 ||
+            strcmp(unit, "ms") == 0 || strcmp(unit, "s") == 0);
+}
+
+/* Characters that would break the agent option list or JAVA_TOOL_OPTIONS. */
+static int unsafe_for_agent(const char *s)
+{
+    return strpbrk(s, ", \t\n\"'=") != NULL;
+}
+
+static int readable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Find libvmp-jvmti.so relative to this executable: installed
+ * (<prefix>/bin/vmp -> <prefix>/<libdir>/) or in the build tree
+ * (<build>/cli/vmp -> <build>/agents/jvmti/). */
+static int find_agent(char *out, size_t size)
+{
+    static const char *const rel[] = {"../" VMP_INSTALL_LIBDIR "/libvmp-jvmti.so",
+                                      "../lib/libvmp-jvmti.so", "../agents/jvmti/libvmp-jvmti.so"};
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    size_t i;
+
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+        if (readable(cand) && realpath(cand, out) != NULL && strlen(out) < size)
+            return 0;
+    }
+    return -1;
+}
+
+/* Print the summary line from the profile's records. */
+static void summarize(const char *path)
+{
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    vmp_status st;
+    uint64_t samples = 0, failed = 0, last = 0;
+    vmp_rec_end end;
+    int have_end = 0;
+
+    memset(&end, 0, sizeof end);
+    if (vmp_reader_open_file(&r, path, NULL) < 0) {
+        fprintf(stderr, "vmp record: no readable profile in %s: %s\n", path,
+                r ? vmp_reader_errmsg(r) : "cannot open");
+        vmp_reader_close(r);
+        return;
+    }
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (rec.type == VMP_REC_SAMPLE || rec.type == VMP_REC_FAILED_SAMPLE) {
+            samples++;
+            failed += rec.type == VMP_REC_FAILED_SAMPLE;
+            if (rec.u.sample.time_ns > last)
+                last = rec.u.sample.time_ns;
+        } else if (rec.type == VMP_REC_END) {
+            end = rec.u.end;
+            have_end = 1;
+            if (end.time_ns > last)
+                last = end.time_ns;
+        }
+    }
+    fprintf(stderr, "vmp record: %s: %" PRIu64 " samples (%" PRIu64 " failed)", path, samples,
+            failed);
+    if (have_end)
+        fprintf(stderr, ", %" PRIu64 " dropped", end.dropped_full + end.dropped_write);
+    fprintf(stderr, ", %.3f s%s\n", (double)last / 1e9,
+            have_end ? "" : "; no END record: the profile is incomplete");
+    if (st < 0)
+        fprintf(stderr, "vmp record: %s\n", vmp_reader_errmsg(r));
+    vmp_reader_close(r);
+}
+
+int vmp_cmd_record(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
+                                              {"mode", required_argument, NULL, 'm'},
+                                              {"depth", required_argument, NULL, 'd'},
+                                              {"agent", required_argument, NULL, 'a'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
+    char agent[PATH_MAX], file[PATH_MAX];
+    int c, status = 0;
+    pid_t pid;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'i':
+            interval = optarg;
+            break;
+        case 'm':
+            mode = optarg;
+            break;
+        case 'd':
+            depth = optarg;
+            break;
+        case 'a':
+            agent_opt = optarg;
+            break;
+        case 'h':
+            fputs(record_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        default:
+            return vmp_cli_bad_option("record", argv, c);
+        }
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error("record", "no command to run (put it after --)");
+    if (!valid_interval(interval))
+        return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
+    if (strcmp(mode, "cpu") != 0 && strcmp(mode, "wall") != 0)
+        return vmp_cli_usage_error("record", "bad mode '%s' (cpu or wall)", mode);
+    if (strspn(depth, "0123456789") != strlen(depth) || atoi(depth) < 1 || atoi(depth) > 2048 ||
+        strlen(depth) > 4)
+        return vmp_cli_usage_error("record", "bad depth '%s' (1 to 2048)", depth);
+    if (out != NULL && (*out == '\0' || unsafe_for_agent(out)))
+        return vmp_cli_usage_error("record", "output file '%s' must not contain spaces, "
+                                             "quotes, '=' or ','", out);
+    if (agent_opt != NULL) {
+        if (!readable(agent_opt) || realpath(agent_opt, agent) == NULL)
+            return vmp_cli_fail("record", "agent %s: %s", agent_opt,
+                                errno ? strerror(errno) : "not a file");
+    } else if (find_agent(agent, sizeof agent) != 0) {
+        return vmp_cli_fail("record", "cannot find libvmp-jvmti.so; give its path with --agent");
+    }
+    if (unsafe_for_agent(agent))
+        return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
+
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        return vmp_cli_fail("record", "fork: %s", strerror(errno));
+    if (pid == 0) {
+        const char *old = getenv("JAVA_TOOL_OPTIONS");
+        size_t len;
+        char *opts;
+
+        if (out != NULL)
+            snprintf(file, sizeof file, "%s", out);
+        else
+            snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
+        len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(interval) +
+              strlen(mode) + strlen(depth) + 96;
+        opts = malloc(len);
+        if (opts == NULL)
+            _exit(126);
+        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s",
+                 old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth);
+        setenv("JAVA_TOOL_OPTIONS", opts, 1);
+        execvp(argv[optind], argv + optind);
+        fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    if (out != NULL)
+        snprintf(file, sizeof file, "%s", out);
+    else
+        snprintf(file, sizeof file, "vmp-%ld.vmp", (long)pid);
+    /* Ctrl-C reaches the JVM too, which exits cleanly and closes the profile;
+     * stay alive to report on it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return vmp_cli_fail("record", "waitpid: %s", strerror(errno));
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126 && !readable(file))
+        return WEXITSTATUS(status);
+    if (readable(file))
+        summarize(file);
+    else
+        fprintf(stderr, "vmp record: no profile was written to %s (was the command a JVM?)\n",
+                file);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
