@@ -502,6 +502,96 @@ static void test_reads_a_file_by_path(void)
     tb_free(&s.f);
 }
 
+/* An empty chunk is a chunk with no records. */
+static void test_empty_chunk(void)
+{
+    tbuf f = {0}, c = {0};
+    vmp_reader *r;
+    vmp_reader_info info;
+    uint64_t n;
+
+    f_header(&f, 1, 0);
+    f_chunk(&f, &c);
+    rec_start(&c, 1, VMP_REC_END);
+    f_chunk(&f, &c);
+    CHECK(vmp_reader_open_memory(&r, f.p, f.len, "e.vmp", NULL) == VMP_OK);
+    CHECK(read_all(r, &n) == VMP_END);
+    CHECK_EQ_U64(n, 1);
+    vmp_reader_get_info(r, &info);
+    CHECK_EQ_U64(info.chunks, 2);
+    vmp_reader_close(r);
+    tb_free(&f);
+    tb_free(&c);
+}
+
+typedef struct peak {
+    size_t live, peak;
+} peak;
+
+static void *peak_alloc(void *ud, size_t size)
+{
+    peak *p = ud;
+    p->live += size;
+    if (p->live > p->peak)
+        p->peak = p->live;
+    return malloc(size);
+}
+
+static void peak_free(void *ud, void *ptr, size_t size)
+{
+    peak *p = ud;
+    p->live -= size;
+    free(ptr);
+}
+
+/* Memory depends on the chunk size, not on the file size. */
+static size_t peak_reading(const tbuf *f, uint64_t want)
+{
+    peak pk = {0, 0};
+    vmp_allocator al = {peak_alloc, peak_free, &pk};
+    vmp_reader_options opts = VMP_READER_OPTIONS_INIT;
+    vmp_reader *r;
+    uint64_t n;
+    int fds[2], status;
+    pid_t pid;
+
+    opts.alloc = &al;
+    CHECK(pipe(fds) == 0);
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        write_all_and_exit(fds[1], f);
+    }
+    close(fds[1]);
+    CHECK(vmp_reader_open_fd(&r, fds[0], "pipe", &opts) == VMP_OK);
+    CHECK(read_all(r, &n) == VMP_END);
+    CHECK_EQ_U64(n, want);
+    vmp_reader_close(r);
+    close(fds[0]);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_EQ_U64(pk.live, 0);
+    return pk.peak;
+}
+
+static void test_memory_is_bounded_by_the_chunk_not_the_file(void)
+{
+    tbuf small = {0}, large = {0};
+    uint64_t n_small, n_large;
+    size_t p_small, p_large;
+
+    build_big(&small, 2, &n_small);
+    build_big(&large, 40, &n_large);
+    CHECK(large.len > 4000000);
+    p_small = peak_reading(&small, n_small);
+    p_large = peak_reading(&large, n_large);
+    fprintf(stderr, "  peak %zu bytes for %zu file bytes, %zu for %zu\n", p_small, small.len,
+            p_large, large.len);
+    CHECK(p_large <= p_small + 1024); /* later chunks hold slightly longer ids */
+    CHECK(p_large < ((size_t)1 << 20));
+    tb_free(&small);
+    tb_free(&large);
+}
+
 static void test_bad_arguments(void)
 {
     vmp_reader *r = NULL;
@@ -528,6 +618,8 @@ int main(void)
     VMP_TEST_RUN(test_seek_table_is_noted_not_required);
     VMP_TEST_RUN(test_reads_from_a_pipe_and_stdin);
     VMP_TEST_RUN(test_reads_a_file_by_path);
+    VMP_TEST_RUN(test_empty_chunk);
+    VMP_TEST_RUN(test_memory_is_bounded_by_the_chunk_not_the_file);
     VMP_TEST_RUN(test_bad_arguments);
     VMP_TEST_EXIT();
 }

@@ -630,6 +630,34 @@ static void test_limits(void)
     tb_free(&f);
 }
 
+/* spec R-REC-3: readers accept non-shortest encodings; text keys are unknown keys */
+static void test_non_shortest_encodings_and_text_keys(void)
+{
+    tbuf c = {0}, f = {0};
+    vmp_reader *r;
+    vmp_record rec;
+
+    tb_put(&c, "\xb8\x04", 2);                             /* map of 4 pairs, 1-byte length */
+    tb_put(&c, "\x18\x00\x19\x00\x05", 5);                 /* 0: 5 (THREAD) */
+    tb_put(&c, "\x1b\x00\x00\x00\x00\x00\x00\x00\x01", 9); /* key 1, 8-byte form */
+    tb_put(&c, "\x1a\x00\x00\x01\x00", 5);                 /* id 256, 4-byte form */
+    c_str(&c, "name");                                     /* a text key: unknown */
+    c_str(&c, "ignored");
+    c_uint(&c, VMP_THR_NAME);
+    tb_put(&c, "\x78\x02hi", 4); /* tstr with a 1-byte length */
+    f_header(&f, 1, 0);
+    f_chunk(&f, &c);
+    CHECK(vmp_reader_open_memory(&r, f.p, f.len, "ns.vmp", NULL) == VMP_OK);
+    CHECK(next_is(r, &rec, VMP_REC_THREAD));
+    CHECK_EQ_U64(rec.u.thread.id, 256);
+    CHECK_STR(rec.u.thread.name.s, "hi");
+    CHECK_EQ_U64(rec.unknown_keys, 1);
+    CHECK(vmp_reader_next(r, &rec) == VMP_END);
+    vmp_reader_close(r);
+    tb_free(&c);
+    tb_free(&f);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_every_record_type_decodes_field_for_field);
@@ -638,5 +666,6 @@ int main(void)
     VMP_TEST_RUN(test_wrong_value_types_are_corrupt);
     VMP_TEST_RUN(test_record_structure_errors_are_corrupt);
     VMP_TEST_RUN(test_limits);
+    VMP_TEST_RUN(test_non_shortest_encodings_and_text_keys);
     VMP_TEST_EXIT();
 }
