@@ -24,8 +24,6 @@ static const vmp_command commands[] = {
      vmp_cmd_decode},
     {"info", "summarize a profile: producer, VM, threads, code, samples, status", vmp_cmd_info},
     {"record", "run a java command with the HotSpot agent and write a profile", vmp_cmd_record},
-    {"report", "VMProfiler-style report: time per method, bytecode range, C function, state",
-     vmp_cmd_report},
     {"validate", "check a profile against every rule of the format specification",
      vmp_cmd_validate},
 };
