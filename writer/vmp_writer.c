@@ -196,16 +196,19 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
     vmp_chunk__add(w, w->scratch.data, w->scratch.len);
 }
 
-/* Write the published samples at positions below `limit`.  With `wait`, a
+/* Write the published samples at positions below `limit`.  With `*wait`, a
  * claimed but unpublished slot is waited for, briefly: its producer may be a
- * thread that the scheduler or the VM has stopped. */
-static void drain_samples(vmp_writer *w, uint64_t limit, int wait)
+ * thread that the scheduler or the VM has stopped.  After one timeout the
+ * drain stops waiting (`*wait` = 0), so a stuck producer costs one wait. */
+static void drain_samples(vmp_writer *w, uint64_t limit, int *wait)
 {
     uint64_t waited = 0;
     while (w->ring.tail < limit) {
         vmp_ring_slot *slot = vmp_ring__peek(&w->ring);
         if (!slot) {
-            if (!wait || waited >= PUBLISH_WAIT_NS)
+            if (waited >= PUBLISH_WAIT_NS)
+                *wait = 0;
+            if (!*wait)
                 return;
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
@@ -234,13 +237,13 @@ static void drain(vmp_writer *w, int wait)
         memcpy(&stamp, w->work.data + off, sizeof stamp);
         memcpy(&len, w->work.data + off + sizeof stamp, sizeof len);
         off += sizeof stamp + sizeof len;
-        drain_samples(w, stamp, wait);
+        drain_samples(w, stamp, &wait);
         if (!atomic_load(&w->stopped))
             vmp_chunk__add(w, w->work.data + off, len);
         off += len;
     }
     w->work.len = 0;
-    drain_samples(w, head, wait);
+    drain_samples(w, head, &wait);
 }
 
 static void *background(void *arg)

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_writer_reader.c - round trip through the project's reader: every
+ * record type the writer produces, every field, read back with vmp_reader
+ * (spec.md §5).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vmp_reader.h"
+#include "vmp_test.h"
+#include "vmp_writer.h"
+
+static _Atomic uint64_t fake_now = 1000000;
+
+static uint64_t fake_clock(void *ud)
+{
+    (void)ud;
+    return atomic_fetch_add(&fake_now, 1000) + 1000;
+}
+
+static const char *const states[] = {"running", "gc"};
+static const char *const kinds[] = {"method", "block"};
+static const char *const tiers[] = {"baseline", "optimized"};
+static const char *const ev_kinds[] = {"gc", "compile"};
+static const char *const ctr_kinds[] = {"heap"};
+static const char *const reasons[] = {"no frame pointer", "in prologue"};
+static const char *const labels[] = {"benchmark", "fib"};
+
+static void write_file(const char *path, uint64_t *ids)
+{
+    vmp_writer_meta m = {.vm_name = "TestVM",
+                         .vm_version = "1.2.3",
+                         .pid = 77,
+                         .sample_interval_ns = 1000000,
+                         .states = states,
+                         .n_states = 2,
+                         .code_kinds = kinds,
+                         .n_code_kinds = 2,
+                         .tiers = tiers,
+                         .n_tiers = 2,
+                         .event_kinds = ev_kinds,
+                         .n_event_kinds = 2,
+                         .counter_kinds = ctr_kinds,
+                         .n_counter_kinds = 1,
+                         .failure_reasons = reasons,
+                         .n_failure_reasons = 2,
+                         .labels = labels,
+                         .n_labels = 1};
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    vmp_writer *w = NULL;
+    CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    static const uint8_t bid[] = {1, 2, 3};
+    vmp_symbol_desc syms[] = {{0x1000, 0x20, "vm_interpret"}, {0x1020, 0, "_ZN2vm2gcEv"}};
+    CHECK(vmp_writer_add_module_symbols(w, &ids[0], "/opt/libvm.so", bid, 3, 0x7000, 0x8000, 0x9000,
+                                        syms, 2) == VMP_OK);
+    CHECK(vmp_writer_thread(w, 5, "worker", 0) == VMP_OK);
+    uint32_t lines[] = {0, 10, 6, 12};
+    vmp_function fn = {.id = 9,
+                       .name = "fib",
+                       .scope = "Integer",
+                       .signature = "(I)I",
+                       .file = "Integer.st",
+                       .first_line = 10,
+                       .bytecode_size = 20,
+                       .lines = lines,
+                       .n_lines = 2};
+    CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+    CHECK(vmp_writer_code_zone(w, &ids[1], "zone", 0x10000, 0x20000) == VMP_OK);
+    vmp_pc_pair map[] = {{0, 0}, {12, 6}};
+    vmp_frame chain[] = {{.value = 9, .bcpc = 6, .kind = VMP_FRAME_FUNCTION},
+                         {.value = 4, .bcpc = VMP_BCPC_NONE, .kind = VMP_FRAME_FUNCTION}};
+    vmp_inline_record inl[] = {{8, chain, 2}};
+    vmp_code_object c = {.id = 50,
+                         .zone = ids[1],
+                         .kind = 1,
+                         .tier = 1,
+                         .name = "fib",
+                         .function = 9,
+                         .start = 0x10040,
+                         .size = 32,
+                         .pc_map = map,
+                         .pc_map_len = 2,
+                         .inlines = inl,
+                         .n_inlines = 1};
+    CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
+    vmp_code_object c2 = {.id = 51, .zone = ids[1], .start = 0x10080, .size = 16};
+    CHECK(vmp_writer_code_add(w, &c2) == VMP_OK);
+    vmp_frame fr[] = {{.value = 0x10044, .kind = VMP_FRAME_PC},
+                      {.value = 9, .bcpc = 6, .kind = VMP_FRAME_FUNCTION}};
+    vmp_sample s = {.thread = 5,
+                    .pc = 0x10044,
+                    .generation = VMP_GENERATION_CURRENT,
+                    .blame = 50,
+                    .state = 1,
+                    .weight = 2,
+                    .frames = fr,
+                    .depth = 2};
+    CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+    CHECK(vmp_writer_code_move(w, 50, 0x10100, NULL) == VMP_OK);
+    CHECK(vmp_writer_code_free(w, 51, NULL) == VMP_OK);
+    uint64_t moves[] = {50, 0x10200};
+    CHECK(vmp_writer_code_compaction(w, ids[1], moves, 1, NULL, 0, 0, 700, NULL) == VMP_OK);
+    uint64_t entries[] = {50, 0x10200};
+    CHECK(vmp_writer_code_snapshot(w, ids[1], entries, 1, NULL) == VMP_OK);
+    vmp_sample f = {.thread = 5, .generation = VMP_GENERATION_CURRENT};
+    CHECK(vmp_writer_failed_sample(w, &f, 1) == VMP_OK);
+    CHECK(vmp_writer_event(w, 1, 0, 300, 5, -3, "jit") == VMP_OK);
+    CHECK(vmp_writer_counter(w, 0, 4096) == VMP_OK);
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+}
+
+static int str_is(vmp_str s, const char *want)
+{
+    return s.len == strlen(want) && memcmp(s.s, want, s.len) == 0;
+}
+
+static void test_reader_sees_every_field(void)
+{
+    const char *path = "writer_reader.vmp";
+    uint64_t ids[2] = {0, 0};
+    write_file(path, ids);
+    vmp_reader *r = NULL;
+    vmp_status st = vmp_reader_open_file(&r, path, NULL);
+    CHECK(st == VMP_OK);
+    if (st != VMP_OK) {
+        if (r)
+            fprintf(stderr, "%s\n", vmp_reader_errmsg(r));
+        vmp_reader_close(r);
+        return;
+    }
+    vmp_record rec;
+    int seen[VMP_REC_TYPE_MAX_V1_0 + 1] = {0};
+    uint64_t node_fn = 0, node_pc = 0, sample_stack = 0;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        CHECK(rec.unknown_keys == 0);
+        if (rec.type < 0 || rec.type > VMP_REC_TYPE_MAX_V1_0)
+            continue;
+        int n = seen[rec.type]++;
+        switch (rec.type) {
+        case VMP_REC_HEADER: {
+            const vmp_rec_header *h = &rec.u.header;
+            CHECK(str_is(h->vm_name, "TestVM") && str_is(h->vm_version, "1.2.3"));
+            CHECK(strncmp(h->producer.s, "vmp-writer", 10) == 0);
+            CHECK(str_is(h->clock, "custom"));
+            CHECK_EQ_U64(h->pid, 77);
+            CHECK_EQ_U64(h->start_monotonic_ns, 1001000);
+            CHECK_EQ_U64(h->start_realtime_ns, 0);
+            CHECK_EQ_U64(h->interval_ns, 1000000);
+            CHECK_EQ_U64(h->pointer_size, sizeof(void *));
+            CHECK(h->n_states == 2 && str_is(h->states[1], "gc"));
+            CHECK(h->n_code_kinds == 2 && str_is(h->code_kinds[1], "block"));
+            CHECK(h->n_tiers == 2 && str_is(h->tiers[0], "baseline"));
+            CHECK(h->n_event_kinds == 2 && str_is(h->event_kinds[1], "compile"));
+            CHECK(h->n_counter_kinds == 1 && str_is(h->counter_kinds[0], "heap"));
+            CHECK(h->n_failure_reasons == 2 && str_is(h->failure_reasons[1], "in prologue"));
+            CHECK(h->n_labels == 1 && str_is(h->labels[0], "benchmark") &&
+                  str_is(h->labels[1], "fib"));
+            break;
+        }
+        case VMP_REC_MODULE:
+            CHECK_EQ_U64(rec.u.module.id, ids[0]);
+            CHECK(str_is(rec.u.module.path, "/opt/libvm.so"));
+            CHECK(rec.u.module.build_id_size == 3 && rec.u.module.build_id[2] == 3);
+            CHECK_EQ_U64(rec.u.module.bias, 0x7000);
+            CHECK_EQ_U64(rec.u.module.start, 0x8000);
+            CHECK_EQ_U64(rec.u.module.end, 0x9000);
+            break;
+        case VMP_REC_MODULE_SYMBOLS:
+            CHECK_EQ_U64(rec.u.module_symbols.module, ids[0]);
+            CHECK_EQ_U64(rec.u.module_symbols.n_symbols, 2);
+            if (rec.u.module_symbols.n_symbols == 2) {
+                const vmp_rec_symbol *sy = rec.u.module_symbols.symbols;
+                CHECK(sy[0].value == 0x1000 && sy[0].size == 0x20 &&
+                      str_is(sy[0].name, "vm_interpret"));
+                CHECK(sy[1].value == 0x1020 && sy[1].size == 0 &&
+                      str_is(sy[1].name, "_ZN2vm2gcEv"));
+            }
+            break;
+        case VMP_REC_THREAD:
+            CHECK_EQ_U64(rec.u.thread.id, 5);
+            CHECK(str_is(rec.u.thread.name, "worker"));
+            CHECK(rec.u.thread.time_ns > 0 && rec.u.thread.end_time_ns == 0);
+            break;
+        case VMP_REC_FUNCTION: {
+            const vmp_rec_function *fn = &rec.u.function;
+            CHECK_EQ_U64(fn->id, 9);
+            CHECK(str_is(fn->name, "fib") && str_is(fn->scope, "Integer"));
+            CHECK(str_is(fn->signature, "(I)I") && str_is(fn->file, "Integer.st"));
+            CHECK_EQ_U64(fn->first_line, 10);
+            CHECK_EQ_U64(fn->bytecode_size, 20);
+            CHECK(fn->n_lines == 2 && fn->lines[0] == 0 && fn->lines[1] == 10 &&
+                  fn->lines[2] == 6 && fn->lines[3] == 12);
+            break;
+        }
+        case VMP_REC_CODE_ZONE:
+            CHECK_EQ_U64(rec.u.code_zone.id, ids[1]);
+            CHECK(str_is(rec.u.code_zone.name, "zone"));
+            CHECK(rec.u.code_zone.start == 0x10000 && rec.u.code_zone.end == 0x20000);
+            break;
+        case VMP_REC_CODE_OBJECT: {
+            const vmp_rec_code_object *co = &rec.u.code_object;
+            if (n == 1) {
+                CHECK(co->id == 51 && co->start == 0x10080 && co->size == 16 && co->tier == 0);
+                break;
+            }
+            CHECK_EQ_U64(co->id, 50);
+            CHECK_EQ_U64(co->zone, ids[1]);
+            CHECK_EQ_U64(co->kind, 1);
+            CHECK_EQ_U64(co->tier, 1);
+            CHECK(str_is(co->name, "fib"));
+            CHECK_EQ_U64(co->function, 9);
+            CHECK_EQ_U64(co->start, 0x10040);
+            CHECK_EQ_U64(co->size, 32);
+            CHECK_EQ_U64(co->generation, 0);
+            CHECK(co->time_ns > 0);
+            CHECK(co->pc_map_len == 2 && co->pc_map[0] == 0 && co->pc_map[1] == 0 &&
+                  co->pc_map[2] == 12 && co->pc_map[3] == 6);
+            CHECK(co->n_inlines == 1);
+            if (co->n_inlines == 1) {
+                const vmp_rec_inline *in = &co->inlines[0];
+                CHECK(in->mcpc_offset == 8 && in->depth == 2);
+                CHECK(in->frames[0] == 9 && in->frames[1] == 6 && in->frames[2] == 4 &&
+                      in->frames[3] == 0xFFFFFFFFu);
+            }
+            break;
+        }
+        case VMP_REC_CODE_MOVE:
+            CHECK(rec.u.code_move.generation == 1 && rec.u.code_move.id == 50 &&
+                  rec.u.code_move.new_start == 0x10100 && rec.u.code_move.time_ns > 0);
+            break;
+        case VMP_REC_CODE_FREE:
+            CHECK(rec.u.code_free.generation == 2 && rec.u.code_free.id == 51 &&
+                  rec.u.code_free.time_ns > 0);
+            break;
+        case VMP_REC_CODE_COMPACTION: {
+            const vmp_rec_code_compaction *cc = &rec.u.code_compaction;
+            CHECK(cc->zone == ids[1] && cc->generation == 3 && cc->duration_ns == 700);
+            CHECK(cc->time_ns > 0 && cc->n_frees == 0);
+            CHECK(cc->n_moves == 1 && cc->moves[0] == 50 && cc->moves[1] == 0x10200);
+            break;
+        }
+        case VMP_REC_CODE_SNAPSHOT: {
+            const vmp_rec_code_snapshot *cs = &rec.u.code_snapshot;
+            CHECK(cs->zone == ids[1] && cs->generation == 4 && cs->time_ns > 0);
+            CHECK(cs->n == 1 && cs->entries[0] == 50 && cs->entries[1] == 0x10200);
+            break;
+        }
+        case VMP_REC_STACK_NODE:
+            if (rec.u.stack_node.is_function) {
+                CHECK(rec.u.stack_node.function == 9 && rec.u.stack_node.has_bcpc &&
+                      rec.u.stack_node.bcpc == 6 && rec.u.stack_node.parent == 0);
+                node_fn = rec.u.stack_node.id;
+            } else {
+                CHECK(rec.u.stack_node.pc == 0x10044 && rec.u.stack_node.parent == node_fn);
+                node_pc = rec.u.stack_node.id;
+            }
+            break;
+        case VMP_REC_SAMPLE: {
+            const vmp_rec_sample *sm = &rec.u.sample;
+            CHECK(sm->thread == 5 && sm->state == 1 && sm->has_pc && sm->pc == 0x10044);
+            CHECK(sm->generation == 0 && sm->weight == 2 && sm->blame == 50);
+            CHECK(sm->time_ns > 0);
+            sample_stack = sm->stack;
+            break;
+        }
+        case VMP_REC_FAILED_SAMPLE:
+            CHECK(rec.u.sample.reason == 1 && rec.u.sample.generation == 4 &&
+                  rec.u.sample.thread == 5 && !rec.u.sample.has_pc && rec.u.sample.weight == 1);
+            break;
+        case VMP_REC_EVENT: {
+            const vmp_rec_event *ev = &rec.u.event;
+            CHECK(ev->kind == 1 && ev->duration_ns == 300 && ev->thread == 5);
+            CHECK(ev->has_value && ev->value == -3 && str_is(ev->text, "jit"));
+            CHECK(ev->time_ns > 0);
+            break;
+        }
+        case VMP_REC_COUNTER:
+            CHECK(rec.u.counter.kind == 0 && rec.u.counter.value == 4096 &&
+                  rec.u.counter.time_ns > 0);
+            break;
+        case VMP_REC_END: {
+            const vmp_rec_end *e = &rec.u.end;
+            CHECK(e->samples == 2 && e->failed == 1 && e->chunks == 0 && e->generation == 4);
+            CHECK(e->dropped_full == 0 && e->dropped_write == 0 && e->truncated_stacks == 0);
+            CHECK(e->time_ns > 0);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    CHECK(st == VMP_END);
+    if (st < 0)
+        fprintf(stderr, "%s\n", vmp_reader_errmsg(r));
+    CHECK(sample_stack != 0 && sample_stack == node_pc);
+    for (int t = VMP_REC_HEADER; t <= VMP_REC_TYPE_MAX_V1_0; t++) {
+        if (!seen[t])
+            fprintf(stderr, "record type %d not seen\n", t);
+        CHECK(seen[t] > 0);
+    }
+    vmp_reader_info info;
+    vmp_reader_get_info(r, &info);
+    CHECK(info.seen_end && info.seek_table && info.chunks == 1);
+    vmp_reader_close(r);
+}
+
+int main(void)
+{
+    VMP_TEST_RUN(test_reader_sees_every_field);
+    VMP_TEST_EXIT();
+}
