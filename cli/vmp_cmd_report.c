@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_report.c - `vmp report`: the VMProfiler-style report of a profile,
+ * every sample attributed at its own generation (spec.md §5 "Generations",
+ * §5.12 samples, §5.13 events and counters).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_analyze.h"
+#include "vmp_cli.h"
+
+static const char report_usage[] =
+    "usage: vmp report [--top N] [--min-percent P] [--no-ranges]\n"
+    "                  [--format text|json|csv] [-o FILE] FILE\n"
+    "\n"
+    "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
+    "attribute every sample to the code that was at its pc when it was taken\n"
+    "(its generation), and print the report:\n"
+    "  heading: producer, VM, date, duration, sampling frequency, samples in\n"
+    "  total, in generated vm code, in vanilla vm code (C), unknown, failed;\n"
+    "  '% of generated vm code': each JIT-compiled method, block, PIC or\n"
+    "  trampoline with its share of generated code and of all samples, its\n"
+    "  sample count and the cumulative share, and under each its bytecode\n"
+    "  ranges ('A->B'); closed and open PICs are listed apart from methods;\n"
+    "  '% of vanilla vm code': C functions (demangled);\n"
+    "  GC, code compactions, events and counters; VM states (summing to 100%);\n"
+    "  threads; failed samples by reason.\n"
+    "\n"
+    "options:\n"
+    "  --top N           list at most N entries per section (0 = all; default 30);\n"
+    "                    the rest are summed as '...others...'\n"
+    "  --min-percent P   list entries of at least P% of their section (default 0)\n"
+    "  --no-ranges       do not list bytecode ranges\n"
+    "  --format F        text (default), json (one object) or csv (one row per\n"
+    "                    function, or per function and range unless --no-ranges:\n"
+    "                    class,kind,function,range,samples)\n"
+    "  -o FILE           write to FILE ('-' = standard output, the default)\n"
+    "  -h, --help        print this help\n"
+    "\n"
+    "Exit status: 0 success (a truncated file is reported up to the damage, with\n"
+    "a note); 1 unreadable input or write error; 2 usage error.\n";
+
+enum { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+typedef struct rep_opts {
+    size_t top;
+    double min_percent;
+    int ranges;
+    int format;
+} rep_opts;
+
+typedef struct entry {
+    uint32_t id; /* afunction or aframe id */
+    uint64_t w;
+} entry;
+
+typedef struct report {
+    vmp_profile *p;
+    vmp_analysis *a;
+    const vmp_profile_totals *t;
+    const uint64_t *fw, *frw;
+    size_t n_fw, n_frw;
+    /* frames grouped by function: frames_of[f] .. via sorted index */
+    entry *frames; /* (frame id, weight), sorted by function then weight */
+    size_t n_frames;
+    const char *error; /* reader error message, or NULL */
+} report;
+
+static double pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static const vmp_afunction *fn_of(const report *r, uint32_t id)
+{
+    return vmp_analysis_function(r->a, id);
+}
+
+static int cmp_entry_by_name(const report *r, const entry *x, const entry *y)
+{
+    const vmp_afunction *a = fn_of(r, x->id), *b = fn_of(r, y->id);
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->kind, b->kind);
+}
+
+static const report *sort_ctx; /* qsort has no payload: the CLI is single-threaded */
+
+static int cmp_func_entries(const void *x, const void *y)
+{
+    const entry *a = x, *b = y;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    return cmp_entry_by_name(sort_ctx, a, b);
+}
+
+static int cmp_frame_entries(const void *x, const void *y)
+{
+    const entry *a = x, *b = y;
+    const vmp_aframe *fa = vmp_analysis_frame(sort_ctx->a, a->id);
+    const vmp_aframe *fb = vmp_analysis_frame(sort_ctx->a, b->id);
+    if (fa->function != fb->function)
+        return fa->function < fb->function ? -1 : 1;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    if (fa->has_range != fb->has_range)
+        return fa->has_range ? -1 : 1;
+    if (fa->bc_first != fb->bc_first)
+        return fa->bc_first < fb->bc_first ? -1 : 1;
+    return fa->bc_last < fb->bc_last ? -1 : fa->bc_last > fb->bc_last;
+}
+
+/* The functions of class `cls` (and, when kind_filter is 1/2, only PICs /
+ * only non-PICs), sorted by weight.  Caller frees. */
+static entry *collect(const report *r, int cls, int pic_filter, size_t *n_out, uint64_t *total)
+{
+    entry *e = malloc((r->n_fw + 1) * sizeof *e);
+    size_t i, n = 0;
+    *total = 0;
+    if (!e)
+        return NULL;
+    for (i = 1; i < r->n_fw; i++) {
+        const vmp_afunction *f = fn_of(r, (uint32_t)i);
+        int is_pic;
+        if (!f || !r->fw[i] || f->code_class != cls)
+            continue;
+        is_pic = strstr(f->kind, "PIC") != NULL;
+        if ((pic_filter == 1 && !is_pic) || (pic_filter == 2 && is_pic))
+            continue;
+        e[n].id = (uint32_t)i;
+        e[n].w = r->fw[i];
+        *total += r->fw[i];
+        n++;
+    }
+    sort_ctx = r;
+    qsort(e, n, sizeof *e, cmp_func_entries);
+    *n_out = n;
+    return e;
+}
+
+/* Index of the first frame entry of function `fn` in r->frames. */
+static size_t frames_begin(const report *r, uint32_t fn)
+{
+    size_t lo = 0, hi = r->n_frames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vmp_analysis_frame(r->a, r->frames[mid].id)->function < fn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t shown(const rep_opts *o, const entry *e, size_t n, uint64_t section_total)
+{
+    size_t k = 0;
+    while (k < n && (o->top == 0 || k < o->top) && pct(e[k].w, section_total) >= o->min_percent)
+        k++;
+    return k;
+}
+
+static void text_ranges(FILE *f, const report *r, uint32_t fn, uint64_t fw)
+{
+    size_t i = frames_begin(r, fn);
+    /* code without a pc map (trampolines, PICs) has one frame and no range */
+    if (i < r->n_frames && !vmp_analysis_frame(r->a, r->frames[i].id)->has_range &&
+        (i + 1 == r->n_frames || vmp_analysis_frame(r->a, r->frames[i + 1].id)->function != fn))
+        return;
+    for (; i < r->n_frames; i++) {
+        const vmp_aframe *fr = vmp_analysis_frame(r->a, r->frames[i].id);
+        char rng[48];
+        if (fr->function != fn)
+            break;
+        if (fr->has_range)
+            snprintf(rng, sizeof rng, "%" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
+        else
+            snprintf(rng, sizeof rng, "(prologue)");
+        fprintf(f, "        %-14s %6.2f%%  (%" PRIu64 ")\n", rng, pct(r->frames[i].w, fw),
+                r->frames[i].w);
+    }
+}
+
+static void text_section(FILE *f, const report *r, const rep_opts *o, const char *title, int cls,
+                         int pic_filter)
+{
+    size_t n = 0, k, i;
+    uint64_t total = 0, cum = 0, rest = 0;
+    entry *e = collect(r, cls, pic_filter, &n, &total);
+    if (!e)
+        return;
+    fprintf(f, "\n%s (%" PRIu64 " samples, %.2f%% of total)\n", title, total,
+            pct(total, r->t->samples));
+    if (n == 0) {
+        fprintf(f, "  (none)\n");
+        free(e);
+        return;
+    }
+    fprintf(f, "  %8s %8s %10s %8s  %s\n", "%", "% total", "samples", "cumul.", "function");
+    k = shown(o, e, n, total);
+    for (i = 0; i < k; i++) {
+        const vmp_afunction *fn = fn_of(r, e[i].id);
+        cum += e[i].w;
+        if (cls == VMP_CLASS_GENERATED)
+            fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  %s [%s]\n", pct(e[i].w, total),
+                    pct(e[i].w, r->t->samples), e[i].w, pct(cum, total), fn->name, fn->kind);
+        else
+            fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  %s\n", pct(e[i].w, total),
+                    pct(e[i].w, r->t->samples), e[i].w, pct(cum, total), fn->name);
+        if (o->ranges && cls == VMP_CLASS_GENERATED)
+            text_ranges(f, r, e[i].id, e[i].w);
+    }
+    for (i = k; i < n; i++)
+        rest += e[i].w;
+    if (k < n)
+        fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  ...others... (%zu)\n",
+                pct(rest, total), pct(rest, r->t->samples), rest, 100.0, n - k);
+    free(e);
+}
+
+static void text_report(FILE *f, const report *r, const rep_opts *o, const char *path)
+{
+    const vmp_rec_header *h = vmp_analysis_header(r->a);
+    const vmp_profile_totals *t = r->t;
+    const uint64_t *sw, *fw;
+    const vmp_profile_events *ev;
+    const vmp_profile_counter *ctr;
+    size_t n, i;
+    uint64_t tid, w;
+    char date[64];
+    double dur = (double)t->last_time_ns / 1e9;
+
+    fprintf(f, "vmp report: %s\n", path);
+    if (h && h->start_realtime_ns) {
+        vmp_cli_format_utc(date, sizeof date, h->start_realtime_ns);
+    } else {
+        snprintf(date, sizeof date, "unknown");
+    }
+    fprintf(f, "producer: %s; vm: %s %s\n", h ? h->producer.s : "", h ? h->vm_name.s : "",
+            h ? h->vm_version.s : "");
+    fprintf(f, "date: %s; duration: %.3f s", date, dur);
+    if (h && h->interval_ns)
+        fprintf(f, "; sampling frequency: %.1f Hz", 1e9 / (double)h->interval_ns);
+    fprintf(f, "\n");
+    fprintf(f,
+            "samples: %" PRIu64 " total; %" PRIu64 " (%.2f%%) in generated vm code; %" PRIu64
+            " (%.2f%%) in vanilla vm code; %" PRIu64 " (%.2f%%) unknown; %" PRIu64
+            " (%.2f%%) failed\n",
+            t->samples, t->generated, pct(t->generated, t->samples), t->native,
+            pct(t->native, t->samples), t->unknown, pct(t->unknown, t->samples), t->failed,
+            pct(t->failed, t->samples));
+    fprintf(f, "code generations: %" PRIu64 " (every sample attributed at its own)\n",
+            t->generations);
+    if (r->error)
+        fprintf(f, "note: the input is damaged; reported up to: %s\n", r->error);
+
+    text_section(f, r, o, "% of generated vm code: methods, blocks and other code",
+                 VMP_CLASS_GENERATED, 2);
+    text_section(f, r, o, "% of generated vm code: PICs (closed and open)", VMP_CLASS_GENERATED, 1);
+    text_section(f, r, o, "% of vanilla vm code", VMP_CLASS_NATIVE, 0);
+    if (t->samples - t->generated - t->native - t->unknown > 0)
+        text_section(f, r, o, "% of symbolic frames", VMP_CLASS_SYMBOLIC, 0);
+
+    fprintf(f, "\nGC and code compaction\n");
+    ev = vmp_profile_event_totals(r->p, &n);
+    {
+        int gc_found = 0;
+        for (i = 0; i < n; i++)
+            if (strcmp(vmp_analysis_event_kind_name(r->a, (uint32_t)i), "gc") == 0 && ev[i].count) {
+                fprintf(f, "  gc: %" PRIu64 " events, total %.3f ms (%.2f%% of the run)\n",
+                        ev[i].count, (double)ev[i].total_duration_ns / 1e6,
+                        t->last_time_ns ? 100.0 * (double)ev[i].total_duration_ns /
+                                              (double)t->last_time_ns
+                                        : 0.0);
+                gc_found = 1;
+            }
+        if (!gc_found)
+            fprintf(f, "  gc: no events\n");
+    }
+    fprintf(f,
+            "  code compactions: %" PRIu64 ", total %.3f ms; code frees %" PRIu64 ", moves %" PRIu64
+            "\n",
+            t->compactions, (double)t->compaction_ns / 1e6, t->code_frees, t->code_moves);
+
+    fprintf(f, "\nevents\n");
+    if (n == 0)
+        fprintf(f, "  (none)\n");
+    for (i = 0; i < n; i++)
+        if (ev[i].count)
+            fprintf(f, "  %-20s %10" PRIu64 " events, total %.3f ms\n",
+                    vmp_analysis_event_kind_name(r->a, (uint32_t)i), ev[i].count,
+                    (double)ev[i].total_duration_ns / 1e6);
+    ctr = vmp_profile_counters(r->p, &n);
+    fprintf(f, "\ncounters\n");
+    if (n == 0)
+        fprintf(f, "  (none)\n");
+    for (i = 0; i < n; i++)
+        if (ctr[i].count)
+            fprintf(f,
+                    "  %-20s %10" PRIu64 " values, first %" PRId64 ", last %" PRId64
+                    ", min %" PRId64 ", max %" PRId64 "\n",
+                    vmp_analysis_counter_kind_name(r->a, (uint32_t)i), ctr[i].count,
+                    ctr[i].first, ctr[i].last, ctr[i].min, ctr[i].max);
+
+    sw = vmp_profile_state_weights(r->p, &n);
+    fprintf(f, "\nVM states (%% of total)\n");
+    for (i = 0; i < n; i++)
+        if (sw[i])
+            fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "\n",
+                    vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i]);
+    fprintf(f, "\nthreads (%% of total)\n");
+    for (i = 0; vmp_profile_thread(r->p, i, &tid, &w); i++)
+        fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "\n", vmp_analysis_thread_name(r->a, tid),
+                pct(w, t->samples), w);
+    fw = vmp_profile_failure_weights(r->p, &n);
+    if (t->failed) {
+        fprintf(f, "\nfailed samples by reason (%% of failed)\n");
+        for (i = 0; i < n; i++)
+            if (fw[i])
+                fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "\n",
+                        vmp_analysis_failure_reason_name(r->a, (uint32_t)i), pct(fw[i], t->failed),
+                        fw[i]);
+    }
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    vmp_cli_put_json_string(f, s, strlen(s));
+}
+
+static void json_section(FILE *f, const report *r, const rep_opts *o, const char *key, int cls)
+{
+    size_t n = 0, k, i, j;
+    uint64_t total = 0, rest = 0;
+    entry *e = collect(r, cls, 0, &n, &total);
+    fprintf(f, ",\"%s\":{\"samples\":%" PRIu64 ",\"functions\":[", key, total);
+    if (!e) {
+        fprintf(f, "]}");
+        return;
+    }
+    k = shown(o, e, n, total);
+    for (i = 0; i < k; i++) {
+        const vmp_afunction *fn = fn_of(r, e[i].id);
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        json_str(f, fn->name);
+        fprintf(f, ",\"kind\":");
+        json_str(f, fn->kind);
+        fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"percent_total\":%.4f", e[i].w,
+                pct(e[i].w, total), pct(e[i].w, r->t->samples));
+        if (o->ranges && cls == VMP_CLASS_GENERATED) {
+            int first = 1;
+            fprintf(f, ",\"ranges\":[");
+            for (j = frames_begin(r, e[i].id); j < r->n_frames; j++) {
+                const vmp_aframe *fr = vmp_analysis_frame(r->a, r->frames[j].id);
+                if (fr->function != e[i].id)
+                    break;
+                fprintf(f, "%s{", first ? "" : ",");
+                first = 0;
+                if (fr->has_range)
+                    fprintf(f, "\"first\":%" PRIu32 ",\"last\":%" PRIu32 ",", fr->bc_first,
+                            fr->bc_last);
+                fprintf(f, "\"samples\":%" PRIu64 "}", r->frames[j].w);
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "}");
+    }
+    for (i = k; i < n; i++)
+        rest += e[i].w;
+    fprintf(f, "],\"others\":{\"functions\":%zu,\"samples\":%" PRIu64 "}}", n - k, rest);
+    free(e);
+}
+
+static void json_report(FILE *f, const report *r, const rep_opts *o, const char *path)
+{
+    const vmp_rec_header *h = vmp_analysis_header(r->a);
+    const vmp_profile_totals *t = r->t;
+    const uint64_t *sw, *fw;
+    const vmp_profile_events *ev;
+    size_t n, i;
+    uint64_t tid, w;
+
+    fprintf(f, "{\"file\":");
+    json_str(f, path);
+    fprintf(f, ",\"producer\":");
+    json_str(f, h ? h->producer.s : "");
+    fprintf(f, ",\"vm_name\":");
+    json_str(f, h ? h->vm_name.s : "");
+    fprintf(f, ",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+               ",\"interval_ns\":%" PRIu64,
+            h ? h->start_realtime_ns : 0, t->last_time_ns, h ? h->interval_ns : 0);
+    fprintf(f,
+            ",\"samples\":%" PRIu64 ",\"generated\":%" PRIu64 ",\"native\":%" PRIu64
+            ",\"unknown\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"generations\":%" PRIu64,
+            t->samples, t->generated, t->native, t->unknown, t->failed, t->generations);
+    json_section(f, r, o, "generated_code", VMP_CLASS_GENERATED);
+    json_section(f, r, o, "vanilla_code", VMP_CLASS_NATIVE);
+    fprintf(f,
+            ",\"compactions\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"frees\":%" PRIu64
+            ",\"moves\":%" PRIu64 "}",
+            t->compactions, t->compaction_ns, t->code_frees, t->code_moves);
+    ev = vmp_profile_event_totals(r->p, &n);
+    fprintf(f, ",\"events\":[");
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%s{\"kind\":", i ? "," : "");
+        json_str(f, vmp_analysis_event_kind_name(r->a, (uint32_t)i));
+        fprintf(f, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 "}", ev[i].count,
+                ev[i].total_duration_ns);
+    }
+    sw = vmp_profile_state_weights(r->p, &n);
+    fprintf(f, "],\"states\":[");
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%s{\"state\":", i ? "," : "");
+        json_str(f, vmp_analysis_state_name(r->a, (uint32_t)i));
+        fprintf(f, ",\"samples\":%" PRIu64 "}", sw[i]);
+    }
+    fprintf(f, "],\"threads\":[");
+    for (i = 0; vmp_profile_thread(r->p, i, &tid, &w); i++) {
+        fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", i ? "," : "", tid);
+        json_str(f, vmp_analysis_thread_name(r->a, tid));
+        fprintf(f, ",\"samples\":%" PRIu64 "}", w);
+    }
+    fw = vmp_profile_failure_weights(r->p, &n);
+    fprintf(f, "],\"failures\":[");
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%s{\"reason\":", i ? "," : "");
+        json_str(f, vmp_analysis_failure_reason_name(r->a, (uint32_t)i));
+        fprintf(f, ",\"samples\":%" PRIu64 "}", fw[i]);
+    }
+    fprintf(f, "],\"error\":");
+    if (r->error)
+        json_str(f, r->error);
+    else
+        fprintf(f, "null");
+    fprintf(f, "}\n");
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+}
+
+static void csv_report(FILE *f, const report *r, const rep_opts *o)
+{
+    static const int classes[] = {VMP_CLASS_GENERATED, VMP_CLASS_NATIVE, VMP_CLASS_SYMBOLIC,
+                                  VMP_CLASS_UNKNOWN};
+    static const char *const class_names[] = {"generated", "vanilla", "symbolic", "unknown"};
+    size_t c, i, j;
+    fprintf(f, "class,kind,function,range,samples\n");
+    for (c = 0; c < 4; c++) {
+        size_t n = 0;
+        uint64_t total = 0;
+        entry *e = collect(r, classes[c], 0, &n, &total);
+        if (!e)
+            continue;
+        for (i = 0; i < n; i++) {
+            const vmp_afunction *fn = fn_of(r, e[i].id);
+            if (!o->ranges) {
+                fprintf(f, "%s,", class_names[c]);
+                csv_field(f, fn->kind);
+                fputc(',', f);
+                csv_field(f, fn->name);
+                fprintf(f, ",,%" PRIu64 "\n", e[i].w);
+                continue;
+            }
+            for (j = frames_begin(r, e[i].id); j < r->n_frames; j++) {
+                const vmp_aframe *fr = vmp_analysis_frame(r->a, r->frames[j].id);
+                if (fr->function != e[i].id)
+                    break;
+                fprintf(f, "%s,", class_names[c]);
+                csv_field(f, fn->kind);
+                fputc(',', f);
+                csv_field(f, fn->name);
+                if (fr->has_range)
+                    fprintf(f, ",%" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
+                else
+                    fputc(',', f);
+                fprintf(f, ",%" PRIu64 "\n", r->frames[j].w);
+            }
+        }
+        free(e);
+    }
+}
+
+int vmp_cmd_report(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
+                                              {"min-percent", required_argument, NULL, 'm'},
+                                              {"no-ranges", no_argument, NULL, 'R'},
+                                              {"format", required_argument, NULL, 'f'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    rep_opts o = {30, 0.0, 1, FMT_TEXT};
+    const char *out_path = NULL, *path;
+    vmp_reader *rd = NULL;
+    vmp_cli_output out;
+    report r;
+    vmp_status st;
+    size_t i;
+    int c, rc;
+    char *end;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': {
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-')
+                return vmp_cli_usage_error("report", "bad --top '%s'", optarg);
+            o.top = (size_t)v;
+            break;
+        }
+        case 'm':
+            o.min_percent = strtod(optarg, &end);
+            if (!*optarg || *end || o.min_percent < 0 || o.min_percent > 100)
+                return vmp_cli_usage_error("report", "bad --min-percent '%s'", optarg);
+            break;
+        case 'R':
+            o.ranges = 0;
+            break;
+        case 'f':
+            if (strcmp(optarg, "text") == 0)
+                o.format = FMT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                o.format = FMT_JSON;
+            else if (strcmp(optarg, "csv") == 0)
+                o.format = FMT_CSV;
+            else
+                return vmp_cli_usage_error("report", "unknown format '%s'", optarg);
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'h':
+            fputs(report_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        default:
+            return vmp_cli_bad_option("report", argv, c);
+        }
+    }
+    if (optind + 1 != argc)
+        return vmp_cli_usage_error("report", optind >= argc ? "no input file" : "one input file only");
+    path = argv[optind];
+
+    memset(&r, 0, sizeof r);
+    rc = vmp_cli_open_reader(&rd, "report", path);
+    if (rc != VMP_EXIT_OK)
+        return rc;
+    if (vmp_profile_create(&r.p, NULL) != VMP_OK) {
+        vmp_reader_close(rd);
+        return vmp_cli_fail("report", "out of memory");
+    }
+    st = vmp_profile_read(r.p, rd);
+    if (st == VMP_ERR_NOMEM) {
+        vmp_profile_free(r.p);
+        vmp_reader_close(rd);
+        return vmp_cli_fail("report", "out of memory");
+    }
+    if (st < 0)
+        r.error = vmp_reader_errmsg(rd)[0] ? vmp_reader_errmsg(rd) : vmp_status_str(st);
+    r.a = vmp_profile_analysis(r.p);
+    r.t = vmp_profile_get_totals(r.p);
+    r.fw = vmp_profile_function_weights(r.p, &r.n_fw);
+    r.frw = vmp_profile_frame_weights(r.p, &r.n_frw);
+    r.frames = malloc((r.n_frw + 1) * sizeof *r.frames);
+    if (!r.frames) {
+        vmp_profile_free(r.p);
+        vmp_reader_close(rd);
+        return vmp_cli_fail("report", "out of memory");
+    }
+    for (i = 1; i < r.n_frw; i++)
+        if (r.frw[i]) {
+            r.frames[r.n_frames].id = (uint32_t)i;
+            r.frames[r.n_frames].w = r.frw[i];
+            r.n_frames++;
+        }
+    sort_ctx = &r;
+    qsort(r.frames, r.n_frames, sizeof *r.frames, cmp_frame_entries);
+    if (st < 0 && r.t->records == 0) {
+        rc = vmp_cli_fail("report", "%s", r.error);
+    } else if ((rc = vmp_cli_output_open(&out, "report", out_path)) == VMP_EXIT_OK) {
+        if (o.format == FMT_JSON)
+            json_report(out.f, &r, &o, path);
+        else if (o.format == FMT_CSV)
+            csv_report(out.f, &r, &o);
+        else
+            text_report(out.f, &r, &o, path);
+        rc = vmp_cli_output_close(&out, "report");
+        if (rc == VMP_EXIT_OK && r.error)
+            fprintf(stderr, "vmp report: warning: %s\n", r.error);
+    }
+    free(r.frames);
+    vmp_profile_free(r.p);
+    vmp_reader_close(rd);
+    return rc;
+}
