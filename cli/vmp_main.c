@@ -23,9 +23,9 @@ static const vmp_command commands[] = {
     {"decode", "print every record of a profile, one per line (text or JSON Lines)",
      vmp_cmd_decode},
     {"info", "summarize a profile: producer, VM, threads, code, samples, status", vmp_cmd_info},
+    {"record", "run a java command with the HotSpot agent and write a profile", vmp_cmd_record},
     {"report", "VMProfiler-style report: time per method, bytecode range, C function, state",
      vmp_cmd_report},
-    {"record", "run a java command with the HotSpot agent and write a profile", vmp_cmd_record},
     {"validate", "check a profile against every rule of the format specification",
      vmp_cmd_validate},
 };
