@@ -156,8 +156,14 @@ static const struct cbor_callbacks token_callbacks = {
     .indef_break = on_indef,
 };
 
-void vmp_cbor_init(vmp_cbor_parser *p, const uint8_t *base, size_t pos, size_t end,
-                   size_t hard_end, uint32_t max_nesting, uint64_t max_items, uint64_t *stack)
+void vmp_cbor_init(vmp_cbor_parser *p,
+                   const uint8_t *base,
+                   size_t pos,
+                   size_t end,
+                   size_t hard_end,
+                   uint32_t max_nesting,
+                   uint64_t max_items,
+                   uint64_t *stack)
 {
     p->base = base;
     p->pos = pos;
@@ -267,7 +273,8 @@ vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok)
                                      "chunk",
                                      vmp_cbor_kind_name(tok->kind), (unsigned long long)tok->u,
                                      p->hard_end - p->pos);
-            return vmp_cbor_fail(p, VMP_ERR_LIMIT, "%s of %llu items runs past the record size "
+            return vmp_cbor_fail(p, VMP_ERR_LIMIT,
+                                 "%s of %llu items runs past the record size "
                                  "limit",
                                  vmp_cbor_kind_name(tok->kind), (unsigned long long)tok->u);
         }

@@ -56,8 +56,14 @@ typedef struct vmp_cbor_parser {
 
 /** Prepare `p` to parse base[pos..end) within a chunk of hard_end bytes.
  *  `stack` (borrowed) must hold max_nesting entries. */
-void vmp_cbor_init(vmp_cbor_parser *p, const uint8_t *base, size_t pos, size_t end,
-                   size_t hard_end, uint32_t max_nesting, uint64_t max_items, uint64_t *stack);
+void vmp_cbor_init(vmp_cbor_parser *p,
+                   const uint8_t *base,
+                   size_t pos,
+                   size_t end,
+                   size_t hard_end,
+                   uint32_t max_nesting,
+                   uint64_t max_items,
+                   uint64_t *stack);
 
 /** Read one item head into *tok.
  * @return VMP_OK; VMP_ERR_CORRUPT (malformed, indefinite length, break, or

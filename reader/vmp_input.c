@@ -147,10 +147,9 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     minor = load_le16(p + 18);
     /* spec R-HDR-3 */
     if (major != VMP_FORMAT_MAJOR)
-        return vmp_rd_fail(r, VMP_ERR_VERSION, 0, "format %u.%u is %s this reader (reads %d.x)",
-                           major, minor,
-                           major > VMP_FORMAT_MAJOR ? "newer than" : "not supported by",
-                           VMP_FORMAT_MAJOR);
+        return vmp_rd_fail(
+            r, VMP_ERR_VERSION, 0, "format %u.%u is %s this reader (reads %d.x)", major, minor,
+            major > VMP_FORMAT_MAJOR ? "newer than" : "not supported by", VMP_FORMAT_MAJOR);
     /* spec R-HDR-4: flags are ignored */
     r->info.format_major = major;
     r->info.format_minor = minor;
@@ -276,8 +275,9 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
         return st;
     ret = ZSTD_getFrameHeader(&fh, r->data + r->data_pos, avail(r));
     if (ZSTD_isError(ret))
-        return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off, "chunk %" PRIu64 ": bad zstd frame header: %s",
-                           index, ZSTD_getErrorName(ret));
+        return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
+                           "chunk %" PRIu64 ": bad zstd frame header: %s", index,
+                           ZSTD_getErrorName(ret));
     if (ret > 0)
         return vmp_rd_fail(r, VMP_ERR_TRUNCATED, frame_off,
                            "chunk %" PRIu64 ": file ends inside the zstd frame header", index);
@@ -322,8 +322,8 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
         if (ZSTD_isError(ret)) {
             switch (ZSTD_getErrorCode(ret)) {
             case ZSTD_error_memory_allocation:
-                return vmp_rd_fail(r, VMP_ERR_NOMEM, frame_off,
-                                   "chunk %" PRIu64 ": out of memory", index);
+                return vmp_rd_fail(r, VMP_ERR_NOMEM, frame_off, "chunk %" PRIu64 ": out of memory",
+                                   index);
             case ZSTD_error_checksum_wrong:
                 return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
                                    "chunk %" PRIu64 ": zstd checksum mismatch", index);
@@ -331,9 +331,8 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
                 return vmp_rd_fail(r, VMP_ERR_LIMIT, frame_off,
                                    "chunk %" PRIu64 ": zstd window too large", index);
             default:
-                return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                                   "chunk %" PRIu64 ": zstd: %s", index,
-                                   ZSTD_getErrorName(ret));
+                return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off, "chunk %" PRIu64 ": zstd: %s",
+                                   index, ZSTD_getErrorName(ret));
             }
         }
         if (ret == 0)
@@ -345,8 +344,8 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
     }
     if (out.pos != out.size)
         return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                           "chunk %" PRIu64 ": content of %zu bytes, %llu declared", index,
-                           out.pos, fh.frameContentSize);
+                           "chunk %" PRIu64 ": content of %zu bytes, %llu declared", index, out.pos,
+                           fh.frameContentSize);
 
     r->content_size = out.pos;
     r->content_pos = 0;

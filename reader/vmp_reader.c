@@ -149,8 +149,7 @@ static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reade
     r->fd = -1;
     r->name = (char *)"<reader>";
     r->max_chunk = opts && opts->max_chunk_bytes ? opts->max_chunk_bytes : VMP_RD_DEFAULT_CHUNK;
-    r->max_record =
-        opts && opts->max_record_bytes ? opts->max_record_bytes : VMP_RD_DEFAULT_RECORD;
+    r->max_record = opts && opts->max_record_bytes ? opts->max_record_bytes : VMP_RD_DEFAULT_RECORD;
     r->max_nesting = opts && opts->max_nesting ? opts->max_nesting : VMP_RD_DEFAULT_NESTING;
     r->max_items = opts && opts->max_array_items ? opts->max_array_items : VMP_RD_DEFAULT_ITEMS;
     *out = r;
@@ -172,7 +171,9 @@ static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reade
     return vmp_rd_zstd_init(r);
 }
 
-static vmp_status open_fd(vmp_reader **out, int fd, const char *name,
+static vmp_status open_fd(vmp_reader **out,
+                          int fd,
+                          const char *name,
                           const vmp_reader_options *opts)
 {
     vmp_reader *r;
@@ -190,7 +191,9 @@ static vmp_status open_fd(vmp_reader **out, int fd, const char *name,
     return vmp_rd_read_file_header(r);
 }
 
-vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
+vmp_status vmp_reader_open_fd(vmp_reader **out,
+                              int fd,
+                              const char *name,
                               const vmp_reader_options *opts)
 {
     if (out == NULL)
@@ -201,8 +204,7 @@ vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
     return open_fd(out, fd, name != NULL ? name : "<fd>", opts);
 }
 
-vmp_status vmp_reader_open_file(vmp_reader **out, const char *path,
-                                const vmp_reader_options *opts)
+vmp_status vmp_reader_open_file(vmp_reader **out, const char *path, const vmp_reader_options *opts)
 {
     vmp_status st;
     int fd;
@@ -234,8 +236,11 @@ vmp_status vmp_reader_open_file(vmp_reader **out, const char *path,
     return st;
 }
 
-vmp_status vmp_reader_open_memory(vmp_reader **out, const void *data, size_t size,
-                                  const char *name, const vmp_reader_options *opts)
+vmp_status vmp_reader_open_memory(vmp_reader **out,
+                                  const void *data,
+                                  size_t size,
+                                  const char *name,
+                                  const vmp_reader_options *opts)
 {
     vmp_reader *r;
     vmp_status st;

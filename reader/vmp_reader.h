@@ -45,7 +45,7 @@ typedef struct vmp_reader_options {
     unsigned int version;       /* VMP_READER_OPTIONS_VERSION */
     uint64_t max_chunk_bytes;   /* decompressed size of one chunk; 0 == 64 MiB */
     uint64_t max_record_bytes;  /* encoded size of one record; 0 == 16 MiB */
-    uint32_t max_nesting;       /* CBOR nesting depth inside a record; 0 == 16 */
+    uint32_t max_nesting;       /* CBOR nesting depth inside a record; 0 == 16; <= 65536 */
     uint64_t max_array_items;   /* items in one array or map; 0 == 4 Mi */
     const vmp_allocator *alloc; /* NULL == malloc/free */
 } vmp_reader_options;

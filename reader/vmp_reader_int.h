@@ -86,8 +86,8 @@ struct vmp_reader {
     vmp_cbor_parser cbor;
 
     /* status */
-    vmp_status err;  /* first error, or VMP_OK */
-    int at_end;      /* VMP_END was reached */
+    vmp_status err; /* first error, or VMP_OK */
+    int at_end;     /* VMP_END was reached */
     uint64_t err_off;
     char errmsg[512];
 

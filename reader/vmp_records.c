@@ -43,25 +43,25 @@ typedef struct field {
 } field;
 
 #define OFF(m) offsetof(vmp_record, u.m)
-#define U(k, m)                                                                                   \
-    {                                                                                             \
-        k, F_U64, 0, 1, OFF(m), NO_OFF                                                            \
+#define U(k, m)                        \
+    {                                  \
+        k, F_U64, 0, 1, OFF(m), NO_OFF \
     }
-#define UREQ(k, m)                                                                                \
-    {                                                                                             \
-        k, F_U64, 1, 1, OFF(m), NO_OFF                                                            \
+#define UREQ(k, m)                     \
+    {                                  \
+        k, F_U64, 1, 1, OFF(m), NO_OFF \
     }
-#define S(k, m)                                                                                   \
-    {                                                                                             \
-        k, F_STR, 0, 1, OFF(m), NO_OFF                                                            \
+#define S(k, m)                        \
+    {                                  \
+        k, F_STR, 0, 1, OFF(m), NO_OFF \
     }
-#define X(k, kind, mult, m, n)                                                                    \
-    {                                                                                             \
-        k, kind, 0, mult, OFF(m), OFF(n)                                                          \
+#define X(k, kind, mult, m, n)           \
+    {                                    \
+        k, kind, 0, mult, OFF(m), OFF(n) \
     }
-#define END_FIELDS                                                                                \
-    {                                                                                             \
-        0, 0, 0, 0, 0, 0                                                                          \
+#define END_FIELDS       \
+    {                    \
+        0, 0, 0, 0, 0, 0 \
     }
 
 static const field header_fields[] = {
@@ -315,9 +315,9 @@ static vmp_status nomem(dec *d)
 static vmp_status wrong_type(dec *d, const char *want, const vmp_cbor_token *t)
 {
     /* spec R-REC-4, R-REC-3 */
-    return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ", key %" PRIu64
-                         ": expected %s, found %s",
-                         d->type, d->key, want, vmp_cbor_kind_name(t->kind));
+    return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
+                         "type %" PRIu64 ", key %" PRIu64 ": expected %s, found %s", d->type,
+                         d->key, want, vmp_cbor_kind_name(t->kind));
 }
 
 static vmp_status next_of(dec *d, vmp_cbor_kind kind, vmp_cbor_token *t)
@@ -402,8 +402,9 @@ static vmp_status read_array(dec *d, uint32_t depth, unsigned mult, uint64_t *n)
         return vmp_cbor_fail(d->p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
                              (unsigned)d->p->max_nesting);
     if (t.u % mult != 0)
-        return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ", key %" PRIu64
-                             ": array of %" PRIu64 " items is not a list of %u-tuples",
+        return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
+                             "type %" PRIu64 ", key %" PRIu64 ": array of %" PRIu64
+                             " items is not a list of %u-tuples",
                              d->type, d->key, t.u, mult);
     *n = t.u;
     return VMP_OK;
@@ -537,8 +538,8 @@ static vmp_status read_inlines(dec *d, const field *f)
         /* spec §5.7: [offset, f1, b1, f2, b2, ...] */
         if (m % 2 != 1)
             return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "type %" PRIu64 ", key %" PRIu64
-                                 ": inline record of %" PRIu64 " items is not [offset, pairs...]",
+                                 "type %" PRIu64 ", key %" PRIu64 ": inline record of %" PRIu64
+                                 " items is not [offset, pairs...]",
                                  d->type, d->key, m);
         st = read_uint(d, &v[i].mcpc_offset);
         if (st < 0)
@@ -592,11 +593,10 @@ static vmp_status read_field(dec *d, const field *f)
                 return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "sample time is negative");
             return VMP_OK;
         }
-        if (over || (!neg && mag > (uint64_t)INT64_MAX) ||
-            (neg && mag > (uint64_t)INT64_MAX + 1))
+        if (over || (!neg && mag > (uint64_t)INT64_MAX) || (neg && mag > (uint64_t)INT64_MAX + 1))
             return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "type %" PRIu64 ", key %" PRIu64 ": integer out of range",
-                                 d->type, d->key);
+                                 "type %" PRIu64 ", key %" PRIu64 ": integer out of range", d->type,
+                                 d->key);
         if (!neg)
             v = (int64_t)mag;
         else if (mag == (uint64_t)INT64_MAX + 1)
@@ -716,9 +716,8 @@ static vmp_status decode_body(dec *d, const field *fields, uint64_t pairs)
     /* spec R-REC-4: required keys */
     for (f = fields; f->key != 0; f++) {
         if (f->required && !(seen & ((uint64_t)1 << f->key)))
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "type %" PRIu64 ": missing required key %u", d->type,
-                                 (unsigned)f->key);
+            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ": missing required key %u",
+                                 d->type, (unsigned)f->key);
     }
     if (d->type == VMP_REC_STACK_NODE) {
         int has_pc = (seen >> VMP_NODE_PC) & 1, has_fn = (seen >> VMP_NODE_FUNCTION) & 1;
@@ -799,8 +798,8 @@ vmp_status vmp_rd_decode_record(vmp_reader *r, vmp_record *rec)
     rec->record_offset = start;
     /* spec R-LIM-1: a record may not use more than max_record_bytes */
     end = (uint64_t)left > r->max_record ? start + (size_t)r->max_record : r->content_size;
-    vmp_cbor_init(&r->cbor, r->content, start, end, r->content_size, r->max_nesting,
-                  r->max_items, r->skip_stack);
+    vmp_cbor_init(&r->cbor, r->content, start, end, r->content_size, r->max_nesting, r->max_items,
+                  r->skip_stack);
     memset(&d, 0, sizeof d);
     d.r = r;
     d.p = &r->cbor;

@@ -109,8 +109,10 @@ static void test_mutated_chunks_fail_cleanly(void)
         else if (st == VMP_ERR_LIMIT)
             limit++;
         if (st < 0)
-            CHECK(strncmp(vmp_reader_errmsg(r), "m.vmp: offset 24: chunk 0, record at content "
-                                               "offset ", 45) == 0);
+            CHECK(strncmp(vmp_reader_errmsg(r),
+                          "m.vmp: offset 24: chunk 0, record at content "
+                          "offset ",
+                          45) == 0);
         vmp_reader_close(r);
         CHECK_EQ_U64(pk.live, 0);
         /* bounded memory: decoder state, input, chunk and arena, nowhere near

@@ -94,7 +94,8 @@ static void test_every_record_type_decodes_field_for_field(void)
     CHECK_EQ_U64(rec.u.module.id, 1);
     CHECK_STR(rec.u.module.path.s, "/usr/bin/vm");
     CHECK_EQ_U64(rec.u.module.build_id_size, 4);
-    CHECK(rec.u.module.build_id != NULL && memcmp(rec.u.module.build_id, "\xde\xad\xbe\xef", 4) == 0);
+    CHECK(rec.u.module.build_id != NULL &&
+          memcmp(rec.u.module.build_id, "\xde\xad\xbe\xef", 4) == 0);
     CHECK_EQ_U64(rec.u.module.bias, 0x1000);
     CHECK_EQ_U64(rec.u.module.start, 0x401000);
     CHECK_EQ_U64(rec.u.module.end, 0x500000);
@@ -539,7 +540,10 @@ static void test_record_structure_errors_are_corrupt(void)
     /* a string that runs past the chunk */
     rec_start(&c, 2, VMP_REC_THREAD);
     c_uint(&c, VMP_THR_NAME);
-    tb_put(&c, "\x7a\x00\x10\x00\x00" "abc", 8); /* tstr of 1 MiB, 3 bytes present */
+    tb_put(&c,
+           "\x7a\x00\x10\x00\x00"
+           "abc",
+           8); /* tstr of 1 MiB, 3 bytes present */
     expect_record_error(&c, VMP_ERR_CORRUPT, "past the end of the chunk");
     tb_free(&c);
 }
