@@ -164,7 +164,12 @@ static uint64_t hash_bytes(const char *s, size_t n)
 /* Intern the n bytes at s; returns the string id (>= 1) or 0 on no memory. */
 static uint32_t intern_n(vmp_analysis *a, const char *s, size_t n)
 {
-    uint64_t h = hash_bytes(s, n);
+    uint64_t h;
+    if (!s) {
+        s = "";
+        n = 0;
+    }
+    h = hash_bytes(s, n);
     for (;;) {
         uint32_t id = vmp_hmap__get(&a->str_map, h, n);
         char *c;
