@@ -56,9 +56,10 @@ typedef struct vmp_writer_options {
     uint32_t chunk_age_ms; /* age that closes a non-empty chunk; 0 == 1000,
                               VMP_WRITER_NO_AGE_LIMIT == never */
     int zstd_level;        /* 0 == 3 */
-    uint32_t ring_slots;   /* samples the ring holds; 0 == 8192 (rounded up to a power of 2) */
-    uint32_t max_depth;    /* frames kept per sample; deeper stacks are cut and
-                              counted; 0 == 128 */
+    uint32_t ring_slots;   /* samples the ring holds; 0 == 8192 (rounded up to a power of 2,
+                              at most 2^24) */
+    uint32_t max_depth;    /* frames kept per sample (the innermost ones); deeper stacks are
+                              cut and counted; 0 == 128; more than 65536 is invalid */
     /* Clock for sample and record times, in nanoseconds.  NULL == CLOCK_MONOTONIC.
      * Must be async-signal-safe and never decrease.  A deterministic clock (a
      * simulator's virtual time) together with VMP_WRITER_NO_AGE_LIMIT makes

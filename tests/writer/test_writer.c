@@ -705,7 +705,7 @@ static void run_scenario(const char *path, unsigned seed, int nap)
     if (!w)
         return;
     unsigned x = seed;
-    uint64_t next_code = 1;
+    uint64_t next_code = 1, last_freed = 0;
     vmp_frame fr[12];
     for (int n = 0; n < 3000; n++) {
         x = x * 1103515245u + 12345u;
@@ -727,8 +727,9 @@ static void run_scenario(const char *path, unsigned seed, int nap)
             vmp_code_object c = {
                 .id = next_code++, .start = 0x10000 + (uint64_t)n * 16, .size = 16};
             CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
-        } else if (r < 93 && next_code > 1) {
-            CHECK(vmp_writer_code_free(w, next_code - 1, NULL) == VMP_OK);
+        } else if (r < 93 && next_code - 1 > last_freed) {
+            last_freed = next_code - 1; /* free each code object once (R-CODE-2) */
+            CHECK(vmp_writer_code_free(w, last_freed, NULL) == VMP_OK);
         } else if (r < 96) {
             CHECK(vmp_writer_event(w, 0, 0, r, 1, -(int64_t)r, "e") == VMP_OK);
         } else if (r < 99) {
