@@ -410,11 +410,20 @@ static vmp_status read_array(dec *d, uint32_t depth, unsigned mult, uint64_t *n)
     return VMP_OK;
 }
 
+/* What an empty or absent array points to: arrays are never NULL, so that
+ * callers may memcpy() count-0 arrays without undefined behaviour. */
+static const union {
+    uint64_t u;
+    vmp_str s;
+    vmp_rec_symbol sym;
+    vmp_rec_inline inl;
+} empty_items;
+
 /* Arena space for n items of `size` bytes; n is backed by input bytes. */
 static void *alloc_items(dec *d, uint64_t n, size_t size)
 {
     if (n == 0)
-        return NULL;
+        return (void *)&empty_items;
     if (n > SIZE_MAX / size)
         return NULL;
     return vmp_rd_arena_alloc(d->r, (size_t)n * size);
@@ -649,6 +658,8 @@ static void set_defaults(vmp_record *rec, const field *fields)
         if (f->kind == F_STR) {
             vmp_str empty = {"", 0};
             put(rec, f->off, &empty, sizeof empty);
+        } else if (f->kind >= F_BSTR) {
+            put_ptr(rec, f->off, &empty_items);
         }
     }
     switch (rec->type) {

@@ -289,7 +289,7 @@ static void test_every_record_type_decodes_field_for_field(void)
     tb_free(&f);
 }
 
-static void test_absent_strings_are_empty_not_null(void)
+static void test_absent_strings_and_arrays_are_empty_not_null(void)
 {
     tbuf c = {0}, f = {0};
     vmp_reader *r;
@@ -298,6 +298,19 @@ static void test_absent_strings_are_empty_not_null(void)
     rec_start(&c, 1, VMP_REC_HEADER);
     rec_start(&c, 2, VMP_REC_FUNCTION);
     kv_uint(&c, VMP_FN_ID, 3);
+    rec_start(&c, 5, VMP_REC_CODE_OBJECT);
+    kv_uint(&c, VMP_CODE_ID, 1);
+    kv_uint(&c, VMP_CODE_START, 1);
+    kv_uint(&c, VMP_CODE_SIZE, 1);
+    c_uint(&c, VMP_CODE_PC_MAP);
+    c_array(&c, 0);
+    rec_start(&c, 4, VMP_REC_CODE_COMPACTION);
+    kv_uint(&c, VMP_COMP_ZONE, 1);
+    kv_uint(&c, VMP_COMP_GENERATION, 1);
+    c_uint(&c, VMP_COMP_FREES);
+    c_array(&c, 0);
+    rec_start(&c, 2, VMP_REC_MODULE);
+    kv_uint(&c, VMP_MOD_ID, 1);
     f_header(&f, 1, 0);
     f_chunk(&f, &c);
     CHECK(vmp_reader_open_memory(&r, f.p, f.len, "x", NULL) == VMP_OK);
@@ -306,9 +319,21 @@ static void test_absent_strings_are_empty_not_null(void)
     CHECK(rec.u.header.clock.s != NULL);
     CHECK_EQ_U64(rec.u.header.pointer_size, 8);
     CHECK_EQ_U64(rec.u.header.n_states, 0);
+    /* arrays are never NULL either, so count-0 memcpy() is well defined */
+    CHECK(rec.u.header.states != NULL && rec.u.header.labels != NULL);
+    CHECK(rec.u.header.failure_reasons != NULL);
     CHECK(next_is(r, &rec, VMP_REC_FUNCTION));
     CHECK(rec.u.function.name.s != NULL && rec.u.function.name.s[0] == '\0');
     CHECK(rec.u.function.file.s != NULL);
+    CHECK(rec.u.function.lines != NULL && rec.u.function.n_lines == 0);
+    CHECK(next_is(r, &rec, VMP_REC_CODE_OBJECT));
+    CHECK(rec.u.code_object.pc_map != NULL && rec.u.code_object.pc_map_len == 0);
+    CHECK(rec.u.code_object.inlines != NULL && rec.u.code_object.n_inlines == 0);
+    CHECK(next_is(r, &rec, VMP_REC_CODE_COMPACTION));
+    CHECK(rec.u.code_compaction.moves != NULL && rec.u.code_compaction.frees != NULL);
+    CHECK_EQ_U64(rec.u.code_compaction.n_frees, 0);
+    CHECK(next_is(r, &rec, VMP_REC_MODULE));
+    CHECK(rec.u.module.build_id != NULL && rec.u.module.build_id_size == 0);
     vmp_reader_close(r);
     tb_free(&c);
     tb_free(&f);
@@ -665,7 +690,7 @@ static void test_non_shortest_encodings_and_text_keys(void)
 int main(void)
 {
     VMP_TEST_RUN(test_every_record_type_decodes_field_for_field);
-    VMP_TEST_RUN(test_absent_strings_are_empty_not_null);
+    VMP_TEST_RUN(test_absent_strings_and_arrays_are_empty_not_null);
     VMP_TEST_RUN(test_future_minor_is_read_skipping_unknowns);
     VMP_TEST_RUN(test_wrong_value_types_are_corrupt);
     VMP_TEST_RUN(test_record_structure_errors_are_corrupt);
