@@ -151,6 +151,7 @@ static void fail_each_allocation(const tbuf *file, const char *path)
             break;
         }
     }
+    fprintf(stderr, "  %zu allocations, each failed in turn\n", n - 1);
     CHECK(n > 5);
 }
 

@@ -496,6 +496,11 @@ static void test_reads_a_file_by_path(void)
     vmp_reader_close(r);
     remove(path);
 
+    /* a read error (a directory) is an i/o error naming errno's text */
+    CHECK(vmp_reader_open_file(&r, ".", NULL) == VMP_ERR_IO);
+    CHECK(strstr(vmp_reader_errmsg(r), ".: offset 0: read failed: ") != NULL);
+    vmp_reader_close(r);
+
     CHECK(vmp_reader_open_file(&r, "no/such/file.vmp", NULL) == VMP_ERR_IO);
     CHECK(strstr(vmp_reader_errmsg(r), "no/such/file.vmp: offset 0: cannot open: ") != NULL);
     vmp_reader_close(r);
