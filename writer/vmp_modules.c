@@ -338,11 +338,23 @@ static int read_elf_memory(const loaded *o, elf_info *in)
 {
     if (!o->image || o->image_size < sizeof(ElfW(Ehdr)))
         return -1;
-    char *copy = malloc(o->image_size);
+    /* The vDSO's section headers lie past its segment's file size but on its
+     * last mapped page: extend the copy to them when they are that close. */
+    size_t size = o->image_size;
+    ElfW(Ehdr) eh;
+    memcpy(&eh, o->image, sizeof eh);
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t sh_end = (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+    if (page > 0 && sh_end > size) {
+        uint64_t mapped = ((uint64_t)size + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+        if (sh_end <= mapped)
+            size = (size_t)sh_end;
+    }
+    char *copy = malloc(size);
     if (!copy)
         return -2;
-    memcpy(copy, o->image, o->image_size);
-    Elf *e = elf_memory(copy, o->image_size);
+    memcpy(copy, o->image, size);
+    Elf *e = elf_memory(copy, size);
     int rc = e ? read_elf(e, in) : -1;
     if (e)
         elf_end(e);

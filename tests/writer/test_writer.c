@@ -19,6 +19,25 @@
 
 static char tmpdir[256];
 
+int main(void);
+
+/* Addresses of functions, as plain integers (no function-to-object casts). */
+static uintptr_t main_address(void)
+{
+    int (*volatile fp)(void) = main;
+    uintptr_t a;
+    memcpy(&a, (void *)&fp, sizeof a);
+    return a;
+}
+
+static uintptr_t libc_address(void)
+{
+    int (*volatile fp)(FILE *) = fclose;
+    uintptr_t a;
+    memcpy(&a, (void *)&fp, sizeof a);
+    return a;
+}
+
 static const char *tmp_path(const char *name)
 {
     static char buf[4][512];
@@ -875,6 +894,73 @@ static void test_old_chunks_close_by_age(void)
     td_free(&f);
 }
 
+/* ---- loaded modules ------------------------------------------------------- */
+
+/* Does a module of `f` have a symbol named `name` whose runtime range
+ * (value + bias, size) covers `addr`?  Returns the module id, 0 if none. */
+static uint64_t module_covering(const td_file *f, uintptr_t addr, const char *name)
+{
+    char buf[256];
+    for (size_t i = 0; i < f->n; i++) {
+        const td_rec *m = &f->recs[i];
+        if (m->type != VMP_REC_MODULE || addr < td_uint(m, VMP_MOD_START, 0) ||
+            addr >= td_uint(m, VMP_MOD_END, 0))
+            continue;
+        uint64_t id = td_uint(m, VMP_MOD_ID, 0), bias = td_uint(m, VMP_MOD_BIAS, 0);
+        for (size_t k = i + 1; k < f->n; k++) {
+            const td_rec *r = &f->recs[k];
+            if (r->type != VMP_REC_MODULE_SYMBOLS || td_uint(r, VMP_SYMS_MODULE, 0) != id)
+                continue;
+            cbor_item_t *a = td_get(r->map, VMP_SYMS_LIST);
+            for (size_t s = 0; s + 2 < cbor_array_size(a); s += 3) {
+                uint64_t lo = td_at(a, s) + bias, size = td_at(a, s + 1);
+                if (addr >= lo && addr < lo + (size ? size : 1) &&
+                    strcmp(td_str(cbor_array_handle(a)[s + 2], buf, sizeof buf), name) == 0)
+                    return id;
+            }
+        }
+    }
+    return 0;
+}
+
+static void test_loaded_modules_resolve_their_symbols(void)
+{
+    const char *path = tmp_path("modules.vmp");
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.chunk_bytes = 64 * 1024;
+    vmp_writer *w = NULL;
+    CHECK(vmp_writer_open(&w, path, NULL, &o) == VMP_OK);
+    if (!w)
+        return;
+    CHECK(vmp_writer_add_loaded_modules(w) == VMP_OK);
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+    td_file f;
+    CHECK(td_load(&f, path) == 0);
+    CHECK(td_count(&f, VMP_REC_MODULE) >= 2);
+    /* this executable (its own .symtab) and the C library (through the bias) */
+    uint64_t exe = module_covering(&f, (uintptr_t)main_address(), "main");
+    uint64_t libc = module_covering(&f, (uintptr_t)libc_address(), "fclose");
+    CHECK(exe != 0);
+    CHECK(libc != 0 && libc != exe);
+    /* symbol batches stay well under the chunk size */
+    for (size_t c = 0; c < f.n_chunks; c++)
+        CHECK(f.chunks[c].content_size < 64 * 1024 + 16 * 1024);
+    size_t i = td_find(&f, VMP_REC_MODULE, 0);
+    char buf[512];
+    CHECK(i != SIZE_MAX && td_rstr(&f.recs[i], VMP_MOD_PATH, buf, sizeof buf)[0] == '/');
+    /* the vDSO has no file: it is read from memory, with its build id and symbols */
+    for (size_t k = 0; k < f.n; k++) {
+        const td_rec *m = &f.recs[k];
+        if (m->type != VMP_REC_MODULE ||
+            strncmp(td_rstr(m, VMP_MOD_PATH, buf, sizeof buf), "linux-vdso", 10) != 0)
+            continue;
+        CHECK(td_has(m, VMP_MOD_BUILD_ID));
+        CHECK(k + 1 < f.n && f.recs[k + 1].type == VMP_REC_MODULE_SYMBOLS &&
+              td_uint(&f.recs[k + 1], VMP_SYMS_MODULE, 0) == td_uint(m, VMP_MOD_ID, 1));
+    }
+    td_free(&f);
+}
+
 static void test_misuse_is_rejected(void)
 {
     vmp_writer *w = NULL;
@@ -909,6 +995,7 @@ int main(void)
     VMP_TEST_RUN(test_deep_stacks_are_cut_and_counted);
     VMP_TEST_RUN(test_sample_preserves_errno_and_counts_drops);
     VMP_TEST_RUN(test_old_chunks_close_by_age);
+    VMP_TEST_RUN(test_loaded_modules_resolve_their_symbols);
     VMP_TEST_RUN(test_misuse_is_rejected);
     VMP_TEST_EXIT();
 }
