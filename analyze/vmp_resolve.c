@@ -1123,23 +1123,28 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
     return VMP_OK;
 }
 
-/* The cached resolution of node index `ni` as innermost (leaf) or caller. */
+/* The cached resolution of node index `ni` as innermost (leaf) or caller at
+ * `gen`, 0 when unknown.  The memo holds the latest generation the node was
+ * resolved at (where samples keep coming); older generations, needed only by
+ * samples written after a change, live in the (node, generation) hash. */
 static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen)
 {
     const snode *n = &a->nodes[ni];
-    if (n->memo_epoch[leaf] == a->epoch && n->memo_gen[leaf] == gen)
-        return n->memo_stack[leaf];
-    return vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen);
+    if (n->memo_epoch[leaf] == a->epoch) {
+        if (n->memo_gen[leaf] == gen)
+            return n->memo_stack[leaf];
+        if (gen > n->memo_gen[leaf])
+            return 0;
+    }
+    return a->scache.n ? vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen) : 0;
 }
 
 static int cache_put(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen,
                      uint32_t stack)
 {
     snode *n = &a->nodes[ni];
-    if (n->memo_epoch[leaf] == a->epoch && n->memo_gen[leaf] != gen &&
-        vmp_hmap__put(&a->scache, id | (leaf ? LEAF_BIT : 0), n->memo_gen[leaf],
-                      n->memo_stack[leaf]))
-        return -1; /* the memo's old answer moves to the hash */
+    if (n->memo_epoch[leaf] == a->epoch && gen < n->memo_gen[leaf])
+        return vmp_hmap__put(&a->scache, id | (leaf ? LEAF_BIT : 0), gen, stack);
     n->memo_epoch[leaf] = a->epoch;
     n->memo_gen[leaf] = gen;
     n->memo_stack[leaf] = stack;

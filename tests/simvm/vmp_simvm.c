@@ -884,12 +884,13 @@ int main(int argc, char **argv)
             uint64_t k = below(20);
             compile(k < 13 ? K_METHOD : k < 17 ? K_BLOCK : k < 19 ? K_CPIC : K_OPIC);
         }
-        if (below(500) == 0 && n_live > 8) {
+        /* single frees and moves: about 2 + --compactions of each per run */
+        if (unit() * (double)n_samples < (double)(2 + want_comp) && n_live > 8) {
             uint64_t victim = live[below(n_live)];
             free_code(victim);
             check(vmp_writer_code_free(w, codes[victim].id, NULL), "code_free");
         }
-        if (below(700) == 0 && n_live > 8) {
+        if (unit() * (double)n_samples < (double)(2 + want_comp) && n_live > 8) {
             uint64_t m = live[below(n_live)];
             if (free_ptr + codes[m].size <= zone_end) {
                 pool_n = 0;
