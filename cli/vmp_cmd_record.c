@@ -138,12 +138,10 @@ static void summarize(const char *path)
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
-                                              {"mode", required_argument, NULL, 'm'},
-                                              {"depth", required_argument, NULL, 'd'},
-                                              {"agent", required_argument, NULL, 'a'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
+        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
@@ -184,8 +182,10 @@ int vmp_cmd_record(int argc, char **argv)
         strlen(depth) > 4)
         return vmp_cli_usage_error("record", "bad depth '%s' (1 to 2048)", depth);
     if (out != NULL && (*out == '\0' || unsafe_for_agent(out)))
-        return vmp_cli_usage_error("record", "output file '%s' must not contain spaces, "
-                                             "quotes, '=' or ','", out);
+        return vmp_cli_usage_error("record",
+                                   "output file '%s' must not contain spaces, "
+                                   "quotes, '=' or ','",
+                                   out);
     if (agent_opt != NULL) {
         if (!readable(agent_opt) || realpath(agent_opt, agent) == NULL)
             return vmp_cli_fail("record", "agent %s: %s", agent_opt,

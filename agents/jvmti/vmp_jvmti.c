@@ -50,24 +50,47 @@
 
 /* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
 
-enum { ST_JAVA, ST_NATIVE_VM, ST_GC, ST_UNKNOWN };
+enum {
+    ST_JAVA,
+    ST_NATIVE_VM,
+    ST_GC,
+    ST_UNKNOWN
+};
+
 static const char *const states[] = {"java", "native/vm", "gc", "unknown"};
 
-enum { KIND_NMETHOD, KIND_INTERPRETER, KIND_STUB, KIND_ADAPTER };
+enum {
+    KIND_NMETHOD,
+    KIND_INTERPRETER,
+    KIND_STUB,
+    KIND_ADAPTER
+};
+
 static const char *const code_kinds[] = {"nmethod", "interpreter", "stub", "adapter"};
 
-enum { EVT_GC, EVT_CODE_UNLOAD };
+enum {
+    EVT_GC,
+    EVT_CODE_UNLOAD
+};
+
 static const char *const event_kinds[] = {"gc", "code unload"};
 
 /* AsyncGetCallTrace's error codes, by name: reason index == -code. */
 #define REASON_NO_JNIENV 11 /* the thread has no JNIEnv (ended, or not a Java thread) */
 #define REASON_OTHER     12 /* a code AsyncGetCallTrace did not have in JDK 17 */
-static const char *const failure_reasons[] = {
-    "ticks_no_Java_frame",    "ticks_no_class_load",        "ticks_GC_active",
-    "ticks_unknown_not_Java", "ticks_not_walkable_not_Java", "ticks_unknown_Java",
-    "ticks_not_walkable_Java", "ticks_unknown_state",       "ticks_thread_exit",
-    "ticks_deopt",            "ticks_safepoint",            "no_JNIEnv",
-    "ticks_other"};
+static const char *const failure_reasons[] = {"ticks_no_Java_frame",
+                                              "ticks_no_class_load",
+                                              "ticks_GC_active",
+                                              "ticks_unknown_not_Java",
+                                              "ticks_not_walkable_not_Java",
+                                              "ticks_unknown_Java",
+                                              "ticks_not_walkable_Java",
+                                              "ticks_unknown_state",
+                                              "ticks_thread_exit",
+                                              "ticks_deopt",
+                                              "ticks_safepoint",
+                                              "no_JNIEnv",
+                                              "ticks_other"};
 static const unsigned char reason_state[] = {
     ST_NATIVE_VM, ST_UNKNOWN, ST_GC,   ST_NATIVE_VM, ST_NATIVE_VM, ST_JAVA,   ST_JAVA,
     ST_UNKNOWN,   ST_UNKNOWN, ST_JAVA, ST_NATIVE_VM, ST_UNKNOWN,   ST_UNKNOWN};
@@ -469,8 +492,8 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti,
             }
         }
     }
-    if (vmp_jvmti__debuginfo_build(&d, start, (uint64_t)code_size, map, map_length,
-                                   compile_info, (uint64_t)(uintptr_t)method) != 0)
+    if (vmp_jvmti__debuginfo_build(&d, start, (uint64_t)code_size, map, map_length, compile_info,
+                                   (uint64_t)(uintptr_t)method) != 0)
         memset(&d, 0, sizeof d);
     name = method_display_name(method);
 
@@ -1013,8 +1036,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "vmp: agent loaded twice; ignoring the second copy\n");
         return JNI_OK;
     }
-    if (vm == NULL ||
-        (*vm)->GetEnv(vm, (void **)&g.jvmti, JVMTI_VERSION_1_2) != JNI_OK || g.jvmti == NULL) {
+    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&g.jvmti, JVMTI_VERSION_1_2) != JNI_OK ||
+        g.jvmti == NULL) {
         fprintf(stderr, "vmp: JVMTI is not available; not profiling\n");
         return JNI_OK;
     }

@@ -33,6 +33,7 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text)
         const char *suffix;
         uint64_t mul;
     } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+
     uint64_t v = 0;
     const char *p = text;
     size_t i;
@@ -98,11 +99,8 @@ static void set_defaults(vmp_jvmti_options *out, long pid)
     out->depth = VMP_JVMTI_DEFAULT_DEPTH;
 }
 
-int vmp_jvmti__parse_options(vmp_jvmti_options *out,
-                             const char *text,
-                             long pid,
-                             char *warn,
-                             size_t warn_size)
+int vmp_jvmti__parse_options(
+    vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size)
 {
     const char *p = text;
     int problems = 0;

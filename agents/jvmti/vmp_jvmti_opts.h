@@ -52,11 +52,8 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  *
  * Thread safety: reentrant.  Not async-signal-safe (uses snprintf).
  */
-int vmp_jvmti__parse_options(vmp_jvmti_options *out,
-                             const char *text,
-                             long pid,
-                             char *warn,
-                             size_t warn_size);
+int vmp_jvmti__parse_options(
+    vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size);
 
 /** Format `ns` as the shortest exact text with a unit ("1ms", "100us",
  *  "1500ns") into `buf`. */

@@ -39,6 +39,13 @@
 
 static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir, *vmp_path;
 
+/* A sanitizer build's agent needs the sanitizer runtimes in java (named by
+ * VMP_TEST_JAVA_PRELOAD); HotSpot handles SIGSEGV itself and never frees some
+ * memory. */
+static char preload_env[4096];
+static char java_asan_options[] = "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:"
+                                  "handle_sigfpe=0:allow_user_segv_handler=1:use_sigaltstack=0";
+
 /* ---- Running java ----------------------------------------------------------- */
 
 /* Run argv[0] with stdout and stderr in `out_path` and `err_path`.
@@ -57,6 +64,10 @@ static int run_cmd(const char *const *argv, const char *out_path, const char *er
         int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(126);
+        if (preload_env[0] != '\0' && strcmp(argv[0], java_path) == 0) {
+            putenv(preload_env);
+            putenv(java_asan_options);
+        }
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -100,6 +111,11 @@ static int run_demo_with(const char *vmp,
         argv[argc++] = "-o";
         argv[argc++] = profile;
         argv[argc++] = "--";
+        if (preload_env[0] != '\0') { /* the runtimes go to java, not to vmp */
+            argv[argc++] = "/usr/bin/env";
+            argv[argc++] = preload_env;
+            argv[argc++] = java_asan_options;
+        }
     }
     argv[argc++] = java_path;
     argv[argc++] = "-XX:+UnlockDiagnosticVMOptions";
@@ -204,18 +220,18 @@ typedef struct profile {
     uint64_t n_free, n_gc_events, max_generation;
 } profile;
 
-#define GROW(arr, n, cap)                                                  \
-    do {                                                                   \
-        if ((n) == (cap)) {                                                \
-            size_t c_ = (cap) ? (cap) * 2 : 64;                            \
-            void *p_ = realloc((arr), c_ * sizeof *(arr));                 \
-            if (p_ == NULL) {                                              \
-                fprintf(stderr, "out of memory\n");                        \
-                exit(2);                                                   \
-            }                                                              \
-            (arr) = p_;                                                    \
-            (cap) = c_;                                                    \
-        }                                                                  \
+#define GROW(arr, n, cap)                                  \
+    do {                                                   \
+        if ((n) == (cap)) {                                \
+            size_t c_ = (cap) ? (cap)*2 : 64;              \
+            void *p_ = realloc((arr), c_ * sizeof *(arr)); \
+            if (p_ == NULL) {                              \
+                fprintf(stderr, "out of memory\n");        \
+                exit(2);                                   \
+            }                                              \
+            (arr) = p_;                                    \
+            (cap) = c_;                                    \
+        }                                                  \
     } while (0)
 
 static char *dupstr(const vmp_str *s)
@@ -257,7 +273,8 @@ static void add_record(profile *p, const vmp_record *r)
         f->scope = dupstr(&r->u.function.scope);
         f->n_lines = r->u.function.n_lines;
         f->lines = malloc((f->n_lines * 2 + 1) * sizeof *f->lines);
-        memcpy(f->lines, r->u.function.lines, f->n_lines * 2 * sizeof *f->lines);
+        if (f->n_lines > 0)
+            memcpy(f->lines, r->u.function.lines, f->n_lines * 2 * sizeof *f->lines);
         f->bytecode_size = r->u.function.bytecode_size;
         break;
     }
@@ -360,6 +377,36 @@ static void load(profile *p, const char *path)
     vmp_reader_close(r);
 }
 
+static void profile_free(profile *p)
+{
+    size_t i;
+
+    free(p->vm_name);
+    for (i = 0; i < p->n_code_kinds; i++)
+        free(p->code_kinds[i]);
+    free(p->code_kinds);
+    for (i = 0; i < p->n_reasons; i++)
+        free(p->reasons[i]);
+    free(p->reasons);
+    for (i = 0; i < p->n_fns; i++) {
+        free(p->fns[i].name);
+        free(p->fns[i].scope);
+        free(p->fns[i].lines);
+    }
+    free(p->fns);
+    for (i = 0; i < p->n_codes; i++) {
+        free(p->codes[i].inl_off);
+        free(p->codes[i].inl_leaf);
+    }
+    free(p->codes);
+    free(p->nodes);
+    free(p->samples);
+    for (i = 0; i < p->n_threads; i++)
+        free(p->threads[i].name);
+    free(p->threads);
+    memset(p, 0, sizeof *p);
+}
+
 static const fn_info *find_fn(const profile *p, uint64_t id)
 {
     size_t i;
@@ -441,8 +488,7 @@ static void case_demo(void)
         main_thread += strcmp(p.threads[i].name, "main") == 0;
     printf("  demo: %zu samples (%zu failed), %zu functions, %zu code objects (%zu nmethods), "
            "%" PRIu64 " code frees, %" PRIu64 " GC events, %zu thread records\n",
-           p.n_samples, failed, p.n_fns, p.n_codes, nmethods, p.n_free, p.n_gc_events,
-           p.n_threads);
+           p.n_samples, failed, p.n_fns, p.n_codes, nmethods, p.n_free, p.n_gc_events, p.n_threads);
     for (k = 0; k < p.n_reasons; k++) {
         uint64_t n = 0;
         for (i = 0; i < p.n_samples; i++)
@@ -459,6 +505,7 @@ static void case_demo(void)
     err = slurp(errp);
     CHECK(err != NULL && strstr(err, "vmp: wrote ") != NULL);
     free(err);
+    profile_free(&p);
 }
 
 /* Lines of the markers in the demo's source. */
@@ -494,8 +541,10 @@ static void case_hot(void)
     CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "hot", "0.75"), 0);
     load(&p, path);
     check_readable(&p, path);
-    if (p.n_fns == 0)
+    if (p.n_fns == 0) {
+        profile_free(&p);
         return;
+    }
     counts = calloc(p.n_fns, sizeof *counts);
     for (i = 0; i < p.n_samples; i++) {
         const node_info *n = leaf_node(&p, &p.samples[i]);
@@ -552,6 +601,7 @@ static void case_hot(void)
     CHECK(hi - lo < hot->bytecode_size); /* a proper part of the method */
     CHECK(all > 0 && (double)in >= 0.90 * (double)all);
     free(counts);
+    profile_free(&p);
 }
 
 /* Agreement of pc resolution with AsyncGetCallTrace's top frame. */
@@ -609,6 +659,7 @@ static void case_resolve(void)
     load(&p, path);
     check_readable(&p, path);
     check_agreement(&p, "resolve");
+    profile_free(&p);
 }
 
 static void case_churn(void)
@@ -628,6 +679,7 @@ static void case_churn(void)
     CHECK(p.max_generation >= 10);
     CHECK_EQ_U64(p.end.generation, p.max_generation);
     check_agreement(&p, "churn");
+    profile_free(&p);
 }
 
 static void rate_at(const char *interval, double interval_ns, const char *mode, double min_share)
@@ -666,10 +718,11 @@ static void rate_at(const char *interval, double interval_ns, const char *mode, 
     printf("  %s rate at %s: busy thread used %.3f s of CPU; requested %.0f samples/s; "
            "%" PRIu64 " records (%.0f/s: one per timer signal), standing for %" PRIu64
            " samples (%.0f/s = %.1f%% of requested)\n",
-           mode, interval, cpu_ns / 1e9, 1e9 / interval_ns, records, (double)records / (cpu_ns / 1e9),
-           weighted, (double)weighted / (cpu_ns / 1e9),
+           mode, interval, cpu_ns / 1e9, 1e9 / interval_ns, records,
+           (double)records / (cpu_ns / 1e9), weighted, (double)weighted / (cpu_ns / 1e9),
            expected > 0 ? 100.0 * (double)weighted / expected : 0);
     CHECK((double)weighted >= min_share * expected);
+    profile_free(&p);
 }
 
 static void case_rate(void)
@@ -704,8 +757,10 @@ static void case_record(void)
     err = slurp(errp);
     CHECK(err != NULL && strstr(err, "vmp record: ") != NULL && strstr(err, " samples (") != NULL);
     if (err != NULL && strstr(err, "vmp record: ") != NULL)
-        printf("  %.*s\n", (int)strcspn(strstr(err, "vmp record: "), "\n"), strstr(err, "vmp record: "));
+        printf("  %.*s\n", (int)strcspn(strstr(err, "vmp record: "), "\n"),
+               strstr(err, "vmp record: "));
     free(err);
+    profile_free(&p);
 }
 
 static void case_exit(void)
@@ -723,6 +778,7 @@ static void case_exit(void)
     load(&p, path);
     check_readable(&p, path);
     printf("  exit: %zu samples, END record %s\n", p.n_samples, p.seen_end ? "present" : "MISSING");
+    profile_free(&p);
 }
 
 int main(int argc, char **argv)
@@ -730,13 +786,16 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},   {"hot", case_hot},   {"resolve", case_resolve},
-                 {"churn", case_churn}, {"rate", case_rate}, {"wall", case_wall},
+    } cases[] = {{"demo", case_demo},   {"hot", case_hot},      {"resolve", case_resolve},
+                 {"churn", case_churn}, {"rate", case_rate},    {"wall", case_wall},
                  {"exit", case_exit},   {"record", case_record}};
+
     const char *which = NULL;
     size_t k;
     int i;
 
+    if (getenv("VMP_TEST_JAVA_PRELOAD") != NULL && *getenv("VMP_TEST_JAVA_PRELOAD") != '\0')
+        snprintf(preload_env, sizeof preload_env, "LD_PRELOAD=%s", getenv("VMP_TEST_JAVA_PRELOAD"));
     for (i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--java") == 0)
             java_path = argv[++i];

@@ -33,8 +33,8 @@ static void test_options_all_keys(void)
     vmp_jvmti_options o;
     char warn[256];
 
-    CHECK(vmp_jvmti__parse_options(&o, "file=out-%p.vmp,interval=100us,mode=wall,depth=64", 7,
-                                   warn, sizeof warn) == 0);
+    CHECK(vmp_jvmti__parse_options(&o, "file=out-%p.vmp,interval=100us,mode=wall,depth=64", 7, warn,
+                                   sizeof warn) == 0);
     CHECK_STR(o.file, "out-7.vmp");
     CHECK_EQ_U64(o.interval_ns, 100000);
     CHECK(o.mode == VMP_JVMTI_MODE_WALL);
