@@ -220,6 +220,35 @@ static void text_section(FILE *f, const report *r, const rep_opts *o, const char
     free(e);
 }
 
+/* Generated code by code kind (method, block, closed PIC, open PIC, ...), in
+ * the header's order. */
+static void text_kinds(FILE *f, const report *r)
+{
+    const vmp_rec_header *h = vmp_analysis_header(r->a);
+    size_t k, i, n_kinds = h ? h->n_code_kinds : 0;
+    uint64_t other = 0;
+    fprintf(f, "\ngenerated vm code by kind (%% of generated, %% of total)\n");
+    for (k = 0; k <= n_kinds; k++) {
+        uint64_t w = 0;
+        for (i = 1; i < r->n_fw; i++) {
+            const vmp_afunction *fn = fn_of(r, (uint32_t)i);
+            if (!fn || fn->code_class != VMP_CLASS_GENERATED)
+                continue;
+            if (k < n_kinds ? fn->code_kind == k : fn->code_kind >= n_kinds)
+                w += r->fw[i];
+        }
+        if (k == n_kinds) {
+            other = w;
+            break;
+        }
+        fprintf(f, "  %-20s %7.2f%% %7.2f%% %10" PRIu64 "\n", h->code_kinds[k].s,
+                pct(w, r->t->generated), pct(w, r->t->samples), w);
+    }
+    if (other)
+        fprintf(f, "  %-20s %7.2f%% %7.2f%% %10" PRIu64 "\n", "(other kinds)",
+                pct(other, r->t->generated), pct(other, r->t->samples), other);
+}
+
 static void text_report(FILE *f, const report *r, const rep_opts *o, const char *path)
 {
     const vmp_rec_header *h = vmp_analysis_header(r->a);
@@ -259,6 +288,7 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     text_section(f, r, o, "% of generated vm code: methods, blocks and other code",
                  VMP_CLASS_GENERATED, 2);
     text_section(f, r, o, "% of generated vm code: PICs (closed and open)", VMP_CLASS_GENERATED, 1);
+    text_kinds(f, r);
     text_section(f, r, o, "% of vanilla vm code", VMP_CLASS_NATIVE, 0);
     if (t->samples - t->generated - t->native - t->unknown > 0)
         text_section(f, r, o, "% of symbolic frames", VMP_CLASS_SYMBOLIC, 0);
@@ -305,11 +335,25 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
                     ctr[i].first, ctr[i].last, ctr[i].min, ctr[i].max);
 
     sw = vmp_profile_state_weights(r->p, &n);
-    fprintf(f, "\nVM states (%% of total)\n");
-    for (i = 0; i < n; i++)
-        if (sw[i])
-            fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "\n",
-                    vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i]);
+    {
+        size_t n_sc = 0;
+        const uint64_t *sc = vmp_profile_state_class_weights(r->p, &n_sc);
+        fprintf(f, "\nVM states (%% of total; samples in generated / vanilla / unknown code)\n");
+        for (i = 0; i < n; i++) {
+            uint64_t g = 0, v = 0, u = 0;
+            if (!sw[i])
+                continue;
+            if (i * 4 + VMP_CLASS_GENERATED < n_sc)
+                g = sc[i * 4 + VMP_CLASS_GENERATED];
+            if (i * 4 + VMP_CLASS_NATIVE < n_sc)
+                v = sc[i * 4 + VMP_CLASS_NATIVE];
+            if (i * 4 + VMP_CLASS_UNKNOWN < n_sc)
+                u = sc[i * 4 + VMP_CLASS_UNKNOWN];
+            fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "   %" PRIu64 " / %" PRIu64 " / %" PRIu64 "\n",
+                    vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i], g,
+                    v, u);
+        }
+    }
     fprintf(f, "\nthreads (%% of total)\n");
     for (i = 0; vmp_profile_thread(r->p, i, &tid, &w); i++)
         fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "\n", vmp_analysis_thread_name(r->a, tid),
