@@ -41,6 +41,9 @@ int vmp_cmd_decode(int argc, char **argv);
 int vmp_cmd_validate(int argc, char **argv);
 int vmp_cmd_record(int argc, char **argv);
 int vmp_cmd_report(int argc, char **argv);
+int vmp_cmd_pprof(int argc, char **argv);
+int vmp_cmd_speedscope(int argc, char **argv);
+int vmp_cmd_import(int argc, char **argv);
 
 /* ---- Option parsing ------------------------------------------------------
  * Commands parse with getopt_long().  Call vmp_cli_getopt_begin() first (it

@@ -22,10 +22,16 @@ typedef struct vmp_command {
 static const vmp_command commands[] = {
     {"decode", "print every record of a profile, one per line (text or JSON Lines)",
      vmp_cmd_decode},
+    {"import", "convert a pprof profile (.pb.gz or .pb) into a vmp profile",
+     vmp_cmd_import},
     {"info", "summarize a profile: producer, VM, threads, code, samples, status", vmp_cmd_info},
+    {"pprof", "convert a profile to pprof (gzip'd profile.proto) for go tool pprof",
+     vmp_cmd_pprof},
     {"record", "run a java command with the HotSpot agent and write a profile", vmp_cmd_record},
     {"report", "VMProfiler-style report: time per method, bytecode range, C function, state",
      vmp_cmd_report},
+    {"speedscope", "convert a profile to speedscope's JSON file format (one profile per thread)",
+     vmp_cmd_speedscope},
     {"validate", "check a profile against every rule of the format specification",
      vmp_cmd_validate},
 };

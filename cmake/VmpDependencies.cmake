@@ -4,3 +4,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(CBOR REQUIRED IMPORTED_TARGET libcbor)
 pkg_check_modules(ELF REQUIRED IMPORTED_TARGET libelf)
+# Converters (convert/): pprof's profile.proto through protobuf-c, gzip through
+# zlib.  protoc-c generates the C code of convert/profile.proto at build time.
+pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
+pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
+find_program(VMP_PROTOC_C NAMES protoc-c REQUIRED)

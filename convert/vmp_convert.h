@@ -158,6 +158,194 @@ typedef struct vmp_flame_delta {
  * @return VMP_OK or VMP_ERR_NOMEM. */
 VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n_out);
 
+/* ---- pprof and speedscope --------------------------------------------------
+ *
+ * vmp_pprof_write() streams a profile through a vmp_analysis and writes one
+ * pprof Profile message (convert/profile.proto), gzip-compressed: what
+ * `go tool pprof`, Pyroscope, Parca and the other pprof readers load.
+ *   sample types   samples/count (the summed sample weight) and
+ *                  cpu/nanoseconds (weight x the header's sampling interval;
+ *                  0 when the interval is unknown); period_type
+ *                  cpu/nanoseconds, period = the interval; time_nanos = the
+ *                  header's start_realtime_ns; duration_nanos = the latest
+ *                  time in the file.
+ *   Function       one per resolved function (vmp_analyze.h naming rules):
+ *                  name; system_name = the raw (mangled) symbol of C code,
+ *                  else the FUNCTION's signature, else the name; filename and
+ *                  start_line from the FUNCTION record.
+ *   Location       one per distinct resolved frame (function and bytecode
+ *                  range).  Its last Line is the function, with the source
+ *                  line of the range's first bcpc in the FUNCTION's
+ *                  bcpc->line table (0 when unknown).  A frame with a range
+ *                  has one more Line first, as if inlined into the function:
+ *                  a pseudo-function named "<name> A->B" (system_name the
+ *                  same; filename and start_line the function's), so that
+ *                  pprof shows ranges as the innermost level (Cog's
+ *                  "Integer>>benchFib 1->23") and callees under the range
+ *                  that called them; `-noinlines` gives function totals.
+ *                  VMP_PPROF_NO_RANGES leaves the pseudo Lines out.  mapping_id
+ *                  = the module's Mapping for C code, the code zone's for
+ *                  generated code when the file has a single zone; no address
+ *                  (a location stands for many pcs).
+ *   Mapping        one per MODULE (path, build id as hex, [start, end)) and
+ *                  one per CODE_ZONE (its name, [start, end)); all marked as
+ *                  having functions, file names and line numbers so that
+ *                  pprof never tries to symbolize them.
+ *   Sample         one per distinct (stack, thread, state, failure reason),
+ *                  values summed; locations leaf first.  Labels: "thread"
+ *                  (name), "thread_id" (number), "state" (VM state name),
+ *                  "code_kind" (kind of the executing frame's function: a
+ *                  code kind name from the header, "C", "function" or
+ *                  "unknown"), and "failed" (the reason) for failed samples,
+ *                  whose stack is the executing frame alone when they have a
+ *                  pc, else empty.
+ * Memory grows with distinct stacks, never with samples.
+ *
+ * vmp_speedscope_write() writes speedscope's JSON file format
+ * (https://www.speedscope.app/file-format-schema.json): shared.frames (one
+ * per resolved frame, named "name A->B" or "name", with file and line when
+ * the FUNCTION record gives them) and one "sampled" profile per thread, in
+ * order of first sample, samples root first in file order (consecutive
+ * samples of a thread with the same stack merged, their weights summed),
+ * weights in nanoseconds (weight x interval) or, when the interval is
+ * unknown, unit "none" (the sample weight).  Per-thread samples are spooled
+ * to temporary files, so memory grows with distinct stacks only.
+ *
+ * vmp_pprof_import() reads a pprof Profile (gzip-compressed or not) and
+ * writes it as a vmp profile with the writer; see its comment for the
+ * mapping.
+ */
+
+/** Totals of a conversion. */
+typedef struct vmp_convert_stats {
+    uint64_t samples;     /* sample records read (vmp) or written (import) */
+    uint64_t weight;      /* their total weight */
+    uint64_t out_samples; /* pprof Sample messages / speedscope samples written */
+    uint64_t functions;   /* pprof Functions / speedscope frames / FUNCTION records */
+    uint64_t locations;   /* pprof Locations / distinct stacks */
+    uint64_t bytes;       /* bytes written */
+} vmp_convert_stats;
+
+#define VMP_PPROF_NO_RANGES 1u /* no "<name> A->B" pseudo Lines */
+
+/** pprof export options.  Zero means default for every field but `version`. */
+typedef struct vmp_pprof_options {
+    unsigned int version; /* VMP_PPROF_OPTIONS_VERSION */
+    unsigned int flags;   /* VMP_PPROF_* */
+    int gzip_level;       /* 1..9; 0 == 6; -1 == raw protobuf, no gzip */
+} vmp_pprof_options;
+
+#define VMP_PPROF_OPTIONS_VERSION 1
+#define VMP_PPROF_OPTIONS_INIT          \
+    {                                   \
+        VMP_PPROF_OPTIONS_VERSION, 0, 0 \
+    }
+
+/** Read every record of `r` and write the pprof profile to `out`.
+ * @param r          borrowed; read to its end.
+ * @param out        borrowed stream, written from its current position.
+ * @param opts       options, or NULL for defaults; borrowed for the call.
+ * @param[out] stats_out  may be NULL.
+ * @param[out] err   receives a one-line message on failure (the reader's
+ *                   message for a reader error, naming the file and offset);
+ *                   may be NULL when `err_size` is 0.
+ * @return VMP_OK; a reader or analysis error (nothing is written then);
+ *         VMP_ERR_NOMEM; VMP_ERR_IO when `out` reports a write error. */
+VMP_API vmp_status vmp_pprof_write(vmp_reader *r,
+                                   FILE *out,
+                                   const vmp_pprof_options *opts,
+                                   vmp_convert_stats *stats_out,
+                                   char *err,
+                                   size_t err_size);
+
+#define VMP_SPEEDSCOPE_NO_RANGES 1u /* frames per function, without "A->B" */
+
+/** speedscope export options.  Zero means default for every field but `version`. */
+typedef struct vmp_speedscope_options {
+    unsigned int version; /* VMP_SPEEDSCOPE_OPTIONS_VERSION */
+    unsigned int flags;   /* VMP_SPEEDSCOPE_* */
+    const char *name;     /* the file's "name"; NULL == "vmp profile" */
+} vmp_speedscope_options;
+
+#define VMP_SPEEDSCOPE_OPTIONS_VERSION 1
+#define VMP_SPEEDSCOPE_OPTIONS_INIT             \
+    {                                           \
+        VMP_SPEEDSCOPE_OPTIONS_VERSION, 0, NULL \
+    }
+
+/** Read every record of `r` and write the speedscope JSON file to `out`.
+ *  Parameters and return values as vmp_pprof_write(); temporary files come
+ *  from tmpfile(). */
+VMP_API vmp_status vmp_speedscope_write(vmp_reader *r,
+                                        FILE *out,
+                                        const vmp_speedscope_options *opts,
+                                        vmp_convert_stats *stats_out,
+                                        char *err,
+                                        size_t err_size);
+
+/** pprof import options.  Zero means default for every field but `version`. */
+typedef struct vmp_import_options {
+    unsigned int version;      /* VMP_IMPORT_OPTIONS_VERSION */
+    unsigned int sample_index; /* which value becomes the sample weight; 0 == first */
+    uint64_t max_input_bytes;  /* decompressed size limit; 0 == 1 GiB */
+    uint64_t max_sample_value; /* larger values are rejected; 0 == 2^40 */
+} vmp_import_options;
+
+#define VMP_IMPORT_OPTIONS_VERSION 1
+#define VMP_IMPORT_OPTIONS_INIT             \
+    {                                       \
+        VMP_IMPORT_OPTIONS_VERSION, 0, 0, 0 \
+    }
+
+/** Convert the pprof profile in data[0..size) (gzip or raw protobuf) into a
+ *  vmp profile written to `fd` through vmp_writer_open_fd(), with a
+ *  deterministic clock (sample i is taken at i x period ns, or i ns without
+ *  a period), so the same input gives the same output.
+ *    HEADER   vm_name "pprof"; sample_interval_ns = period when the period
+ *             unit is nanoseconds; labels: "pprof.sample_types"
+ *             ("type/unit,..."), "pprof.sample_index", "pprof.period_type",
+ *             "pprof.period", "pprof.time_nanos", "pprof.duration_nanos",
+ *             "pprof.comment" (one per comment), "pprof.drop_frames",
+ *             "pprof.keep_frames", "pprof.other_labels" (the keys of
+ *             per-sample labels not mapped below, comma-separated); states
+ *             = the distinct values of the "state" label, in order of first
+ *             use ("unknown" first when some sample has none).
+ *    FUNCTION one per pprof Function (same id): name; signature =
+ *             system_name when it differs; file; first_line = start_line.
+ *             A vmp "<name> A->B" pseudo-function (see above) is folded back
+ *             into a bytecode pc A on the frame of its function.
+ *    frames   every Line of every Location becomes a symbolic frame
+ *             (function id, bcpc), outermost Line outermost; bcpc = A for a
+ *             range pseudo Line, else the Line's source line when > 0, else
+ *             none.  Mappings and addresses are not kept.
+ *    THREAD   one per distinct thread: the "thread_id" number label gives
+ *             the id (threads with only a "thread" name get ids after the
+ *             largest thread_id, in order of first use), "thread" the name;
+ *             samples without either go to thread 1 "main".  The header's
+ *             pid is 1 (pprof has none).
+ *    SAMPLE   the chosen value is the weight; values above UINT32_MAX are
+ *             split into several samples; samples with value 0 are skipped.
+ * @param data, size  the input; borrowed for the call.
+ * @param name        input name for messages; borrowed.
+ * @param fd          writable descriptor; borrowed, not closed.
+ * @param opts        options, or NULL for defaults; borrowed.
+ * @param[out] stats_out  may be NULL.
+ * @param[out] err    one-line message on failure, starting with `name`.
+ * @return VMP_OK; VMP_ERR_TRUNCATED (gzip or protobuf ends early);
+ *         VMP_ERR_CORRUPT (not a profile, wrong field types, ids or string
+ *         indexes that point nowhere, negative values); VMP_ERR_LIMIT (a
+ *         value or the input is too large); VMP_ERR_INVALID_ARG (no such
+ *         sample index); VMP_ERR_NOMEM; VMP_ERR_IO.
+ * Thread safety: any thread; the writer runs its own thread meanwhile. */
+VMP_API vmp_status vmp_pprof_import(const void *data,
+                                    size_t size,
+                                    const char *name,
+                                    int fd,
+                                    const vmp_import_options *opts,
+                                    vmp_convert_stats *stats_out,
+                                    char *err,
+                                    size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_pprof.c - `vmp pprof`: convert a profile to pprof's gzip'd
+ * profile.proto (resolution of spec.md §5 "Generations", §5.12 samples).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vmp_cli.h"
+#include "vmp_convert.h"
+
+static const char pprof_usage[] =
+    "usage: vmp pprof [--no-ranges] [--raw] [--stats] -o OUT.pb.gz FILE\n"
+    "\n"
+    "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
+    "attribute every sample to the code at its pc when it was taken (its\n"
+    "generation), and write a pprof profile (gzip-compressed profile.proto),\n"
+    "for `go tool pprof`, Pyroscope, Parca and the other pprof readers:\n"
+    "  sample types  samples/count (sample weight) and cpu/nanoseconds (weight x\n"
+    "                the sampling interval; 0 when the file gives none);\n"
+    "                period cpu/nanoseconds = the interval; time_nanos = the\n"
+    "                start time; duration_nanos = the latest time in the file\n"
+    "  functions     one per resolved function: the name as `vmp report`\n"
+    "                prints it; system_name = the raw (mangled) C symbol, or the\n"
+    "                function's signature; file name and first line\n"
+    "  locations     one per resolved frame (function + bytecode range).  The\n"
+    "                function's Line carries the source line of the range's\n"
+    "                first bytecode (from the function's bcpc->line table, else\n"
+    "                0).  BYTECODE RANGES: a frame with a range 'A->B' gets one\n"
+    "                more Line, inlined into the function: a pseudo-function\n"
+    "                named '<function> A->B'.  So pprof's default views list\n"
+    "                ranges as the innermost level (as `vmp report` does under\n"
+    "                each method), callees appear under the range that called\n"
+    "                them, and `-noinlines` (or --no-ranges here) gives totals\n"
+    "                per function\n"
+    "  mappings      one per loaded module (path, build id, address range) and\n"
+    "                per code zone; C frames point at their module's, JIT frames\n"
+    "                at the zone's when there is a single zone; no addresses\n"
+    "                (a location stands for every pc of its range)\n"
+    "  samples       one per distinct (stack, thread, state, failure reason),\n"
+    "                values summed (only time stamps are lost), leaf first.\n"
+    "                Labels: thread (name), thread_id (number), state (VM state\n"
+    "                name), code_kind (kind of the executing function: a code\n"
+    "                kind of the VM such as 'method' or 'closed PIC', 'C',\n"
+    "                'function' or 'unknown'), failed (the reason, on failed\n"
+    "                samples; their stack is the executing frame alone, or\n"
+    "                empty without a pc).  Select with e.g.\n"
+    "                `go tool pprof -tagfocus=thread=main` or -tagroot=state\n"
+    "Memory grows with the distinct stacks, not with the samples.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
+    "  --no-ranges   no bytecode range Lines: frames are functions only\n"
+    "  --raw         write the protobuf message without gzip\n"
+    "  --stats       print the conversion's figures to standard error\n"
+    "  -h, --help    print this help\n"
+    "\n"
+    "Exit status: 0 success; 1 unreadable or damaged input (nothing useful is\n"
+    "written; an output file is removed) or write error; 2 usage error.\n";
+
+int vmp_cmd_pprof(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"no-ranges", no_argument, NULL, 'n'},
+        {"raw", no_argument, NULL, 'r'},          {"stats", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    const char *cmd = "pprof", *outpath = NULL, *path;
+    vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
+    vmp_convert_stats stats;
+    vmp_cli_output out;
+    vmp_reader *r;
+    vmp_status st;
+    char err[512];
+    int c, rc, show_stats = 0;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            outpath = optarg;
+            break;
+        case 'n':
+            o.flags |= VMP_PPROF_NO_RANGES;
+            break;
+        case 'r':
+            o.gzip_level = -1;
+            break;
+        case 's':
+            show_stats = 1;
+            break;
+        case 'h':
+            fputs(pprof_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE");
+    if (argc - optind > 1)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    path = argv[optind];
+
+    if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
+        return VMP_EXIT_FAIL;
+    rc = vmp_cli_output_open(&out, cmd, outpath);
+    if (rc != VMP_EXIT_OK) {
+        vmp_reader_close(r);
+        return rc;
+    }
+    memset(&stats, 0, sizeof stats);
+    st = vmp_pprof_write(r, out.f, &o, &stats, err, sizeof err);
+    vmp_reader_close(r);
+    if (st < 0) {
+        if (st == VMP_ERR_IO)
+            vmp_cli_fail(cmd, "%s: %s", out.name, err);
+        else
+            vmp_cli_fail(cmd, "%s", err);
+        vmp_cli_output_close(&out, cmd);
+        if (!out.is_stdout)
+            remove(outpath);
+        return VMP_EXIT_FAIL;
+    }
+    rc = vmp_cli_output_close(&out, cmd);
+    if (rc == VMP_EXIT_OK && show_stats)
+        fprintf(stderr,
+                "vmp pprof: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64
+                " pprof samples, %" PRIu64 " locations, %" PRIu64 " functions, %" PRIu64 " bytes\n",
+                stats.samples, stats.weight, stats.out_samples, stats.locations, stats.functions,
+                stats.bytes);
+    return rc;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_convmeta.h - internal to convert/: what the pprof and speedscope
+ * exporters keep of a profile's metadata records beside the analysis
+ * (FUNCTION §5.8 files and bcpc->line tables, MODULE §5.3, CODE_ZONE §5.6,
+ * raw symbol names §5.4) and an interning string table.
+ */
+#ifndef VMP_CONVMETA_H
+#define VMP_CONVMETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmp_analyze_int.h"
+#include "vmp_reader.h"
+
+/* Strings interned to dense ids 0.. (id 0 is always ""). */
+typedef struct vmp_strtab {
+    char **s;
+    size_t *len;
+    size_t n, cap;
+    uint32_t *slot; /* open addressing: id + 1, 0 == empty */
+    size_t nslot;
+} vmp_strtab;
+
+/* Returns the id of s[0..len), or -1 when out of memory. */
+int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len);
+void vmp_strtab__free(vmp_strtab *t);
+
+typedef struct vmp_cm_function {
+    uint64_t id;
+    uint32_t file, signature; /* string ids */
+    uint64_t first_line;
+    uint64_t *lines; /* n_lines pairs (bcpc, line), sorted by bcpc */
+    size_t n_lines;
+} vmp_cm_function;
+
+typedef struct vmp_cm_range {
+    uint64_t id, start, end;
+    uint32_t name;     /* string id: path or zone name */
+    uint32_t build_id; /* string id: lower-case hex, 0 == none */
+} vmp_cm_range;
+
+typedef struct vmp_convmeta {
+    vmp_strtab str;
+    vmp_cm_function *fns;
+    size_t n_fns, cap_fns;
+    vmp_hmap fn_by_id; /* FUNCTION id -> index + 1 */
+    vmp_cm_range *modules, *zones;
+    size_t n_modules, cap_modules, n_zones, cap_zones;
+    vmp_hmap raw_by_name; /* (hash of demangled name, 0) -> raw name string id */
+    uint64_t last_time_ns;
+} vmp_convmeta;
+
+/* Take in one record (before or after the analysis sees it).  Returns 0, or
+ * -1 when out of memory. */
+int vmp_convmeta__feed(vmp_convmeta *m, const vmp_record *rec);
+void vmp_convmeta__free(vmp_convmeta *m);
+
+const vmp_cm_function *vmp_convmeta__function(const vmp_convmeta *m, uint64_t id);
+/* Source line of `bcpc` in f's table (the entry with the greatest bcpc <=
+ * bcpc), 0 when unknown. */
+uint64_t vmp_convmeta__line(const vmp_cm_function *f, uint64_t bcpc);
+/* Raw symbol name whose demangled form is `name`, or NULL. */
+const char *vmp_convmeta__raw_name(const vmp_convmeta *m, const char *name);
+
+uint64_t vmp_convmeta__hash(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_pprof.c - `vmp pprof`: a vmp profile, resolved through the analysis
+ * (spec.md §5 "Generations", "Resolution of a pc", §5.12), as one gzip'd
+ * pprof Profile message (convert/profile.proto).  vmp_convert.h documents
+ * the mapping.
+ *
+ * Outline: one streaming pass feeds every record to the analysis and to
+ * vmp_convmeta (files, line tables, modules, zones), and sums the samples per
+ * (stack, thread, state, failure reason).  At the end the Profile is built
+ * from those sums and the analysis's tables, packed by protobuf-c straight
+ * into a zlib deflate stream with a gzip header.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "vmp_convert.h"
+#include "vmp_convmeta.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+#define N_LABELS_MAX 5
+
+/* One distinct (stack, thread, state, failure) and its summed weight. */
+typedef struct agg {
+    uint32_t stack; /* resolved stack; 0 for failed samples */
+    uint32_t leaf;  /* the executing frame of a failed sample, 0 == none */
+    uint32_t state, reason;
+    int failed;
+    uint64_t thread;
+    uint64_t weight;
+} agg;
+
+typedef struct pprof_conv {
+    vmp_analysis *a;
+    vmp_convmeta m;
+    vmp_hmap by_key; /* (key, thread) -> agg index + 1 */
+    agg *aggs;
+    size_t n_aggs, cap_aggs;
+    uint64_t samples, weight;
+    vmp_strtab out; /* the Profile's string table */
+} pprof_conv;
+
+static void set_err(char *err, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+}
+
+static int take_sample(pprof_conv *c, const vmp_asample *s)
+{
+    uint64_t key, st = s->state > 0xffff ? 0xffff : s->state;
+    uint32_t idx;
+    agg *g;
+    if (s->failed)
+        key = (uint64_t)s->leaf | (st << 32) |
+              ((uint64_t)(s->reason > 0x7ffe ? 0x7ffe : s->reason) + 1) << 48;
+    else
+        key = (uint64_t)s->stack | (st << 32);
+    c->samples++;
+    c->weight += s->weight;
+    idx = vmp_hmap__get(&c->by_key, key, s->thread);
+    if (idx) {
+        c->aggs[idx - 1].weight += s->weight;
+        return 0;
+    }
+    if (c->n_aggs >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&c->aggs, &c->cap_aggs, c->n_aggs + 1, sizeof *c->aggs))
+        return -1;
+    g = &c->aggs[c->n_aggs];
+    memset(g, 0, sizeof *g);
+    g->stack = s->failed ? 0 : s->stack;
+    g->leaf = s->failed ? s->leaf : 0;
+    g->state = s->state;
+    g->reason = s->reason;
+    g->failed = s->failed;
+    g->thread = s->thread;
+    g->weight = s->weight;
+    if (vmp_hmap__put(&c->by_key, key, s->thread, (uint32_t)c->n_aggs + 1))
+        return -1;
+    c->n_aggs++;
+    return 0;
+}
+
+/* Interns into the output string table; -1 when out of memory. */
+static int64_t ostr(pprof_conv *c, const char *s)
+{
+    return vmp_strtab__intern(&c->out, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- gzip output through a ProtobufCBuffer --------------------------------------------- */
+
+typedef struct gz_sink {
+    ProtobufCBuffer base;
+    z_stream z;
+    FILE *f;
+    int raw; /* no compression */
+    int failed;
+    uint64_t bytes;
+    unsigned char buf[1 << 16];
+} gz_sink;
+
+static void sink_write(gz_sink *g, const void *p, size_t n)
+{
+    if (g->failed || n == 0)
+        return;
+    if (fwrite(p, 1, n, g->f) != n)
+        g->failed = 1;
+    g->bytes += n;
+}
+
+static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush)
+{
+    if (g->raw) {
+        sink_write(g, data, len);
+        return;
+    }
+    while (len > 0 || flush == Z_FINISH) {
+        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        int zr;
+        g->z.next_in = (Bytef *)(uintptr_t)data;
+        g->z.avail_in = chunk;
+        do {
+            g->z.next_out = g->buf;
+            g->z.avail_out = sizeof g->buf;
+            zr = deflate(&g->z, len - chunk == 0 ? flush : Z_NO_FLUSH);
+            if (zr == Z_STREAM_ERROR) {
+                g->failed = 1;
+                return;
+            }
+            sink_write(g, g->buf, sizeof g->buf - g->z.avail_out);
+        } while (g->z.avail_out == 0);
+        data += chunk;
+        len -= chunk;
+        if (flush == Z_FINISH && len == 0)
+            break;
+    }
+}
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    deflate_some((gz_sink *)b, data, len, Z_NO_FLUSH);
+}
+
+/* ---- building the Profile ---------------------------------------------------------------- */
+
+typedef struct build {
+    pb_profile prof;
+    pb_value_type vt[3];
+    pb_value_type *vt_ptr[2];
+    pb_sample *samples;
+    pb_sample **sample_ptr;
+    pb_label *labels;
+    pb_label **label_ptr;
+    uint64_t *loc_ids;
+    int64_t *values;
+    pb_location *locs;
+    pb_location **loc_ptr;
+    pb_line *lines;
+    pb_line **line_ptr;
+    pb_function *fns;
+    pb_function **fn_ptr;
+    pb_mapping *maps;
+    pb_mapping **map_ptr;
+    int64_t comments[2];
+    uint32_t *fn_out;    /* afunction id -> pprof Function index + 1 */
+    uint32_t *range_out; /* frame id -> pseudo Function index + 1 */
+    uint32_t *loc_out;   /* frame id -> Location index + 1 */
+    size_t n_fns, n_locs, n_lines;
+} build;
+
+static void build_free(build *b)
+{
+    free(b->samples);
+    free(b->sample_ptr);
+    free(b->labels);
+    free(b->label_ptr);
+    free(b->loc_ids);
+    free(b->values);
+    free(b->locs);
+    free(b->loc_ptr);
+    free(b->lines);
+    free(b->line_ptr);
+    free(b->fns);
+    free(b->fn_ptr);
+    free(b->maps);
+    free(b->map_ptr);
+    free(b->fn_out);
+    free(b->range_out);
+    free(b->loc_out);
+}
+
+static int add_function(
+    pprof_conv *c, build *b, uint32_t afn, const char *name_override, uint64_t id)
+{
+    const vmp_afunction *fn = vmp_analysis_function(c->a, afn);
+    const vmp_cm_function *mf = fn ? vmp_convmeta__function(&c->m, fn->function_id) : NULL;
+    pb_function *f = &b->fns[b->n_fns];
+    const char *sys = NULL;
+    int64_t name, sysname, file = 0;
+    perftools__profiles__function__init(f);
+    if (!fn)
+        return -1;
+    name = ostr(c, name_override ? name_override : fn->name);
+    if (name_override)
+        sys = name_override;
+    else if (fn->code_class == VMP_CLASS_NATIVE)
+        sys = vmp_convmeta__raw_name(&c->m, fn->name);
+    else if (mf && mf->signature)
+        sys = c->m.str.s[mf->signature];
+    sysname = ostr(c, sys ? sys : fn->name);
+    if (mf && mf->file)
+        file = ostr(c, c->m.str.s[mf->file]);
+    if (name < 0 || sysname < 0 || file < 0)
+        return -1;
+    f->id = id;
+    f->name = name;
+    f->system_name = sysname;
+    f->filename = file;
+    f->start_line = mf ? (int64_t)mf->first_line : 0;
+    b->fn_ptr[b->n_fns] = f;
+    b->n_fns++;
+    return 0;
+}
+
+/* Mapping of a frame's function: 0 == none. */
+static uint64_t frame_mapping(pprof_conv *c, const vmp_afunction *fn)
+{
+    size_t i;
+    if (fn->code_class == VMP_CLASS_NATIVE) {
+        for (i = 0; i < c->m.n_modules; i++)
+            if (c->m.modules[i].id == fn->module_id)
+                return i + 1;
+        return 0;
+    }
+    if (fn->code_class == VMP_CLASS_GENERATED && c->m.n_zones == 1)
+        return c->m.n_modules + 1;
+    return 0;
+}
+
+static int add_location(pprof_conv *c, build *b, uint32_t frame, unsigned flags)
+{
+    const vmp_aframe *fr = vmp_analysis_frame(c->a, frame);
+    const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
+    const vmp_cm_function *mf;
+    pb_location *l;
+    uint64_t line = 0;
+    size_t nl = 0;
+    if (!fn)
+        return -1;
+    mf = vmp_convmeta__function(&c->m, fn->function_id);
+    if (fr->has_range)
+        line = vmp_convmeta__line(mf, fr->bc_first);
+    if (!b->fn_out[fr->function]) {
+        if (add_function(c, b, fr->function, NULL, fr->function))
+            return -1;
+        b->fn_out[fr->function] = (uint32_t)b->n_fns;
+    }
+    l = &b->locs[b->n_locs];
+    perftools__profiles__location__init(l);
+    l->id = b->n_locs + 1;
+    l->mapping_id = frame_mapping(c, fn);
+    l->line = &b->line_ptr[b->n_lines];
+    if (fr->has_range && !(flags & VMP_PPROF_NO_RANGES)) {
+        char buf[64];
+        size_t len = strlen(fn->name);
+        char *name = malloc(len + sizeof buf);
+        int rc;
+        if (!name)
+            return -1;
+        snprintf(buf, sizeof buf, " %" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
+        memcpy(name, fn->name, len);
+        strcpy(name + len, buf);
+        rc = add_function(c, b, fr->function, name,
+                          vmp_analysis_function_count(c->a) + (uint64_t)frame);
+        free(name);
+        if (rc)
+            return -1;
+        b->range_out[frame] = (uint32_t)b->n_fns;
+        perftools__profiles__line__init(&b->lines[b->n_lines + nl]);
+        b->lines[b->n_lines + nl].function_id = b->fns[b->n_fns - 1].id;
+        b->lines[b->n_lines + nl].line = (int64_t)line;
+        b->line_ptr[b->n_lines + nl] = &b->lines[b->n_lines + nl];
+        nl++;
+    }
+    perftools__profiles__line__init(&b->lines[b->n_lines + nl]);
+    b->lines[b->n_lines + nl].function_id = fr->function;
+    b->lines[b->n_lines + nl].line = (int64_t)line;
+    b->line_ptr[b->n_lines + nl] = &b->lines[b->n_lines + nl];
+    nl++;
+    l->n_line = nl;
+    b->n_lines += nl;
+    b->loc_ptr[b->n_locs] = l;
+    b->n_locs++;
+    b->loc_out[frame] = (uint32_t)b->n_locs;
+    return 0;
+}
+
+static int add_label_str(pprof_conv *c, pb_label *l, int64_t key, const char *v)
+{
+    int64_t s = ostr(c, v);
+    perftools__profiles__label__init(l);
+    if (s < 0)
+        return -1;
+    l->key = key;
+    l->str = s;
+    return 0;
+}
+
+static int build_profile(pprof_conv *c, build *b, unsigned flags)
+{
+    const vmp_rec_header *h = vmp_analysis_header(c->a);
+    uint64_t interval = h ? h->interval_ns : 0;
+    size_t nframes = vmp_analysis_frame_count(c->a), nfuncs = vmp_analysis_function_count(c->a);
+    size_t i, depth_total = 0, n_maps = c->m.n_modules + c->m.n_zones;
+    int64_t k_thread, k_tid, k_state, k_kind, k_failed, s_samples, s_count, s_cpu, s_ns;
+    pb_profile *p = &b->prof;
+
+    perftools__profiles__profile__init(p);
+    if (ostr(c, "") != 0)
+        return -1;
+    s_samples = ostr(c, "samples");
+    s_count = ostr(c, "count");
+    s_cpu = ostr(c, "cpu");
+    s_ns = ostr(c, "nanoseconds");
+    k_thread = ostr(c, "thread");
+    k_tid = ostr(c, "thread_id");
+    k_state = ostr(c, "state");
+    k_kind = ostr(c, "code_kind");
+    k_failed = ostr(c, "failed");
+    if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || k_thread < 0 || k_tid < 0 ||
+        k_state < 0 || k_kind < 0 || k_failed < 0)
+        return -1;
+    for (i = 0; i < 3; i++)
+        perftools__profiles__value_type__init(&b->vt[i]);
+    b->vt[0].type = s_samples;
+    b->vt[0].unit = s_count;
+    b->vt[1].type = s_cpu;
+    b->vt[1].unit = s_ns;
+    b->vt[2].type = s_cpu;
+    b->vt[2].unit = s_ns;
+    b->vt_ptr[0] = &b->vt[0];
+    b->vt_ptr[1] = &b->vt[1];
+    p->n_sample_type = 2;
+    p->sample_type = b->vt_ptr;
+    p->period_type = &b->vt[2];
+    p->period = (int64_t)interval;
+    p->time_nanos = h ? (int64_t)h->start_realtime_ns : 0;
+    p->duration_nanos = (int64_t)c->m.last_time_ns;
+
+    for (i = 0; i < c->n_aggs; i++) {
+        const vmp_astack *st = vmp_analysis_stack(c->a, c->aggs[i].stack);
+        depth_total += c->aggs[i].stack ? (st ? st->depth : 0) : (c->aggs[i].leaf ? 1 : 0);
+    }
+    b->samples = calloc(c->n_aggs + 1, sizeof *b->samples);
+    b->sample_ptr = calloc(c->n_aggs + 1, sizeof *b->sample_ptr);
+    b->labels = calloc(c->n_aggs * N_LABELS_MAX + 1, sizeof *b->labels);
+    b->label_ptr = calloc(c->n_aggs * N_LABELS_MAX + 1, sizeof *b->label_ptr);
+    b->values = calloc(c->n_aggs * 2 + 1, sizeof *b->values);
+    b->loc_ids = calloc(depth_total + 1, sizeof *b->loc_ids);
+    b->fn_out = calloc(nfuncs + 1, sizeof *b->fn_out);
+    b->range_out = calloc(nframes + 1, sizeof *b->range_out);
+    b->loc_out = calloc(nframes + 1, sizeof *b->loc_out);
+    b->locs = calloc(nframes + 1, sizeof *b->locs);
+    b->loc_ptr = calloc(nframes + 1, sizeof *b->loc_ptr);
+    b->lines = calloc(2 * nframes + 1, sizeof *b->lines);
+    b->line_ptr = calloc(2 * nframes + 1, sizeof *b->line_ptr);
+    b->fns = calloc(nfuncs + nframes + 1, sizeof *b->fns);
+    b->fn_ptr = calloc(nfuncs + nframes + 1, sizeof *b->fn_ptr);
+    b->maps = calloc(n_maps + 1, sizeof *b->maps);
+    b->map_ptr = calloc(n_maps + 1, sizeof *b->map_ptr);
+    if (!b->samples || !b->sample_ptr || !b->labels || !b->label_ptr || !b->values || !b->loc_ids ||
+        !b->fn_out || !b->range_out || !b->loc_out || !b->locs || !b->loc_ptr || !b->lines ||
+        !b->line_ptr || !b->fns || !b->fn_ptr || !b->maps || !b->map_ptr)
+        return -1;
+
+    depth_total = 0;
+    for (i = 0; i < c->n_aggs; i++) {
+        const agg *g = &c->aggs[i];
+        pb_sample *s = &b->samples[i];
+        pb_label *lab = &b->labels[i * N_LABELS_MAX];
+        uint32_t node = g->stack, leaf = g->leaf;
+        const vmp_aframe *lf;
+        const vmp_afunction *lfn;
+        size_t nlab = 0, k;
+        perftools__profiles__sample__init(s);
+        s->location_id = &b->loc_ids[depth_total];
+        if (g->stack) {
+            const vmp_astack *st = vmp_analysis_stack(c->a, node);
+            leaf = st ? st->frame : 0;
+            while (node) {
+                st = vmp_analysis_stack(c->a, node);
+                if (!st)
+                    break;
+                if (!b->loc_out[st->frame] && add_location(c, b, st->frame, flags))
+                    return -1;
+                s->location_id[s->n_location_id++] = b->loc_out[st->frame];
+                node = st->parent;
+            }
+        } else if (leaf) {
+            if (!b->loc_out[leaf] && add_location(c, b, leaf, flags))
+                return -1;
+            s->location_id[s->n_location_id++] = b->loc_out[leaf];
+        }
+        depth_total += s->n_location_id;
+        s->value = &b->values[2 * i];
+        s->n_value = 2;
+        s->value[0] = (int64_t)g->weight;
+        s->value[1] = (int64_t)(g->weight * interval);
+        if (add_label_str(c, &lab[nlab++], k_thread, vmp_analysis_thread_name(c->a, g->thread)))
+            return -1;
+        perftools__profiles__label__init(&lab[nlab]);
+        lab[nlab].key = k_tid;
+        lab[nlab++].num = (int64_t)g->thread;
+        if (add_label_str(c, &lab[nlab++], k_state, vmp_analysis_state_name(c->a, g->state)))
+            return -1;
+        lf = leaf ? vmp_analysis_frame(c->a, leaf) : NULL;
+        lfn = lf ? vmp_analysis_function(c->a, lf->function) : NULL;
+        if (add_label_str(c, &lab[nlab++], k_kind, lfn ? lfn->kind : "unknown"))
+            return -1;
+        if (g->failed && add_label_str(c, &lab[nlab++], k_failed,
+                                       vmp_analysis_failure_reason_name(c->a, g->reason)))
+            return -1;
+        s->label = &b->label_ptr[i * N_LABELS_MAX];
+        for (k = 0; k < nlab; k++)
+            s->label[k] = &lab[k];
+        s->n_label = nlab;
+        b->sample_ptr[i] = s;
+    }
+    p->n_sample = c->n_aggs;
+    p->sample = b->sample_ptr;
+    p->n_location = b->n_locs;
+    p->location = b->loc_ptr;
+    p->n_function = b->n_fns;
+    p->function = b->fn_ptr;
+
+    for (i = 0; i < n_maps; i++) {
+        const vmp_cm_range *g =
+            i < c->m.n_modules ? &c->m.modules[i] : &c->m.zones[i - c->m.n_modules];
+        pb_mapping *mp = &b->maps[i];
+        int64_t fname = ostr(c, c->m.str.s[g->name]);
+        int64_t bid = g->build_id ? ostr(c, c->m.str.s[g->build_id]) : 0;
+        perftools__profiles__mapping__init(mp);
+        if (fname < 0 || bid < 0)
+            return -1;
+        mp->id = i + 1;
+        mp->memory_start = g->start;
+        mp->memory_limit = g->end;
+        mp->filename = fname;
+        mp->build_id = bid;
+        mp->has_functions = 1;
+        mp->has_filenames = 1;
+        mp->has_line_numbers = 1;
+        b->map_ptr[i] = mp;
+    }
+    p->n_mapping = n_maps;
+    p->mapping = b->map_ptr;
+
+    {
+        char buf[512];
+        int64_t cm;
+        snprintf(buf, sizeof buf, "converted by vmp pprof from a profile of %s %s (%s)",
+                 h ? h->vm_name.s : "?", h ? h->vm_version.s : "", h ? h->producer.s : "?");
+        cm = ostr(c, buf);
+        if (cm < 0)
+            return -1;
+        b->comments[0] = cm;
+        p->comment = b->comments;
+        p->n_comment = 1;
+    }
+    p->n_string_table = c->out.n;
+    p->string_table = c->out.s;
+    return 0;
+}
+
+static vmp_status write_profile(pprof_conv *c,
+                                FILE *out,
+                                const vmp_pprof_options *o,
+                                vmp_convert_stats *stats,
+                                char *err,
+                                size_t err_size)
+{
+    build b;
+    gz_sink *g;
+    vmp_status st = VMP_OK;
+    memset(&b, 0, sizeof b);
+    g = calloc(1, sizeof *g);
+    if (!g || build_profile(c, &b, o->flags)) {
+        set_err(err, err_size, "out of memory");
+        st = VMP_ERR_NOMEM;
+        goto cleanup;
+    }
+    g->base.append = sink_append;
+    g->f = out;
+    g->raw = o->gzip_level < 0;
+    if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 6, Z_DEFLATED, 15 + 16, 8,
+                                Z_DEFAULT_STRATEGY) != Z_OK) {
+        set_err(err, err_size, "out of memory");
+        st = VMP_ERR_NOMEM;
+        goto cleanup;
+    }
+    protobuf_c_message_pack_to_buffer(&b.prof.base, &g->base);
+    deflate_some(g, NULL, 0, Z_FINISH);
+    if (!g->raw)
+        deflateEnd(&g->z);
+    if (g->failed || fflush(out) != 0 || ferror(out)) {
+        set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
+        st = VMP_ERR_IO;
+        goto cleanup;
+    }
+    if (stats) {
+        stats->out_samples = c->n_aggs;
+        stats->functions = b.n_fns;
+        stats->locations = b.n_locs;
+        stats->bytes = g->bytes;
+    }
+cleanup:
+    free(g);
+    build_free(&b);
+    return st;
+}
+
+vmp_status vmp_pprof_write(vmp_reader *r,
+                           FILE *out,
+                           const vmp_pprof_options *opts,
+                           vmp_convert_stats *stats_out,
+                           char *err,
+                           size_t err_size)
+{
+    vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
+    pprof_conv c;
+    vmp_record rec;
+    vmp_asample s;
+    vmp_status st;
+    int is_sample;
+    if (err && err_size)
+        err[0] = '\0';
+    if (!r || !out || (opts && opts->version != VMP_PPROF_OPTIONS_VERSION)) {
+        set_err(err, err_size, "invalid argument");
+        return VMP_ERR_INVALID_ARG;
+    }
+    if (opts)
+        o = *opts;
+    if (o.gzip_level > 9) {
+        set_err(err, err_size, "gzip level %d is not in 1..9", o.gzip_level);
+        return VMP_ERR_INVALID_ARG;
+    }
+    memset(&c, 0, sizeof c);
+    st = vmp_analysis_create(&c.a, NULL);
+    if (st < 0) {
+        set_err(err, err_size, "out of memory");
+        return st;
+    }
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (vmp_convmeta__feed(&c.m, &rec)) {
+            st = VMP_ERR_NOMEM;
+            break;
+        }
+        st = vmp_analysis_feed(c.a, &rec, &s, &is_sample);
+        if (st < 0)
+            break;
+        if (is_sample && take_sample(&c, &s)) {
+            st = VMP_ERR_NOMEM;
+            break;
+        }
+    }
+    if (st == VMP_END) {
+        st = write_profile(&c, out, &o, stats_out, err, err_size);
+    } else if (st == VMP_ERR_NOMEM) {
+        set_err(err, err_size, "out of memory");
+    } else if (st < 0) {
+        const char *m = vmp_reader_errmsg(r);
+        if (m && *m)
+            set_err(err, err_size, "%s", m);
+        else
+            set_err(err, err_size, "record %s: %s", "analysis", vmp_status_str(st));
+    }
+    if (stats_out) {
+        stats_out->samples = c.samples;
+        stats_out->weight = c.weight;
+    }
+    vmp_strtab__free(&c.out);
+    vmp_convmeta__free(&c.m);
+    vmp_hmap__free(&c.by_key);
+    free(c.aggs);
+    vmp_analysis_free(c.a);
+    return st;
+}
