@@ -141,8 +141,11 @@ typedef struct vmp_analysis_options {
     uint64_t fixed_generation;
 } vmp_analysis_options;
 
-#define VMP_ANALYSIS_OPTIONS_VERSION  1
-#define VMP_ANALYSIS_OPTIONS_INIT     {VMP_ANALYSIS_OPTIONS_VERSION, 0, 0}
+#define VMP_ANALYSIS_OPTIONS_VERSION 1
+#define VMP_ANALYSIS_OPTIONS_INIT          \
+    {                                      \
+        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0 \
+    }
 #define VMP_ANALYSIS_FIXED_GENERATION 1u
 
 /** Create an empty analysis.
@@ -163,8 +166,10 @@ VMP_API void vmp_analysis_free(vmp_analysis *a);
  * @param[out] is_sample_out  may be NULL.
  * @return VMP_OK, VMP_ERR_NOMEM, or VMP_ERR_CORRUPT for records that break the
  *         spec in a way that prevents resolution (a code id defined twice). */
-VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec,
-                                     vmp_asample *sample_out, int *is_sample_out);
+VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a,
+                                     const vmp_record *rec,
+                                     vmp_asample *sample_out,
+                                     int *is_sample_out);
 
 /** Read records from `r` until the next sample, feeding every record.
  * @return VMP_OK with `*out` filled, VMP_END at the end of input, or an error
@@ -174,15 +179,17 @@ VMP_API vmp_status vmp_analysis_next(vmp_analysis *a, vmp_reader *r, vmp_asample
 /** Resolve a sample record against the metadata fed so far, without feeding
  *  it (vmp_analysis_feed() calls this for samples).  `failed` != 0 for a
  *  FAILED_SAMPLE.  @return VMP_OK or VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s,
-                                               int failed, vmp_asample *out);
+VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
+                                               const vmp_rec_sample *s,
+                                               int failed,
+                                               vmp_asample *out);
 
 /** Resolve one machine address at `generation` (the fixed generation
  *  option does not apply).  `return_address` != 0 resolves at pc - 1.
  * @param[out] frame_out  receives the resolved frame id (never 0).
  * @return VMP_OK or VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
-                                           uint64_t generation, int return_address);
+VMP_API vmp_status vmp_analysis_resolve_pc(
+    vmp_analysis *a, uint32_t *frame_out, uint64_t pc, uint64_t generation, int return_address);
 
 /** Tables, borrowed from the analysis: valid until the next feed (ids stay
  *  valid for the life of the analysis; only the returned pointers may move)
@@ -212,19 +219,21 @@ VMP_API const char *vmp_analysis_failure_reason_name(vmp_analysis *a, uint32_t r
 
 /** Format a frame as "name" or "name A->B" into `out` (cut to fit, NUL
  *  terminated).  @return the full length. */
-VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a, char *out, size_t size,
+VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a,
+                                         char *out,
+                                         size_t size,
                                          uint32_t frame);
 
 /** Statistics of the resolution machinery (for benchmarks and tuning). */
 typedef struct vmp_analysis_stats {
-    uint64_t code_objects;   /* CODE_OBJECT records */
-    uint64_t placements;     /* (address, generation range) placements kept */
-    uint64_t symbols;        /* module symbols */
-    uint64_t generation;     /* latest change generation seen */
-    uint64_t cache_hits;     /* samples whose stack was resolved by one lookup */
-    uint64_t cache_misses;   /* (stack node, generation) pairs resolved */
-    uint64_t index_builds;   /* per-generation indexes built for older generations */
-    uint64_t memory_bytes;   /* bytes held by the tables, roughly */
+    uint64_t code_objects; /* CODE_OBJECT records */
+    uint64_t placements;   /* (address, generation range) placements kept */
+    uint64_t symbols;      /* module symbols */
+    uint64_t generation;   /* latest change generation seen */
+    uint64_t cache_hits;   /* samples whose stack was resolved by one lookup */
+    uint64_t cache_misses; /* (stack node, generation) pairs resolved */
+    uint64_t index_builds; /* per-generation indexes built for older generations */
+    uint64_t memory_bytes; /* bytes held by the tables, roughly */
 } vmp_analysis_stats;
 
 VMP_API void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out);
@@ -247,18 +256,18 @@ typedef struct vmp_profile_counter {
 
 /** Totals of a profile.  Weights are sample counts times record weights. */
 typedef struct vmp_profile_totals {
-    uint64_t samples;        /* weight of SAMPLE and FAILED_SAMPLE */
-    uint64_t failed;         /* weight of FAILED_SAMPLE */
-    uint64_t generated;      /* weight whose executing pc is generated code */
-    uint64_t native;         /* ... a module symbol (C) */
-    uint64_t unknown;        /* ... neither, or no pc */
-    uint64_t first_time_ns;  /* time of the first sample */
-    uint64_t last_time_ns;   /* time of the last sample or END */
-    uint64_t generations;    /* latest generation */
-    uint64_t compactions;    /* CODE_COMPACTION records */
-    uint64_t compaction_ns;  /* their total duration */
-    uint64_t code_frees;     /* CODE_FREE records and compaction frees */
-    uint64_t code_moves;     /* CODE_MOVE records and compaction moves */
+    uint64_t samples;       /* weight of SAMPLE and FAILED_SAMPLE */
+    uint64_t failed;        /* weight of FAILED_SAMPLE */
+    uint64_t generated;     /* weight whose executing pc is generated code */
+    uint64_t native;        /* ... a module symbol (C) */
+    uint64_t unknown;       /* ... neither, or no pc */
+    uint64_t first_time_ns; /* time of the first sample */
+    uint64_t last_time_ns;  /* time of the last sample or END */
+    uint64_t generations;   /* latest generation */
+    uint64_t compactions;   /* CODE_COMPACTION records */
+    uint64_t compaction_ns; /* their total duration */
+    uint64_t code_frees;    /* CODE_FREE records and compaction frees */
+    uint64_t code_moves;    /* CODE_MOVE records and compaction moves */
     uint64_t records;
 } vmp_profile_totals;
 
@@ -296,7 +305,9 @@ VMP_API const uint64_t *vmp_profile_failure_weights(const vmp_profile *p, size_t
 
 /** The i-th thread seen (in order of first sample): id and weight.
  *  @return 1 when `i` is valid, else 0. */
-VMP_API int vmp_profile_thread(const vmp_profile *p, size_t i, uint64_t *id_out,
+VMP_API int vmp_profile_thread(const vmp_profile *p,
+                               size_t i,
+                               uint64_t *id_out,
                                uint64_t *weight_out);
 
 /** Per event kind totals, indexed by kind; per counter kind. */

@@ -171,25 +171,44 @@ static int nested_name(dm_state *st, dm_text *out, int is_type, int *is_const)
 static const char *builtin(char c)
 {
     switch (c) {
-    case 'v': return "void";
-    case 'b': return "bool";
-    case 'c': return "char";
-    case 'a': return "signed char";
-    case 'h': return "unsigned char";
-    case 's': return "short";
-    case 't': return "unsigned short";
-    case 'i': return "int";
-    case 'j': return "unsigned int";
-    case 'l': return "long";
-    case 'm': return "unsigned long";
-    case 'x': return "long long";
-    case 'y': return "unsigned long long";
-    case 'f': return "float";
-    case 'd': return "double";
-    case 'e': return "long double";
-    case 'w': return "wchar_t";
-    case 'z': return "...";
-    default: return NULL;
+    case 'v':
+        return "void";
+    case 'b':
+        return "bool";
+    case 'c':
+        return "char";
+    case 'a':
+        return "signed char";
+    case 'h':
+        return "unsigned char";
+    case 's':
+        return "short";
+    case 't':
+        return "unsigned short";
+    case 'i':
+        return "int";
+    case 'j':
+        return "unsigned int";
+    case 'l':
+        return "long";
+    case 'm':
+        return "unsigned long";
+    case 'x':
+        return "long long";
+    case 'y':
+        return "unsigned long long";
+    case 'f':
+        return "float";
+    case 'd':
+        return "double";
+    case 'e':
+        return "long double";
+    case 'w':
+        return "wchar_t";
+    case 'z':
+        return "...";
+    default:
+        return NULL;
     }
 }
 

@@ -36,8 +36,8 @@ typedef struct code_obj {
     uint32_t name_sid;
     uint64_t *pc_map; /* pairs (offset, bcpc) */
     size_t n_map;
-    uint32_t afunc;   /* 0 until resolved once with its function known */
-    uint32_t place;   /* current placement (valid while alive) */
+    uint32_t afunc; /* 0 until resolved once with its function known */
+    uint32_t place; /* current placement (valid while alive) */
     int alive;
 } code_obj;
 
@@ -125,10 +125,10 @@ struct vmp_analysis {
 
     snode *nodes;
     size_t n_nodes, cap_nodes;
-    vmp_hmap node_by_id; /* ids too sparse for node_dense */
+    vmp_hmap node_by_id;  /* ids too sparse for node_dense */
     uint32_t *node_dense; /* id -> index + 1; writers number nodes densely */
     size_t cap_dense;
-    uint32_t epoch;       /* memos of another epoch are stale */
+    uint32_t epoch; /* memos of another epoch are stale */
 
     vmp_afunction *funcs;
     size_t n_funcs, cap_funcs;
@@ -285,8 +285,8 @@ void vmp_analysis_free(vmp_analysis *a)
 
 /* Copy the strings of one vmp_str array into interned storage; the array
  * itself lives in hdr_mem[slot]. */
-static int copy_strs(vmp_analysis *a, int slot, const vmp_str **dst, size_t *n_dst,
-                     const vmp_str *src, size_t n)
+static int copy_strs(
+    vmp_analysis *a, int slot, const vmp_str **dst, size_t *n_dst, const vmp_str *src, size_t n)
 {
     vmp_str *arr;
     size_t i;
@@ -347,8 +347,8 @@ static vmp_status take_header(vmp_analysis *a, const vmp_rec_header *h)
     return VMP_OK;
 }
 
-static const char *vocab_name(vmp_analysis *a, const vmp_str *arr, size_t n, uint32_t i,
-                              const char *prefix)
+static const char *vocab_name(
+    vmp_analysis *a, const vmp_str *arr, size_t n, uint32_t i, const char *prefix)
 {
     char buf[64];
     uint32_t sid;
@@ -407,8 +407,13 @@ const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a)
 
 /* ---- interned results -------------------------------------------------------- */
 
-static uint32_t intern_func(vmp_analysis *a, uint32_t name_sid, const char *kind, int cls,
-                            uint32_t code_kind, uint64_t function_id, uint64_t module_id,
+static uint32_t intern_func(vmp_analysis *a,
+                            uint32_t name_sid,
+                            const char *kind,
+                            int cls,
+                            uint32_t code_kind,
+                            uint64_t function_id,
+                            uint64_t module_id,
                             uint64_t bc_size)
 {
     uint32_t kind_sid = intern(a, kind);
@@ -441,8 +446,8 @@ static uint32_t intern_func(vmp_analysis *a, uint32_t name_sid, const char *kind
     return id;
 }
 
-static uint32_t intern_frame(vmp_analysis *a, uint32_t func, int has_range, uint32_t first,
-                             uint32_t last)
+static uint32_t intern_frame(
+    vmp_analysis *a, uint32_t func, int has_range, uint32_t first, uint32_t last)
 {
     uint64_t ka = (uint64_t)func | (has_range ? 1ull << 32 : 0);
     uint64_t kb = has_range ? ((uint64_t)first << 32 | last) : 0;
@@ -980,9 +985,9 @@ static uint32_t unknown_func(vmp_analysis *a)
 {
     if (!a->unknown_func) {
         uint32_t sid = intern(a, "[unknown]");
-        a->unknown_func = sid ? intern_func(a, sid, "unknown", VMP_CLASS_UNKNOWN,
-                                            VMP_CODE_KIND_NONE, 0, 0, 0)
-                              : 0;
+        a->unknown_func =
+            sid ? intern_func(a, sid, "unknown", VMP_CLASS_UNKNOWN, VMP_CODE_KIND_NONE, 0, 0, 0)
+                : 0;
     }
     return a->unknown_func;
 }
@@ -1036,8 +1041,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
                 const char *raw = str_of(a, sy->raw_sid);
                 size_t dn = vmp_demangle(buf, sizeof buf, raw);
                 uint32_t sid = dn && dn < sizeof buf ? intern_n(a, buf, dn) : sy->raw_sid;
-                sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE,
-                                              0, sy->module, 0)
+                sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE, 0,
+                                              sy->module, 0)
                                 : 0;
             }
             return intern_frame(a, sy->afunc, 0, 0, 0);
@@ -1046,8 +1051,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
     return intern_frame(a, unknown_func(a), 0, 0, 0);
 }
 
-vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
-                                   uint64_t generation, int return_address)
+vmp_status vmp_analysis_resolve_pc(
+    vmp_analysis *a, uint32_t *frame_out, uint64_t pc, uint64_t generation, int return_address)
 {
     uint32_t f;
     if (!a || !frame_out)
@@ -1076,8 +1081,8 @@ static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
         uint32_t sid;
         snprintf(buf, sizeof buf, "function#%" PRIu64, n->value);
         sid = intern(a, buf);
-        fn = sid ? intern_func(a, sid, "function", VMP_CLASS_SYMBOLIC, VMP_CODE_KIND_NONE,
-                               n->value, 0, 0)
+        fn = sid ? intern_func(a, sid, "function", VMP_CLASS_SYMBOLIC, VMP_CODE_KIND_NONE, n->value,
+                               0, 0)
                  : 0;
     }
     return intern_frame(a, fn, has, bc, bc);
@@ -1139,8 +1144,8 @@ static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, u
     return a->scache.n ? vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen) : 0;
 }
 
-static int cache_put(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen,
-                     uint32_t stack)
+static int cache_put(
+    vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen, uint32_t stack)
 {
     snode *n = &a->nodes[ni];
     if (n->memo_epoch[leaf] == a->epoch && gen < n->memo_gen[leaf])
@@ -1204,14 +1209,16 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
     return base;
 }
 
-vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s, int failed,
+vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
+                                       const vmp_rec_sample *s,
+                                       int failed,
                                        vmp_asample *out)
 {
     uint64_t gen;
     if (!a || !s || !out)
         return VMP_ERR_INVALID_ARG;
-    gen = (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation
-                                                           : s->generation;
+    gen =
+        (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation : s->generation;
     memset(out, 0, sizeof *out);
     out->time_ns = s->time_ns;
     out->thread = s->thread;
@@ -1246,7 +1253,9 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s,
 
 /* ---- feeding ---------------------------------------------------------------------------- */
 
-vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec, vmp_asample *sample_out,
+vmp_status vmp_analysis_feed(vmp_analysis *a,
+                             const vmp_record *rec,
+                             vmp_asample *sample_out,
                              int *is_sample_out)
 {
     if (is_sample_out)

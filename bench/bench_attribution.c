@@ -36,8 +36,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run_simvm(const char *simvm, const char *out, const char *truth, unsigned samples,
-                     unsigned compactions)
+static int run_simvm(
+    const char *simvm, const char *out, const char *truth, unsigned samples, unsigned compactions)
 {
     char s_samples[32], s_comp[32];
     pid_t pid;
@@ -46,9 +46,9 @@ static int run_simvm(const char *simvm, const char *out, const char *truth, unsi
     snprintf(s_comp, sizeof s_comp, "%u", compactions);
     pid = fork();
     if (pid == 0) {
-        char *argv[] = {(char *)simvm, "--seed", "7", "--samples", s_samples, "--compactions",
-                        s_comp, "--zone-size", "131072", "-o", (char *)out, "--truth",
-                        (char *)truth, NULL};
+        char *argv[] = {(char *)simvm,   "--seed",  "7",           "--samples", s_samples,
+                        "--compactions", s_comp,    "--zone-size", "131072",    "-o",
+                        (char *)out,     "--truth", (char *)truth, NULL};
         execv(simvm, argv);
         _exit(127);
     }
@@ -148,7 +148,9 @@ static int snapshot(const char *vmp, const char *tsv, score *sc)
 }
 
 /* Throughput: records read only, then read + profile. */
-static void throughput(const char *vmp, double *read_rate, double *profile_rate,
+static void throughput(const char *vmp,
+                       double *read_rate,
+                       double *profile_rate,
                        vmp_analysis_stats *stats)
 {
     vmp_reader *r = NULL;
@@ -289,8 +291,8 @@ int main(int argc, char **argv)
         throughput(vmp, &rr, &pr, &stats);
         /* the analysis alone: what reading + profiling costs beyond reading */
         ar = rr > 0 && pr > 0 && 1.0 / pr > 1.0 / rr ? 1.0 / (1.0 / pr - 1.0 / rr) : 0.0;
-        printf("%11u %11" PRIu64 " | %7.2f%% %7.2f%% | %7.2f%% %7.2f%% | %11.3g %11.3g %11.3g | %" PRIu64
-               " KiB\n",
+        printf("%11u %11" PRIu64
+               " | %7.2f%% %7.2f%% | %7.2f%% %7.2f%% | %11.3g %11.3g %11.3g | %" PRIu64 " KiB\n",
                comps[i], stats.generation, pct(ex.fn_ok, ex.n), pct(ex.range_ok, ex.n),
                pct(sn.fn_ok, sn.n), pct(sn.range_ok, sn.n), rr, pr, ar, stats.memory_bytes / 1024);
         remove(vmp);

@@ -43,7 +43,11 @@ static const char report_usage[] =
     "Exit status: 0 success (a truncated file is reported up to the damage, with\n"
     "a note); 1 unreadable input or write error; 2 usage error.\n";
 
-enum { FMT_TEXT, FMT_JSON, FMT_CSV };
+enum {
+    FMT_TEXT,
+    FMT_JSON,
+    FMT_CSV
+};
 
 typedef struct rep_opts {
     size_t top;
@@ -183,8 +187,8 @@ static void text_ranges(FILE *f, const report *r, uint32_t fn, uint64_t fw)
     }
 }
 
-static void text_section(FILE *f, const report *r, const rep_opts *o, const char *title, int cls,
-                         int pic_filter)
+static void text_section(
+    FILE *f, const report *r, const rep_opts *o, const char *title, int cls, int pic_filter)
 {
     size_t n = 0, k, i;
     uint64_t total = 0, cum = 0, rest = 0;
@@ -301,9 +305,9 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
             if (strcmp(vmp_analysis_event_kind_name(r->a, (uint32_t)i), "gc") == 0 && ev[i].count) {
                 fprintf(f, "  gc: %" PRIu64 " events, total %.3f ms (%.2f%% of the run)\n",
                         ev[i].count, (double)ev[i].total_duration_ns / 1e6,
-                        t->last_time_ns ? 100.0 * (double)ev[i].total_duration_ns /
-                                              (double)t->last_time_ns
-                                        : 0.0);
+                        t->last_time_ns
+                            ? 100.0 * (double)ev[i].total_duration_ns / (double)t->last_time_ns
+                            : 0.0);
                 gc_found = 1;
             }
         if (!gc_found)
@@ -331,8 +335,8 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
             fprintf(f,
                     "  %-20s %10" PRIu64 " values, first %" PRId64 ", last %" PRId64
                     ", min %" PRId64 ", max %" PRId64 "\n",
-                    vmp_analysis_counter_kind_name(r->a, (uint32_t)i), ctr[i].count,
-                    ctr[i].first, ctr[i].last, ctr[i].min, ctr[i].max);
+                    vmp_analysis_counter_kind_name(r->a, (uint32_t)i), ctr[i].count, ctr[i].first,
+                    ctr[i].last, ctr[i].min, ctr[i].max);
 
     sw = vmp_profile_state_weights(r->p, &n);
     {
@@ -350,8 +354,8 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
             if (i * 4 + VMP_CLASS_UNKNOWN < n_sc)
                 u = sc[i * 4 + VMP_CLASS_UNKNOWN];
             fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "   %" PRIu64 " / %" PRIu64 " / %" PRIu64 "\n",
-                    vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i], g,
-                    v, u);
+                    vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i], g, v,
+                    u);
         }
     }
     fprintf(f, "\nthreads (%% of total)\n");
@@ -432,8 +436,9 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
     json_str(f, h ? h->producer.s : "");
     fprintf(f, ",\"vm_name\":");
     json_str(f, h ? h->vm_name.s : "");
-    fprintf(f, ",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-               ",\"interval_ns\":%" PRIu64,
+    fprintf(f,
+            ",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+            ",\"interval_ns\":%" PRIu64,
             h ? h->start_realtime_ns : 0, t->last_time_ns, h ? h->interval_ns : 0);
     fprintf(f,
             ",\"samples\":%" PRIu64 ",\"generated\":%" PRIu64 ",\"native\":%" PRIu64
@@ -540,12 +545,10 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
 
 int vmp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
-                                              {"min-percent", required_argument, NULL, 'm'},
-                                              {"no-ranges", no_argument, NULL, 'R'},
-                                              {"format", required_argument, NULL, 'f'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"top", required_argument, NULL, 't'}, {"min-percent", required_argument, NULL, 'm'},
+        {"no-ranges", no_argument, NULL, 'R'}, {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     rep_opts o = {30, 0.0, 1, FMT_TEXT};
     const char *out_path = NULL, *path;
     vmp_reader *rd = NULL;
@@ -595,7 +598,8 @@ int vmp_cmd_report(int argc, char **argv)
         }
     }
     if (optind + 1 != argc)
-        return vmp_cli_usage_error("report", optind >= argc ? "no input file" : "one input file only");
+        return vmp_cli_usage_error("report",
+                                   optind >= argc ? "no input file" : "one input file only");
     path = argv[optind];
 
     memset(&r, 0, sizeof r);

@@ -22,8 +22,13 @@
 static const char *simvm;
 static const char *workdir;
 
-static int run_simvm(const char *out, const char *truth, unsigned seed, unsigned samples,
-                     unsigned compactions, unsigned zone, unsigned depth)
+static int run_simvm(const char *out,
+                     const char *truth,
+                     unsigned seed,
+                     unsigned samples,
+                     unsigned compactions,
+                     unsigned zone,
+                     unsigned depth)
 {
     char s_seed[32], s_samples[32], s_comp[32], s_zone[32], s_depth[32];
     pid_t pid;
@@ -35,9 +40,10 @@ static int run_simvm(const char *out, const char *truth, unsigned seed, unsigned
     snprintf(s_depth, sizeof s_depth, "%u", depth);
     pid = fork();
     if (pid == 0) {
-        char *argv[] = {(char *)simvm, "--seed",  s_seed,   "--samples", s_samples,
-                        "--compactions", s_comp, "--zone-size", s_zone, "--depth",
-                        s_depth, "-o", (char *)out, "--truth", (char *)truth, NULL};
+        char *argv[] = {(char *)simvm, "--seed",        s_seed,        "--samples",
+                        s_samples,     "--compactions", s_comp,        "--zone-size",
+                        s_zone,        "--depth",       s_depth,       "-o",
+                        (char *)out,   "--truth",       (char *)truth, NULL};
         execv(simvm, argv);
         _exit(127);
     }
@@ -113,7 +119,8 @@ static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_
         line[strcspn(line, "\n")] = '\0';
         if (strcmp(line, got) != 0) {
             if (bad < 5)
-                fprintf(stderr, "%s: sample %" PRIu64 " (gen %" PRIu64 "):\n  truth: %s\n  got:   %s\n",
+                fprintf(stderr,
+                        "%s: sample %" PRIu64 " (gen %" PRIu64 "):\n  truth: %s\n  got:   %s\n",
                         vmp, n, s.generation, line, got);
             bad++;
         }
@@ -130,8 +137,8 @@ static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_
         vmp_analysis_stats stats;
         vmp_analysis_get_stats(a, &stats);
         fprintf(stderr,
-                "%s: %" PRIu64 " samples, generation %" PRIu64 ", %" PRIu64 " code objects, %" PRIu64
-                " cache hits, %" PRIu64 " misses\n",
+                "%s: %" PRIu64 " samples, generation %" PRIu64 ", %" PRIu64
+                " code objects, %" PRIu64 " cache hits, %" PRIu64 " misses\n",
                 vmp, n, stats.generation, stats.code_objects, stats.cache_hits, stats.cache_misses);
     }
     vmp_reader_close(r);
@@ -141,8 +148,8 @@ static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_
     return bad;
 }
 
-static void run_case(unsigned seed, unsigned samples, unsigned compactions, unsigned zone,
-                     unsigned depth)
+static void run_case(
+    unsigned seed, unsigned samples, unsigned compactions, unsigned zone, unsigned depth)
 {
     char vmp[1024], tsv[1024];
     uint64_t n = 0, bad;

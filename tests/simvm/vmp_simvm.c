@@ -73,9 +73,25 @@ static double unit(void)
 
 /* ---- vocabulary ---------------------------------------------------------------- */
 
-enum { ST_INTERP, ST_JIT, ST_GC, ST_PRIM, ST_IDLE };
+enum {
+    ST_INTERP,
+    ST_JIT,
+    ST_GC,
+    ST_PRIM,
+    ST_IDLE
+};
+
 static const char *const states[] = {"interpreter", "jit", "gc", "primitive", "idle"};
-enum { K_TRAMP, K_ENIL, K_METHOD, K_BLOCK, K_CPIC, K_OPIC };
+
+enum {
+    K_TRAMP,
+    K_ENIL,
+    K_METHOD,
+    K_BLOCK,
+    K_CPIC,
+    K_OPIC
+};
+
 static const char *const kinds[] = {"trampoline", "enilopmart", "method",
                                     "block",      "closed PIC", "open PIC"};
 static const char *const event_kinds[] = {"gc", "compaction"};
@@ -112,7 +128,7 @@ static const csym csyms[] = {
     {"ioProcessEvents", "ioProcessEvents", 0, 3},
     {"memcpy", "memcpy", 300, 4},
 };
-#define N_CSYMS (sizeof csyms / sizeof csyms[0])
+#define N_CSYMS   (sizeof csyms / sizeof csyms[0])
 #define MOD_BIAS  0x400000ull
 #define MOD_FIRST 0x1000ull
 
@@ -161,13 +177,14 @@ typedef struct scode {
     int alive;
 } scode;
 
-static const char *const classes[] = {"Integer", "SmallInteger", "OrderedCollection",
-                                      "Dictionary", "String", "Array", "BenchmarkRunner",
-                                      "Float", "Interval", "Set"};
+static const char *const classes[] = {"Integer",  "SmallInteger", "OrderedCollection", "Dictionary",
+                                      "String",   "Array",        "BenchmarkRunner",   "Float",
+                                      "Interval", "Set"};
 static const char *const selectors[] = {
-    "benchFib", "do:", "at:put:", "add:", "includes:", "printOn:", "collect:", "inject:into:",
-    "hash", "=", "copyFrom:to:", "sum", "timesRepeat:", "value:", "sortBlock", "run",
-    "keysAndValuesDo:", "detect:ifNone:", "asString", "with:collect:"};
+    "benchFib",     "do:",          "at:put:",   "add:", "includes:",        "printOn:",
+    "collect:",     "inject:into:", "hash",      "=",    "copyFrom:to:",     "sum",
+    "timesRepeat:", "value:",       "sortBlock", "run",  "keysAndValuesDo:", "detect:ifNone:",
+    "asString",     "with:collect:"};
 
 #define N_FUNCS 3000
 /* The writer drains its ring on its own thread; flushing at fixed points
@@ -191,7 +208,7 @@ static uint64_t n_compactions;
 
 /* Recently taken stacks, replayed to make a profile's stacks repeat as real
  * ones do; forgotten whenever code moves or is freed. */
-#define POOL_SIZE 512
+#define POOL_SIZE  512
 #define POOL_DEPTH 64
 
 typedef struct pooled {
@@ -466,8 +483,7 @@ static int compile(int kind)
 
 /* The truth name and range of address `a` (the executing pc, or a return
  * address - 1).  Writes "kind\tfunction\trange" or "function[ A->B]". */
-static void truth_of(uint64_t a, char *kind, size_t ks, char *fn, size_t fs, char *range,
-                     size_t rs)
+static void truth_of(uint64_t a, char *kind, size_t ks, char *fn, size_t fs, char *range, size_t rs)
 {
     size_t i;
     kind[0] = fn[0] = range[0] = '\0';
@@ -572,7 +588,6 @@ static size_t csym_of_group(int g)
     return 0;
 }
 
-
 static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
 {
     vmp_frame frames[256];
@@ -666,8 +681,8 @@ static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
         for (k = 1; k < depth; k++) {
             char ck[32], cf[160], cr[32];
             truth_of(frames[k].value - 1, ck, sizeof ck, cf, sizeof cf, cr, sizeof cr);
-            cl += (size_t)snprintf(callers + cl, sizeof callers - cl, "%s%s%s%s",
-                                   k > 1 ? ";" : "", cf, cr[0] ? " " : "", cr);
+            cl += (size_t)snprintf(callers + cl, sizeof callers - cl, "%s%s%s%s", k > 1 ? ";" : "",
+                                   cf, cr[0] ? " " : "", cr);
             if (cl >= sizeof callers)
                 cl = sizeof callers - 1;
         }
@@ -690,18 +705,17 @@ static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: vmp-simvm [options]\n"
-            "Simulate a Cog-like VM with a JIT and write its profile and the truth.\n"
-            "  --seed N          PRNG seed (default 1)\n"
-            "  --samples N       samples to take (default 10000)\n"
-            "  --threads N       VM threads (default 3)\n"
-            "  --compactions N   aim for about N code compactions (default 4)\n"
-            "  --zone-size BYTES machine code zone size (default 262144)\n"
-            "  --depth N         maximum stack depth (default 8)\n"
-            "  -o FILE           profile to write (default simvm.vmp)\n"
-            "  --truth FILE      truth TSV to write (default: none)\n"
-            "  --help            this text\n");
+    fprintf(f, "usage: vmp-simvm [options]\n"
+               "Simulate a Cog-like VM with a JIT and write its profile and the truth.\n"
+               "  --seed N          PRNG seed (default 1)\n"
+               "  --samples N       samples to take (default 10000)\n"
+               "  --threads N       VM threads (default 3)\n"
+               "  --compactions N   aim for about N code compactions (default 4)\n"
+               "  --zone-size BYTES machine code zone size (default 262144)\n"
+               "  --depth N         maximum stack depth (default 8)\n"
+               "  -o FILE           profile to write (default simvm.vmp)\n"
+               "  --truth FILE      truth TSV to write (default: none)\n"
+               "  --help            this text\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -917,8 +931,8 @@ int main(int argc, char **argv)
         perror(truth_path ? truth_path : "/dev/null");
         return 1;
     }
-    fprintf(stderr, "vmp-simvm: %" PRIu64 " samples, %" PRIu64 " code objects, %" PRIu64
-                    " compactions\n",
+    fprintf(stderr,
+            "vmp-simvm: %" PRIu64 " samples, %" PRIu64 " code objects, %" PRIu64 " compactions\n",
             n_samples, (uint64_t)n_codes, n_compactions);
     free(codes);
     free(live);
