@@ -283,8 +283,8 @@ static int abs_time(int64_t t, uint64_t end, uint64_t *out)
     return 1;
 }
 
-static int compile(regex_t **out, size_t *n_out, const char *const *pats, size_t n, char *err,
-                   size_t err_size)
+static int compile(
+    regex_t **out, size_t *n_out, const char *const *pats, size_t n, char *err, size_t err_size)
 {
     size_t i;
     *n_out = 0;
@@ -348,8 +348,12 @@ static vmp_status take_thread(filt *f, const vmp_rec_thread *t)
     return VMP_OK;
 }
 
-vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w, vmp_reader *r,
-                          const vmp_filter_options *opts, char *err, size_t err_size)
+vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
+                          vmp_record_writer *w,
+                          vmp_reader *r,
+                          const vmp_filter_options *opts,
+                          char *err,
+                          size_t err_size)
 {
     filt f;
     vmp_record rec;
@@ -401,8 +405,8 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w, vm
         if (f.a) {
             st = vmp_analysis_feed(f.a, &rec, &as, &is_sample);
             if (st < 0) {
-                set_err(err, err_size, "%s: record %" PRIu64 " of chunk %" PRIu64 ": %s",
-                        "input", rec.record_offset, rec.chunk_index, vmp_status_str(st));
+                set_err(err, err_size, "%s: record %" PRIu64 " of chunk %" PRIu64 ": %s", "input",
+                        rec.record_offset, rec.chunk_index, vmp_status_str(st));
                 break;
             }
         }

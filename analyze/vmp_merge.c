@@ -32,7 +32,15 @@
 #include "vmp_analyze.h"
 #include "vmp_analyze_int.h"
 
-enum { V_STATES, V_KINDS, V_TIERS, V_EVENTS, V_COUNTERS, V_REASONS, N_VOCAB };
+enum {
+    V_STATES,
+    V_KINDS,
+    V_TIERS,
+    V_EVENTS,
+    V_COUNTERS,
+    V_REASONS,
+    N_VOCAB
+};
 
 typedef struct strv {
     vmp_str *v;
@@ -43,6 +51,21 @@ typedef struct innode {
     uint64_t parent, value, bcpc;
     int is_function, has_bcpc;
 } innode;
+
+/* A module of the output, kept to recognise the same binary in later inputs. */
+typedef struct outmod {
+    uint32_t id;
+    uint64_t bias, start, end;
+    unsigned char *build_id;
+    size_t build_id_size;
+} outmod;
+
+/* A module of the input being merged. */
+typedef struct inmod {
+    uint64_t id, start, end;
+    uint32_t out_id; /* 0: not in the output (it overlaps another input's) */
+    int owned;       /* this input wrote it, so it writes its symbols */
+} inmod;
 
 typedef struct input {
     uint32_t *vmap[N_VOCAB]; /* input index -> output index */
@@ -58,7 +81,11 @@ typedef struct merger {
     strv labels;
     input *in;
     size_t n_in;
-    uint32_t next_fn, next_zone, next_code, next_node, next_thread;
+    uint32_t next_fn, next_zone, next_code, next_node, next_thread, next_module;
+    outmod *omods;
+    size_t n_omods, cap_omods;
+    inmod *imods;
+    size_t n_imods, cap_imods;
     uint32_t boundary_zone;
     vmp_hmap pc_nodes, fn_nodes; /* output stack nodes, interned */
     /* per input */
@@ -180,7 +207,9 @@ static int ensure_tmp(merger *m, size_t n)
 
 /* ---- the header ------------------------------------------------------------------------------ */
 
-static vmp_status take_headers(merger *m, vmp_reader *const *inputs, const char *const *names,
+static vmp_status take_headers(merger *m,
+                               vmp_reader *const *inputs,
+                               const char *const *names,
                                size_t n)
 {
     vmp_rec_header out;
@@ -329,8 +358,13 @@ oom:
 
 /* ---- stacks -------------------------------------------------------------------------------- */
 
-static uint32_t intern_node(merger *m, uint32_t parent, int is_fn, uint64_t value, int has_bcpc,
-                            uint64_t bcpc, vmp_status *st)
+static uint32_t intern_node(merger *m,
+                            uint32_t parent,
+                            int is_fn,
+                            uint64_t value,
+                            int has_bcpc,
+                            uint64_t bcpc,
+                            vmp_status *st)
 {
     vmp_hmap *h = is_fn ? &m->fn_nodes : &m->pc_nodes;
     uint64_t a = is_fn ? (uint64_t)parent | value << 32 : parent;
@@ -383,17 +417,41 @@ static uint32_t native_fn(merger *m, vmp_analysis *a, uint32_t af, vmp_status *s
     return *st < 0 ? 0 : id;
 }
 
-/* The output node for one level: input node `ni` resolved as stack `as`. */
-static uint32_t out_level(merger *m, vmp_analysis *a, uint32_t parent, const innode *n,
-                          uint32_t as, vmp_status *st)
+/* Whether machine address `addr` of the input, which resolved to `f`, resolves
+ * alike in the output: generated code always does (the input's generations
+ * are its own); a module symbol does when its module is in the output for
+ * this input; an unknown address never is sure to (a later input's module may
+ * cover it). */
+static int keep_pc(const merger *m, const vmp_afunction *f, uint64_t addr)
+{
+    size_t i;
+    if (!f)
+        return 0;
+    if (f->code_class == VMP_CLASS_GENERATED)
+        return 1;
+    if (f->code_class != VMP_CLASS_NATIVE)
+        return 0;
+    for (i = 0; i < m->n_imods; i++)
+        if (addr >= m->imods[i].start && addr < m->imods[i].end)
+            return m->imods[i].out_id != 0;
+    return 0;
+}
+
+/* The output node for one level: input node `n` (NULL: the sample's own
+ * `pc`) resolved as stack `as`; `leaf` for the innermost frame. */
+static uint32_t out_level(merger *m,
+                          vmp_analysis *a,
+                          uint32_t parent,
+                          const innode *n,
+                          uint64_t pc,
+                          uint32_t as,
+                          int leaf,
+                          vmp_status *st)
 {
     const vmp_astack *s = vmp_analysis_stack(a, as);
     const vmp_aframe *fr = s ? vmp_analysis_frame(a, s->frame) : NULL;
     const vmp_afunction *f = fr ? vmp_analysis_function(a, fr->function) : NULL;
-    if (f && f->code_class == VMP_CLASS_NATIVE) {
-        uint32_t fn = native_fn(m, a, fr->function, st);
-        return fn ? intern_node(m, parent, 1, fn, 0, 0, st) : 0;
-    }
+    uint64_t addr;
     if (n && n->is_function) {
         uint32_t fn = map_id(&m->fns, n->value, &m->next_fn, NULL);
         if (!fn && n->value) {
@@ -402,12 +460,20 @@ static uint32_t out_level(merger *m, vmp_analysis *a, uint32_t parent, const inn
         }
         return intern_node(m, parent, 1, fn, n->has_bcpc, n->bcpc, st);
     }
-    return intern_node(m, parent, 0, n ? n->value : 0, 0, 0, st);
+    if (n)
+        pc = n->value;
+    addr = !leaf && pc ? pc - 1 : pc;
+    if (!keep_pc(m, f, addr) && (!f || f->code_class == VMP_CLASS_UNKNOWN))
+        return intern_node(m, parent, 0, 0, 0, 0, st); /* stays unknown: see take_module */
+    if (!keep_pc(m, f, addr)) {
+        uint32_t fn = native_fn(m, a, fr ? fr->function : 0, st);
+        return fn ? intern_node(m, parent, 1, fn, 0, 0, st) : 0;
+    }
+    return intern_node(m, parent, 0, pc, 0, 0, st);
 }
 
 /* The output stack for input stack node `node` resolved as `as`. */
-static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as,
-                          vmp_status *st)
+static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as, vmp_status *st)
 {
     size_t depth = 0;
     uint32_t base = 0;
@@ -440,7 +506,7 @@ static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as
         uint64_t id;
         depth--;
         n = &m->nodes[m->chain_in[depth]];
-        base = out_level(m, a, base, n, m->chain_as[depth], st);
+        base = out_level(m, a, base, n, 0, m->chain_as[depth], depth == 0, st);
         if (!base)
             return 0;
         id = depth == 0 ? node : m->nodes[m->chain_in[depth - 1]].parent;
@@ -493,8 +559,65 @@ static vmp_status name_thread(merger *m, uint64_t in_id, uint64_t out_id)
     return emit(m, &rec);
 }
 
-static vmp_status take_record(merger *m, input *in, vmp_analysis *a, vmp_record *rec,
-                              const vmp_asample *as)
+/* spec "Merged files": a module goes to the output unless it overlaps a module
+ * another input put there; the same binary at the same place (equal build id,
+ * bias and range) is shared. */
+static vmp_status take_module(merger *m, vmp_record *rec)
+{
+    vmp_rec_module *mod = &rec->u.module;
+    inmod *im;
+    outmod *om;
+    size_t i;
+    for (i = 0; i < m->n_imods; i++)
+        if (m->imods[i].id == mod->id)
+            return VMP_OK; /* defined twice (R-ID-1): keep the first */
+    if (vmp_grow__((void **)&m->imods, &m->cap_imods, m->n_imods + 1, sizeof *m->imods))
+        return nomem(m);
+    im = &m->imods[m->n_imods++];
+    memset(im, 0, sizeof *im);
+    im->id = mod->id;
+    im->start = mod->start;
+    im->end = mod->end;
+    for (i = 0; i < m->n_omods; i++) {
+        om = &m->omods[i];
+        if (om->build_id_size && om->build_id_size == mod->build_id_size &&
+            memcmp(om->build_id, mod->build_id, mod->build_id_size) == 0 && om->bias == mod->bias &&
+            om->start == mod->start && om->end == mod->end) {
+            im->out_id = om->id;
+            return VMP_OK;
+        }
+    }
+    for (i = 0; i < m->n_omods; i++) {
+        om = &m->omods[i];
+        if (mod->start < om->end && om->start < mod->end)
+            return VMP_OK; /* overlaps: its frames become symbolic */
+    }
+    if (mod->end <= mod->start || mod->start == 0)
+        return VMP_OK; /* no range, or one that holds address 0, which stands for
+                          the unknown frames of every input */
+    if (vmp_grow__((void **)&m->omods, &m->cap_omods, m->n_omods + 1, sizeof *m->omods))
+        return nomem(m);
+    om = &m->omods[m->n_omods];
+    memset(om, 0, sizeof *om);
+    if (mod->build_id_size) {
+        om->build_id = malloc(mod->build_id_size);
+        if (!om->build_id)
+            return nomem(m);
+        memcpy(om->build_id, mod->build_id, mod->build_id_size);
+        om->build_id_size = mod->build_id_size;
+    }
+    m->n_omods++;
+    om->id = im->out_id = m->next_module++;
+    om->bias = mod->bias;
+    om->start = mod->start;
+    om->end = mod->end;
+    im->owned = 1;
+    mod->id = om->id;
+    return emit(m, rec);
+}
+
+static vmp_status take_record(
+    merger *m, input *in, vmp_analysis *a, vmp_record *rec, const vmp_asample *as)
 {
     vmp_status st = VMP_OK;
     size_t i;
@@ -502,9 +625,18 @@ static vmp_status take_record(merger *m, input *in, vmp_analysis *a, vmp_record 
     switch (rec->type) {
     case VMP_REC_HEADER:
     case VMP_REC_UNKNOWN:
+        return VMP_OK;
     case VMP_REC_MODULE:
-    case VMP_REC_MODULE_SYMBOLS:
-        return VMP_OK; /* modules: see the outline */
+        return take_module(m, rec);
+    case VMP_REC_MODULE_SYMBOLS: {
+        vmp_rec_module_symbols *ms = &rec->u.module_symbols;
+        for (i = 0; i < m->n_imods && m->imods[i].id != ms->module; i++)
+            ;
+        if (i == m->n_imods || !m->imods[i].owned)
+            return VMP_OK; /* not in the output, or written by an earlier input */
+        ms->module = m->imods[i].out_id;
+        break;
+    }
     case VMP_REC_END: {
         const vmp_rec_end *e = &rec->u.end;
         m->end.dropped_full += e->dropped_full;
@@ -574,8 +706,7 @@ static vmp_status take_record(merger *m, input *in, vmp_analysis *a, vmp_record 
             total += 2 * c->inlines[i].depth;
         if (c->n_inlines) {
             if (ensure_tmp(m, total) ||
-                vmp_grow__((void **)&m->tmp_inl, &m->cap_tmp_inl, c->n_inlines,
-                           sizeof *m->tmp_inl))
+                vmp_grow__((void **)&m->tmp_inl, &m->cap_tmp_inl, c->n_inlines, sizeof *m->tmp_inl))
                 return nomem(m);
             p = m->tmp;
             for (i = 0; i < c->n_inlines; i++) {
@@ -663,16 +794,27 @@ static vmp_status take_record(merger *m, input *in, vmp_analysis *a, vmp_record 
         vmp_rec_sample *s = &rec->u.sample;
         uint64_t in_thread = s->thread;
         uint32_t stack = 0;
-        if (rec->type == VMP_REC_SAMPLE) {
-            if (s->stack && as->stack) {
-                stack = out_stack(m, a, s->stack, as->stack, &st);
-            } else if (as->stack) {
-                /* a pc without stack: resolves alike unless it is native */
-                const vmp_aframe *fr = vmp_analysis_frame(a, as->leaf);
-                const vmp_afunction *f = fr ? vmp_analysis_function(a, fr->function) : NULL;
-                if (f && f->code_class == VMP_CLASS_NATIVE)
-                    stack = out_level(m, a, 0, NULL, as->stack, &st);
+        if (s->has_pc) {
+            /* the pc stays when it resolves alike in the output */
+            uint32_t fr = as->leaf;
+            const innode *leaf = NULL;
+            const vmp_aframe *af;
+            if (rec->type == VMP_REC_SAMPLE && as->stack) {
+                uint32_t ni = s->stack ? vmp_hmap__get(&m->nodes_idx, s->stack, 0) : 0;
+                leaf = ni ? &m->nodes[ni - 1] : NULL;
+                if (s->stack && !(leaf && !leaf->is_function && leaf->value == s->pc) &&
+                    vmp_analysis_resolve_pc(a, &fr, s->pc, s->generation, 0) < 0)
+                    return nomem(m);
             }
+            af = fr ? vmp_analysis_frame(a, fr) : NULL;
+            if (!keep_pc(m, af ? vmp_analysis_function(a, af->function) : NULL, s->pc))
+                s->has_pc = 0;
+        }
+        if (rec->type == VMP_REC_SAMPLE) {
+            if (s->stack && as->stack && vmp_hmap__get(&m->nodes_idx, s->stack, 0))
+                stack = out_stack(m, a, s->stack, as->stack, &st);
+            else if (as->stack && !s->has_pc) /* its pc alone made the stack */
+                stack = out_level(m, a, 0, NULL, rec->u.sample.pc, as->stack, 1, &st);
             if (st < 0)
                 return st;
         }
@@ -740,11 +882,16 @@ static void reset_input(merger *m)
     vmp_hmap__clear(&m->natives);
     m->n_nodes = 0;
     m->n_in_zones = 0;
+    m->n_imods = 0;
 }
 
-vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
-                         vmp_reader *const *inputs, const char *const *names, size_t n,
-                         char *err, size_t err_size)
+vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
+                         vmp_record_writer *w,
+                         vmp_reader *const *inputs,
+                         const char *const *names,
+                         size_t n,
+                         char *err,
+                         size_t err_size)
 {
     merger m;
     vmp_rewrite_stats stats;
@@ -762,7 +909,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
         set_err(&m, "invalid arguments");
         return VMP_ERR_INVALID_ARG;
     }
-    m.next_fn = m.next_zone = m.next_code = m.next_node = m.next_thread = 1;
+    m.next_fn = m.next_zone = m.next_code = m.next_node = m.next_thread = m.next_module = 1;
     m.in = calloc(n, sizeof *m.in);
     m.n_in = n;
     if (!m.in)
@@ -823,6 +970,10 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
     vmp_hmap__free(&m.nodes_idx);
     vmp_hmap__free(&m.memo);
     vmp_hmap__free(&m.natives);
+    for (i = 0; i < m.n_omods; i++)
+        free(m.omods[i].build_id);
+    free(m.omods);
+    free(m.imods);
     free(m.nodes);
     free(m.in_zones);
     free(m.tmp);

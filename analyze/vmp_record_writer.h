@@ -50,17 +50,20 @@ typedef struct vmp_record_writer_options {
 } vmp_record_writer_options;
 
 #define VMP_RECORD_WRITER_OPTIONS_VERSION 1
-#define VMP_RECORD_WRITER_OPTIONS_INIT    {VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0}
+#define VMP_RECORD_WRITER_OPTIONS_INIT          \
+    {                                           \
+        VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0 \
+    }
 
 /** Totals counted by the writer over the records written so far. */
 typedef struct vmp_record_writer_totals {
-    uint64_t records;     /* records written, END included once written */
-    uint64_t samples;     /* SAMPLE and FAILED_SAMPLE records */
-    uint64_t failed;      /* FAILED_SAMPLE records */
-    uint64_t chunks;      /* data chunks written */
-    uint64_t generation;  /* greatest generation of a change record */
-    uint64_t last_time;   /* greatest sample time */
-    uint64_t bytes;       /* file bytes written */
+    uint64_t records;    /* records written, END included once written */
+    uint64_t samples;    /* SAMPLE and FAILED_SAMPLE records */
+    uint64_t failed;     /* FAILED_SAMPLE records */
+    uint64_t chunks;     /* data chunks written */
+    uint64_t generation; /* greatest generation of a change record */
+    uint64_t last_time;  /* greatest sample time */
+    uint64_t bytes;      /* file bytes written */
 } vmp_record_writer_totals;
 
 /** Create `path` (truncating it; "-" writes standard output) and write the

@@ -45,26 +45,30 @@ extern "C" {
  *  start from VMP_FILTER_OPTIONS_INIT.  A sample is kept when it passes every
  *  criterion given; within one criterion, any listed value passes. */
 typedef struct vmp_filter_options {
-    unsigned int version;             /* VMP_FILTER_OPTIONS_VERSION */
-    const uint64_t *thread_ids;       /* threads by id */
+    unsigned int version;       /* VMP_FILTER_OPTIONS_VERSION */
+    const uint64_t *thread_ids; /* threads by id */
     size_t n_thread_ids;
-    const char *const *thread_names;  /* threads by any name a THREAD record gave */
+    const char *const *thread_names; /* threads by any name a THREAD record gave */
     size_t n_thread_names;
-    const char *const *states;        /* VM state names of the header */
+    const char *const *states; /* VM state names of the header */
     size_t n_states;
-    int has_from, has_to;             /* time window [from, to) */
-    int64_t from_ns, to_ns;           /* since the time origin; negative: from end_ns */
-    uint64_t end_ns;                  /* the end, for negative times (vmp_filter_end_time()) */
-    const char *const *include;       /* POSIX extended regexes: some frame matches one */
+    int has_from, has_to;       /* time window [from, to) */
+    int64_t from_ns, to_ns;     /* since the time origin; negative: from end_ns */
+    uint64_t end_ns;            /* the end, for negative times (vmp_filter_end_time()) */
+    const char *const *include; /* POSIX extended regexes: some frame matches one */
     size_t n_include;
-    const char *const *exclude;       /* ... no frame matches any */
+    const char *const *exclude; /* ... no frame matches any */
     size_t n_exclude;
-    int has_generations;              /* generation in [gen_first, gen_last] */
+    int has_generations; /* generation in [gen_first, gen_last] */
     uint64_t gen_first, gen_last;
 } vmp_filter_options;
 
 #define VMP_FILTER_OPTIONS_VERSION 1
-#define VMP_FILTER_OPTIONS_INIT    {VMP_FILTER_OPTIONS_VERSION}
+#define VMP_FILTER_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        VMP_FILTER_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, 0, \
+            0, 0                                                                                   \
+    }
 
 /** What a rewrite did. */
 typedef struct vmp_rewrite_stats {
@@ -81,8 +85,7 @@ typedef struct vmp_rewrite_stats {
  *                  file holds no sample).
  * @param err       receives a one-line message on failure; `err_size` bytes.
  * @return VMP_OK or the reader's error. */
-VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err,
-                                       size_t err_size);
+VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_t err_size);
 
 /** Copy `r` to `w`, keeping the samples `opts` selects, then finish `w`
  *  (END with the output's counts; the input's dropped and truncated-stack
@@ -96,8 +99,11 @@ VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *er
  *              pattern for a bad regex); `err_size` bytes.
  * @return VMP_OK; VMP_ERR_INVALID_ARG for bad options (a regex that does not
  *         compile); the reader's or the writer's error otherwise. */
-VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
-                                  vmp_reader *r, const vmp_filter_options *opts, char *err,
+VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
+                                  vmp_record_writer *w,
+                                  vmp_reader *r,
+                                  const vmp_filter_options *opts,
+                                  char *err,
                                   size_t err_size);
 
 /** Merge `n` inputs, in order, into `w` and finish it.  Reads the first
@@ -107,9 +113,13 @@ VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_write
  *                output's labels ("input.i.source"); may be NULL.
  * @return VMP_OK, VMP_ERR_CORRUPT for an input whose first record is not a
  *         HEADER, or the reader's or the writer's error. */
-VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
-                                 vmp_reader *const *inputs, const char *const *names, size_t n,
-                                 char *err, size_t err_size);
+VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
+                                 vmp_record_writer *w,
+                                 vmp_reader *const *inputs,
+                                 const char *const *names,
+                                 size_t n,
+                                 char *err,
+                                 size_t err_size);
 
 #ifdef __cplusplus
 }

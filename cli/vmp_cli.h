@@ -39,6 +39,8 @@ enum {
 int vmp_cmd_info(int argc, char **argv);
 int vmp_cmd_decode(int argc, char **argv);
 int vmp_cmd_validate(int argc, char **argv);
+int vmp_cmd_filter(int argc, char **argv);
+int vmp_cmd_merge(int argc, char **argv);
 int vmp_cmd_record(int argc, char **argv);
 int vmp_cmd_report(int argc, char **argv);
 int vmp_cmd_pprof(int argc, char **argv);

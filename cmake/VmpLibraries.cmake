@@ -68,7 +68,9 @@ install(TARGETS vmp_writer_lib vmp_writer_lib_static vmp_lib vmp_lib_static
 file(GLOB VMP_PUBLIC_HEADERS
   ${PROJECT_SOURCE_DIR}/format/vmp_status.h ${PROJECT_SOURCE_DIR}/format/vmp_format.h
   ${PROJECT_SOURCE_DIR}/writer/vmp_writer.h ${PROJECT_SOURCE_DIR}/reader/vmp_reader.h
-  ${PROJECT_SOURCE_DIR}/analyze/vmp_analyze.h ${PROJECT_SOURCE_DIR}/convert/vmp_convert.h)
+  ${PROJECT_SOURCE_DIR}/analyze/vmp_analyze.h ${PROJECT_SOURCE_DIR}/convert/vmp_convert.h
+  ${PROJECT_SOURCE_DIR}/format/vmp_record.h ${PROJECT_SOURCE_DIR}/analyze/vmp_record_writer.h
+  ${PROJECT_SOURCE_DIR}/analyze/vmp_rewrite.h)
 install(FILES ${VMP_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vmp)
 install(EXPORT vmpTargets NAMESPACE vmp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/vmp)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vmpConfig.cmake.in

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_filter.c - `vmp filter`: keep the samples of a profile that pass
+ * the given criteria and write a valid profile (analyze/vmp_rewrite.h;
+ * spec.md §5).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_cli.h"
+#include "vmp_rewrite.h"
+
+static const char filter_usage[] =
+    "usage: vmp filter [options] FILE -o OUT\n"
+    "\n"
+    "Copy the profile FILE ('-' = standard input) to OUT ('-' = standard\n"
+    "output; required, since the output is binary), keeping only the samples\n"
+    "(SAMPLE and FAILED_SAMPLE records) that pass every criterion given; within\n"
+    "one repeated option any value passes.  Everything else is copied: the\n"
+    "header, modules and symbols, code zones, code objects and their changes,\n"
+    "functions, threads, events, counters and every stack node (so that every\n"
+    "kept sample finds its stack).  The END record is written anew: its sample,\n"
+    "failed and chunk counts are the output's; the dropped and truncated-stack\n"
+    "counts, time and generation are the input's.  The output passes\n"
+    "`vmp validate` when the input does.  One streaming pass, bounded memory.\n"
+    "\n"
+    "options:\n"
+    "  --thread ID|NAME      a thread id, or a name any THREAD record gave it\n"
+    "  --state NAME          a VM state of the header (\"gc\", \"jit\", ...)\n"
+    "  --from S, --to S      keep times in [from, to), in seconds (decimals\n"
+    "                        allowed) since the time origin; a negative value\n"
+    "                        counts back from the end, the time of the last\n"
+    "                        sample (from the seek table, or a first pass over\n"
+    "                        FILE when it has none: FILE must then be a file,\n"
+    "                        not standard input)\n"
+    "  --include RE          keep samples whose executing frame or stack has a\n"
+    "                        function whose resolved name matches the POSIX\n"
+    "                        extended regex RE (names as `vmp_analyze.h` gives\n"
+    "                        them: \"Integer>>benchFib\", demangled C names)\n"
+    "  --exclude RE          drop samples with such a frame\n"
+    "  --generations A..B    generations A to B inclusive (\"A..\" or \"..B\" too)\n"
+    "  -o, --output OUT      where to write the result\n"
+    "  -h, --help            print this help\n"
+    "\n"
+    "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+
+#define MAX_ARGS 256
+
+static int parse_seconds(const char *s, int64_t *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || v != v || v > 9.2e9 || v < -9.2e9)
+        return -1;
+    *out = (int64_t)(v * 1e9 + (v < 0 ? -0.5 : 0.5));
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return errno || *end ? -1 : 0;
+}
+
+static int parse_gens(const char *s, uint64_t *a, uint64_t *b)
+{
+    const char *dots = strstr(s, "..");
+    char left[32];
+    size_t n;
+    if (!dots || (size_t)(dots - s) >= sizeof left)
+        return -1;
+    n = (size_t)(dots - s);
+    memcpy(left, s, n);
+    left[n] = '\0';
+    *a = 0;
+    *b = UINT64_MAX;
+    if (n && parse_u64(left, a))
+        return -1;
+    if (dots[2] && parse_u64(dots + 2, b))
+        return -1;
+    return *a <= *b ? 0 : -1;
+}
+
+int vmp_cmd_filter(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"thread", required_argument, NULL, 't'},
+                                             {"state", required_argument, NULL, 's'},
+                                             {"from", required_argument, NULL, 'f'},
+                                             {"to", required_argument, NULL, 'T'},
+                                             {"include", required_argument, NULL, 'i'},
+                                             {"exclude", required_argument, NULL, 'x'},
+                                             {"generations", required_argument, NULL, 'g'},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *cmd = "filter", *out_path = NULL, *in_path;
+    static uint64_t tids[MAX_ARGS];
+    static const char *tnames[MAX_ARGS], *states[MAX_ARGS], *inc[MAX_ARGS], *exc[MAX_ARGS];
+    vmp_filter_options o = VMP_FILTER_OPTIONS_INIT;
+    vmp_reader *r = NULL;
+    vmp_record_writer *w = NULL;
+    vmp_status st;
+    char err[1024];
+    int c, rc;
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        uint64_t id;
+        switch (c) {
+        case 'h':
+            fputs(filter_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        case 't':
+            if (o.n_thread_ids >= MAX_ARGS || o.n_thread_names >= MAX_ARGS)
+                return vmp_cli_usage_error(cmd, "too many --thread options");
+            if (parse_u64(optarg, &id) == 0)
+                tids[o.n_thread_ids++] = id;
+            else
+                tnames[o.n_thread_names++] = optarg;
+            break;
+        case 's':
+            if (o.n_states >= MAX_ARGS)
+                return vmp_cli_usage_error(cmd, "too many --state options");
+            states[o.n_states++] = optarg;
+            break;
+        case 'f':
+        case 'T':
+            if (parse_seconds(optarg, c == 'f' ? &o.from_ns : &o.to_ns))
+                return vmp_cli_usage_error(cmd, "--%s: not a number of seconds: '%s'",
+                                           c == 'f' ? "from" : "to", optarg);
+            if (c == 'f')
+                o.has_from = 1;
+            else
+                o.has_to = 1;
+            break;
+        case 'i':
+        case 'x':
+            if (o.n_include >= MAX_ARGS || o.n_exclude >= MAX_ARGS)
+                return vmp_cli_usage_error(cmd, "too many --include/--exclude options");
+            if (c == 'i')
+                inc[o.n_include++] = optarg;
+            else
+                exc[o.n_exclude++] = optarg;
+            break;
+        case 'g':
+            if (parse_gens(optarg, &o.gen_first, &o.gen_last))
+                return vmp_cli_usage_error(cmd, "--generations: expected A..B, got '%s'", optarg);
+            o.has_generations = 1;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE");
+    if (optind + 1 < argc)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    if (!out_path)
+        return vmp_cli_usage_error(cmd, "missing -o OUT");
+    in_path = argv[optind];
+    o.thread_ids = tids;
+    o.thread_names = tnames;
+    o.states = states;
+    o.include = inc;
+    o.exclude = exc;
+    if ((o.has_from && o.from_ns < 0) || (o.has_to && o.to_ns < 0)) {
+        if (strcmp(in_path, "-") == 0)
+            return vmp_cli_usage_error(cmd, "a negative --from/--to needs the end of the "
+                                            "profile: give a file, not standard input");
+        st = vmp_filter_end_time(&o.end_ns, in_path, err, sizeof err);
+        if (st < 0)
+            return vmp_cli_fail(cmd, "%s", err);
+    }
+    rc = vmp_cli_open_reader(&r, cmd, in_path);
+    if (rc != VMP_EXIT_OK)
+        return rc;
+    st = vmp_record_writer_open_file(&w, out_path, NULL);
+    if (st < 0) {
+        rc = vmp_cli_fail(cmd, "%s", w ? vmp_record_writer_errmsg(w) : "out of memory");
+        vmp_record_writer_close(w);
+        vmp_reader_close(r);
+        return rc;
+    }
+    st = vmp_filter_run(NULL, w, r, &o, err, sizeof err);
+    vmp_record_writer_close(w);
+    vmp_reader_close(r);
+    if (st == VMP_ERR_INVALID_ARG)
+        return vmp_cli_usage_error(cmd, "%s", err);
+    if (st < 0)
+        return vmp_cli_fail(cmd, "%s", err);
+    return VMP_EXIT_OK;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_merge.c - `vmp merge`: combine profiles of different processes
+ * and runs into one valid profile (analyze/vmp_rewrite.h; spec.md "Merged
+ * files").
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_cli.h"
+#include "vmp_rewrite.h"
+
+static const char merge_usage[] =
+    "usage: vmp merge FILE... -o OUT\n"
+    "\n"
+    "Merge the profiles FILE... (at most one '-' = standard input) into OUT\n"
+    "('-' = standard output; required).  The result is one valid profile whose\n"
+    "report (functions, bytecode ranges, stacks, threads, states) is the sum\n"
+    "of the inputs' reports; merging is associative.  How (spec.md, \"Merged\n"
+    "files\"):\n"
+    "  - every id (modules, zones, code objects, functions, threads, stack\n"
+    "    nodes) is renumbered, so nothing of one input collides with another;\n"
+    "  - each input's generations are moved to a range of their own, and all\n"
+    "    of its code is freed (empty CODE_SNAPSHOTs) before the next input's\n"
+    "    generations begin: a pc of one input never resolves to code of\n"
+    "    another; pcs are kept as they were, never offset;\n"
+    "  - module symbols are not generation-scoped, so modules are not copied:\n"
+    "    a frame that resolved to a module symbol becomes a symbolic frame of\n"
+    "    a FUNCTION named after the (demangled) symbol.  Its name is kept; its\n"
+    "    kind becomes \"function\" instead of \"C\".  A FAILED_SAMPLE (which has\n"
+    "    no stack) whose pc was in a module loses that attribution;\n"
+    "  - vocabularies (states, code kinds, tiers, event and counter kinds,\n"
+    "    failure reasons) are unioned and indexes remapped;\n"
+    "  - labels are kept as \"input.N.<label>\", with input.N.source (the file\n"
+    "    name), input.N.producer, input.N.vm_name and input.N.pid;\n"
+    "  - times move to the earliest input's time origin (start_realtime); the\n"
+    "    END counts are the output's, dropped counts the inputs' sums.\n"
+    "Memory grows with the inputs' metadata and distinct stacks, not samples.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT   where to write the result\n"
+    "  -h, --help         print this help\n"
+    "\n"
+    "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+
+int vmp_cmd_merge(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *cmd = "merge", *out_path = NULL;
+    vmp_reader **rs;
+    vmp_record_writer *w = NULL;
+    vmp_status st;
+    char err[1024];
+    int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(merge_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        case 'o':
+            out_path = optarg;
+            break;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE");
+    if (!out_path)
+        return vmp_cli_usage_error(cmd, "missing -o OUT");
+    n = argc - optind;
+    for (i = 0; i < n; i++)
+        if (strcmp(argv[optind + i], "-") == 0 && stdin_seen++)
+            return vmp_cli_usage_error(cmd, "standard input ('-') given twice");
+    rs = calloc((size_t)n, sizeof *rs);
+    if (!rs)
+        return vmp_cli_fail(cmd, "out of memory");
+    for (i = 0; i < n && rc == VMP_EXIT_OK; i++)
+        rc = vmp_cli_open_reader(&rs[i], cmd, argv[optind + i]);
+    if (rc == VMP_EXIT_OK) {
+        st = vmp_record_writer_open_file(&w, out_path, NULL);
+        if (st < 0)
+            rc = vmp_cli_fail(cmd, "%s", w ? vmp_record_writer_errmsg(w) : "out of memory");
+    }
+    if (rc == VMP_EXIT_OK) {
+        st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
+                           sizeof err);
+        if (st < 0)
+            rc = vmp_cli_fail(cmd, "%s", err);
+    }
+    vmp_record_writer_close(w);
+    for (i = 0; i < n; i++)
+        vmp_reader_close(rs[i]);
+    free(rs);
+    return rc;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_record.h - the decoded form of every record type of spec.md §5
+ * (vmp_record), shared by the reader, which produces it, and the tools that
+ * encode it again (analyze/vmp_record_writer.h).
+ *
+ * Strings and arrays are borrowed: whoever fills a vmp_record says how long
+ * its pointers stay valid (the reader: until its next vmp_reader_next()).
+ * Pure declarations; no dependencies beyond the C library.
+ */
+#ifndef VMP_RECORD_H
+#define VMP_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmp_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A string from the file: NUL-terminated copy, `len` bytes before the NUL
+ *  (the text itself may contain NUL bytes; `len` is authoritative). */
+typedef struct vmp_str {
+    const char *s; /* never NULL: "" when absent */
+    size_t len;
+} vmp_str;
+
+typedef struct vmp_rec_header {
+    vmp_str producer, vm_name, vm_version, clock;
+    uint64_t pid, start_realtime_ns, start_monotonic_ns, clock_res_ns, interval_ns, pointer_size;
+    const vmp_str *states;
+    size_t n_states;
+    const vmp_str *code_kinds;
+    size_t n_code_kinds;
+    const vmp_str *tiers;
+    size_t n_tiers;
+    const vmp_str *event_kinds;
+    size_t n_event_kinds;
+    const vmp_str *counter_kinds;
+    size_t n_counter_kinds;
+    const vmp_str *failure_reasons;
+    size_t n_failure_reasons;
+    const vmp_str *labels; /* key, value, key, value, ...: 2 * n_labels */
+    size_t n_labels;
+} vmp_rec_header;
+
+typedef struct vmp_rec_end {
+    uint64_t time_ns, samples, dropped_full, dropped_write, failed, chunks, truncated_stacks,
+        generation;
+} vmp_rec_end;
+
+typedef struct vmp_rec_module {
+    uint64_t id, bias, start, end;
+    vmp_str path;
+    const uint8_t *build_id;
+    size_t build_id_size;
+} vmp_rec_module;
+
+typedef struct vmp_rec_symbol {
+    uint64_t value, size;
+    vmp_str name;
+} vmp_rec_symbol;
+
+typedef struct vmp_rec_module_symbols {
+    uint64_t module;
+    const vmp_rec_symbol *symbols;
+    size_t n_symbols;
+} vmp_rec_module_symbols;
+
+typedef struct vmp_rec_thread {
+    uint64_t id, time_ns, end_time_ns; /* 0 == absent */
+    vmp_str name;
+} vmp_rec_thread;
+
+typedef struct vmp_rec_function {
+    uint64_t id;
+    vmp_str name, scope, signature, file;
+    uint64_t first_line, bytecode_size;
+    const uint64_t *lines; /* n_lines pairs (bcpc, line) */
+    size_t n_lines;
+} vmp_rec_function;
+
+typedef struct vmp_rec_code_zone {
+    uint64_t id, start, end;
+    vmp_str name;
+} vmp_rec_code_zone;
+
+typedef struct vmp_rec_inline {
+    uint64_t mcpc_offset;
+    const uint64_t *frames; /* depth pairs (function id, bcpc), innermost first */
+    size_t depth;
+} vmp_rec_inline;
+
+typedef struct vmp_rec_code_object {
+    uint64_t id, zone, kind, function, start, size, generation, time_ns;
+    uint64_t tier; /* 0 == absent, else index into header tiers + 1 */
+    vmp_str name;
+    const uint64_t *pc_map; /* pc_map_len pairs (mcpc offset from start, bcpc);
+                               the reader has undone the delta encoding */
+    size_t pc_map_len;
+    const vmp_rec_inline *inlines;
+    size_t n_inlines;
+} vmp_rec_code_object;
+
+typedef struct vmp_rec_code_snapshot {
+    uint64_t zone, generation, time_ns;
+    const uint64_t *entries; /* n pairs (code id, start) */
+    size_t n;
+} vmp_rec_code_snapshot;
+
+typedef struct vmp_rec_code_compaction {
+    uint64_t zone, generation, time_ns, duration_ns;
+    const uint64_t *moves; /* n_moves pairs (code id, new start) */
+    size_t n_moves;
+    const uint64_t *frees; /* n_frees code ids */
+    size_t n_frees;
+} vmp_rec_code_compaction;
+
+typedef struct vmp_rec_code_free {
+    uint64_t generation, id, time_ns;
+} vmp_rec_code_free;
+
+typedef struct vmp_rec_code_move {
+    uint64_t generation, id, new_start, time_ns;
+} vmp_rec_code_move;
+
+typedef struct vmp_rec_stack_node {
+    uint64_t id, parent;
+    int is_function; /* 0: machine frame `pc`; 1: `function` at `bcpc` */
+    uint64_t pc, function;
+    int has_bcpc;
+    uint64_t bcpc;
+} vmp_rec_stack_node;
+
+/** SAMPLE and FAILED_SAMPLE. */
+typedef struct vmp_rec_sample {
+    uint64_t time_ns; /* since time origin; the reader has summed the deltas */
+    uint64_t thread, state, pc, generation, stack, weight, blame, reason;
+    int has_pc; /* pc key present */
+} vmp_rec_sample;
+
+typedef struct vmp_rec_event {
+    uint64_t time_ns, kind, duration_ns, thread;
+    int64_t value;
+    int has_value;
+    vmp_str text;
+} vmp_rec_event;
+
+typedef struct vmp_rec_counter {
+    uint64_t time_ns, kind;
+    int64_t value;
+} vmp_rec_counter;
+
+/** Pseudo-type for a record of a type this reader does not know. */
+#define VMP_REC_UNKNOWN 0
+
+/** One decoded record.  Every pointer inside lends the reader's memory and
+ *  stays valid until the next vmp_reader_next() or vmp_reader_close(). */
+typedef struct vmp_record {
+    int type;               /* enum vmp_record_type, or VMP_REC_UNKNOWN */
+    uint64_t raw_type;      /* the type number on disk (differs for UNKNOWN) */
+    uint64_t chunk_index;   /* 0-based index of the chunk holding the record */
+    uint64_t chunk_offset;  /* file offset of that chunk's zstd frame */
+    uint64_t record_offset; /* offset of the record inside the decompressed chunk */
+    uint64_t unknown_keys;  /* map keys skipped because this reader does not know them */
+
+    union {
+        vmp_rec_header header;
+        vmp_rec_end end;
+        vmp_rec_module module;
+        vmp_rec_module_symbols module_symbols;
+        vmp_rec_thread thread;
+        vmp_rec_function function;
+        vmp_rec_code_zone code_zone;
+        vmp_rec_code_object code_object;
+        vmp_rec_code_snapshot code_snapshot;
+        vmp_rec_code_compaction code_compaction;
+        vmp_rec_code_free code_free;
+        vmp_rec_code_move code_move;
+        vmp_rec_stack_node stack_node;
+        vmp_rec_sample sample; /* SAMPLE and FAILED_SAMPLE */
+        vmp_rec_event event;
+        vmp_rec_counter counter;
+    } u;
+} vmp_record;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
