@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_diff.c - `vmp diff`: how the profile of one run differs from
+ * another's, per function, as two-column folded stacks or as a differential
+ * flame graph (samples of spec.md §5.12 resolved as in vmp_analyze.h,
+ * compared by convert/vmp_convert.h).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_cli.h"
+#include "vmp_convert.h"
+
+static const char diff_usage[] =
+    "usage: vmp diff [options] BASE NEW\n"
+    "\n"
+    "Compare the profile NEW with the profile BASE (either may be '-', standard\n"
+    "input, but not both).  Functions are matched by name (the names of\n"
+    "`vmp flame`).\n"
+    "\n"
+    "Text output (the default): one line per function, sorted by the magnitude\n"
+    "of its change (the larger of the two changes), then by name:\n"
+    "  d_self d_total self_base self_new total_base total_new\n"
+    "      n_self_base n_self_new n_total_base n_total_new function\n"
+    "where self is the share of samples in which the function was executing\n"
+    "(the innermost frame), total the share in which it was anywhere on the\n"
+    "stack (once per sample, even when recursive), both in percent of the\n"
+    "file's total sample weight (failed samples included, as frames\n"
+    "\"[failed: <reason>]\"); d_ are NEW's share minus BASE's in percentage\n"
+    "points, and n_ the sample weights.  A profile compared with itself gives\n"
+    "0.00 on every line.\n"
+    "\n"
+    "options:\n"
+    "  --normalize       scale BASE's sample weights to NEW's total (counts in\n"
+    "                    the text and folded outputs; shares are unchanged)\n"
+    "  --folded          write two-column folded stacks instead:\n"
+    "                      frame;frame;... count_base count_new\n"
+    "                    (what difffolded.pl writes and flamegraph.pl draws as\n"
+    "                    a differential flame graph)\n"
+    "  --format FMT      text (default), folded, or svg; an output file whose\n"
+    "                    name ends in .svg implies svg\n"
+    "  -o FILE           write to FILE ('-' = standard output, the default)\n"
+    "  --thread-root, --state, --tiers\n"
+    "                    frames as for `vmp flame`\n"
+    "  --title TEXT      SVG title (default \"Differential flame graph: BASE ->\n"
+    "                    NEW\")\n"
+    "  --icicle, --width PX, --min-width PX\n"
+    "                    SVG layout as for `vmp flame`\n"
+    "  -h, --help        print this help\n"
+    "\n"
+    "The differential flame graph has the layout of NEW's flame graph (frame\n"
+    "widths are NEW's samples; stacks only in BASE are not drawn) and colours\n"
+    "each frame by the change of its inclusive share: red grew, blue shrank,\n"
+    "white unchanged, deeper for larger changes (relative to the largest).\n"
+    "Hover, zoom and search work as in `vmp flame`.\n"
+    "\n"
+    "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+
+enum { OPT_NORMALIZE = 256, OPT_FOLDED, OPT_FORMAT, OPT_THREAD_ROOT, OPT_STATE, OPT_TIERS,
+       OPT_TITLE, OPT_ICICLE, OPT_WIDTH, OPT_MIN_WIDTH };
+
+static double pct(uint64_t w, uint64_t total)
+{
+    return total ? 100.0 * (double)w / (double)total : 0.0;
+}
+
+/* "+0.00" for no change at all, never "-0.00". */
+static double pp(double change)
+{
+    double v = 100.0 * change;
+    return fabs(v) < 0.005 ? 0.0 : v;
+}
+
+static vmp_status write_text(vmp_flame *f, FILE *out, const char *base, const char *new_path,
+                             double scale)
+{
+    vmp_flame_delta *d = NULL;
+    size_t n = 0, i;
+    uint64_t t0 = vmp_flame_total(f, 0), t1 = vmp_flame_total(f, 1);
+    vmp_status st = vmp_flame_diff(f, &d, &n);
+    if (st != VMP_OK)
+        return st;
+    fprintf(out, "# base: %s (%llu samples%s)\n# new:  %s (%llu samples)\n", base,
+            (unsigned long long)t0, scale != 1.0 ? ", counts normalized to new's total" : "",
+            new_path, (unsigned long long)t1);
+    fprintf(out, "# %6s %7s %7s %7s %7s %7s %10s %10s %10s %10s  %s\n", "d_self", "d_total",
+            "self_b", "self_n", "total_b", "total_n", "n_self_b", "n_self_n", "n_total_b",
+            "n_total_n", "function");
+    for (i = 0; i < n; i++) {
+        const vmp_flame_delta *e = &d[i];
+        fprintf(out, "%+8.2f %+7.2f %7.2f %7.2f %7.2f %7.2f %10llu %10llu %10llu %10llu  %s\n",
+                pp(e->self_change), pp(e->total_change), pct(e->self[0], t0),
+                pct(e->self[1], t1), pct(e->total[0], t0), pct(e->total[1], t1),
+                (unsigned long long)llround((double)e->self[0] * scale),
+                (unsigned long long)e->self[1],
+                (unsigned long long)llround((double)e->total[0] * scale),
+                (unsigned long long)e->total[1], e->name);
+    }
+    free(d);
+    return VMP_OK;
+}
+
+int vmp_cmd_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
+                                              {"folded", no_argument, NULL, OPT_FOLDED},
+                                              {"format", required_argument, NULL, OPT_FORMAT},
+                                              {"output", required_argument, NULL, 'o'},
+                                              {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
+                                              {"state", no_argument, NULL, OPT_STATE},
+                                              {"tiers", no_argument, NULL, OPT_TIERS},
+                                              {"title", required_argument, NULL, OPT_TITLE},
+                                              {"icicle", no_argument, NULL, OPT_ICICLE},
+                                              {"width", required_argument, NULL, OPT_WIDTH},
+                                              {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    const char *cmd = "diff", *outpath = NULL, *format = NULL, *base, *new_path;
+    vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
+    vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
+    vmp_flame *f = NULL;
+    vmp_cli_output out;
+    vmp_status st;
+    double width = 1200, min_width = 0.5, scale = 1.0;
+    int c, rc, normalize = 0, folded = 0;
+    char *title = NULL;
+    enum { TEXT, FOLDED, SVG } kind;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_NORMALIZE:
+            normalize = 1;
+            break;
+        case OPT_FOLDED:
+            folded = 1;
+            break;
+        case OPT_FORMAT:
+            format = optarg;
+            break;
+        case 'o':
+            outpath = optarg;
+            break;
+        case OPT_THREAD_ROOT:
+            fo.flags |= VMP_FLAME_THREAD_ROOT;
+            break;
+        case OPT_STATE:
+            fo.flags |= VMP_FLAME_STATE;
+            break;
+        case OPT_TIERS:
+            fo.flags |= VMP_FLAME_TIERS;
+            break;
+        case OPT_TITLE:
+            so.title = optarg;
+            break;
+        case OPT_ICICLE:
+            so.icicle = 1;
+            break;
+        case OPT_WIDTH:
+            if (vmp_cli_parse_px(cmd, "--width", optarg, 200, 100000, &width))
+                return VMP_EXIT_USAGE;
+            break;
+        case OPT_MIN_WIDTH:
+            if (vmp_cli_parse_px(cmd, "--min-width", optarg, 0.01, 1000, &min_width))
+                return VMP_EXIT_USAGE;
+            break;
+        case 'h':
+            fputs(diff_usage, stdout);
+            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+    }
+    if (format && strcmp(format, "text") != 0 && strcmp(format, "folded") != 0 &&
+        strcmp(format, "svg") != 0)
+        return vmp_cli_usage_error(cmd, "unknown format '%s' (text, folded or svg)", format);
+    if (folded && format && strcmp(format, "folded") != 0)
+        return vmp_cli_usage_error(cmd, "--folded contradicts --format %s", format);
+    if (argc - optind < 2)
+        return vmp_cli_usage_error(cmd, argc - optind == 0 ? "missing BASE and NEW"
+                                                           : "missing NEW");
+    if (argc - optind > 2)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 2]);
+    base = argv[optind];
+    new_path = argv[optind + 1];
+    if (strcmp(base, "-") == 0 && strcmp(new_path, "-") == 0)
+        return vmp_cli_usage_error(cmd, "BASE and NEW cannot both be standard input");
+    if (folded || (format && strcmp(format, "folded") == 0))
+        kind = FOLDED;
+    else if (format ? strcmp(format, "svg") == 0 : vmp_cli_ends_with_svg(outpath))
+        kind = SVG;
+    else
+        kind = TEXT;
+
+    if (vmp_flame_create(&f, &fo) != VMP_OK)
+        return vmp_cli_fail(cmd, "out of memory");
+    rc = vmp_cli_flame_read(f, cmd, base, 0);
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_flame_read(f, cmd, new_path, 1);
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_output_open(&out, cmd, outpath);
+    if (rc != VMP_EXIT_OK) {
+        vmp_flame_free(f);
+        return rc;
+    }
+    if (normalize && vmp_flame_total(f, 0))
+        scale = (double)vmp_flame_total(f, 1) / (double)vmp_flame_total(f, 0);
+    if (kind == SVG) {
+        if (!so.title) {
+            size_t len = strlen(base) + strlen(new_path) + 40;
+            title = malloc(len);
+            if (title)
+                snprintf(title, len, "Differential flame graph: %s -> %s", base, new_path);
+            so.title = title;
+        }
+        so.diff = 1;
+        so.width = (unsigned int)width;
+        so.min_width = min_width;
+        st = so.title ? vmp_flame_write_svg(f, out.f, &so) : VMP_ERR_NOMEM;
+    } else if (kind == FOLDED) {
+        st = vmp_flame_write_folded(f, out.f, scale);
+    } else {
+        st = write_text(f, out.f, base, new_path, scale);
+    }
+    free(title);
+    vmp_flame_free(f);
+    if (st == VMP_ERR_NOMEM) {
+        vmp_cli_output_close(&out, cmd);
+        return vmp_cli_fail(cmd, "out of memory");
+    }
+    return vmp_cli_output_close(&out, cmd);
+}
