@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmp_analyze.h"
 #include "vmp_format.h"
 #include "vmp_reader.h"
 #include "vmp_test.h"
@@ -43,6 +44,10 @@ static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir, *
  * VMP_TEST_JAVA_PRELOAD); HotSpot handles SIGSEGV itself and never frees some
  * memory. */
 static char preload_env[4096];
+
+/* When set, run_demo_with() writes stdout and stderr to this path plus
+ * ".stdout" / ".stderr" instead of next to the profile. */
+static const char *log_base;
 static char java_asan_options[] = "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:"
                                   "handle_sigfpe=0:allow_user_segv_handler=1:use_sigaltstack=0";
 
@@ -101,8 +106,8 @@ static int run_demo_with(const char *vmp,
 
     snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s%s%s", agent_path, profile,
              agent_opts[0] ? "," : "", agent_opts);
-    snprintf(out_path, sizeof out_path, "%s.stdout", profile);
-    snprintf(err_path, sizeof err_path, "%s.stderr", profile);
+    snprintf(out_path, sizeof out_path, "%s.stdout", log_base ? log_base : profile);
+    snprintf(err_path, sizeof err_path, "%s.stderr", log_base ? log_base : profile);
     if (vmp != NULL) {
         argv[argc++] = vmp;
         argv[argc++] = "record";
@@ -529,6 +534,40 @@ static int marker_lines(uint64_t *begin, uint64_t *end)
     return *begin && *end > *begin ? 0 : -1;
 }
 
+/* The analysis library's view: the function with the greatest leaf weight. */
+static void check_top_with_analysis(const char *path, const char *expected)
+{
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    const uint64_t *w;
+    size_t n = 0, i, best = 0;
+    uint64_t total = 0;
+
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        w = vmp_profile_function_weights(prof, &n);
+        for (i = 1; i < n; i++) {
+            total += w[i];
+            if (w[i] > w[best])
+                best = i;
+        }
+        if (best != 0) {
+            const vmp_afunction *f =
+                vmp_analysis_function(vmp_profile_analysis(prof), (uint32_t)best);
+            printf("  analysis library: heaviest function %s (%s), %.1f%% of the weight\n", f->name,
+                   f->kind, total ? 100.0 * (double)w[best] / (double)total : 0);
+            CHECK_STR(f->name, expected);
+        } else {
+            CHECK(best != 0);
+        }
+    } else {
+        CHECK(!"the analysis library read the profile");
+    }
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+}
+
 static void case_hot(void)
 {
     char path[4096];
@@ -600,6 +639,7 @@ static void case_hot(void)
     CHECK(lo < hi);
     CHECK(hi - lo < hot->bytecode_size); /* a proper part of the method */
     CHECK(all > 0 && (double)in >= 0.90 * (double)all);
+    check_top_with_analysis(path, "Demo>>hotLoop");
     free(counts);
     profile_free(&p);
 }
@@ -738,6 +778,29 @@ static void case_wall(void)
     rate_at("1ms", 1e6, "wall", 0.90);
 }
 
+/* An output file that cannot be created: one warning, the program runs on. */
+static void case_nofile(void)
+{
+    char path[4096], base[4096], errp[4200];
+    char *err, *w1, *w2;
+
+    snprintf(path, sizeof path, "%s/no-such-dir/x.vmp", work_dir);
+    snprintf(base, sizeof base, "%s/nofile", work_dir);
+    log_base = base;
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "hot", "0.25"), 0);
+    log_base = NULL;
+    snprintf(errp, sizeof errp, "%s.stderr", base);
+    err = slurp(errp);
+    CHECK(access(path, F_OK) != 0);
+    w1 = err ? strstr(err, "vmp: cannot open") : NULL;
+    w2 = w1 ? strstr(w1, "\nvmp: ") : NULL;
+    CHECK(w1 != NULL);
+    CHECK(w2 == NULL); /* warned once, nothing else */
+    if (w1 != NULL)
+        printf("  agent said: %.*s\n", (int)strcspn(w1, "\n"), w1);
+    free(err);
+}
+
 /* `vmp record` runs the command with the agent, writes the profile where -o
  * says and exits with the command's status. */
 static void case_record(void)
@@ -786,9 +849,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},   {"hot", case_hot},      {"resolve", case_resolve},
-                 {"churn", case_churn}, {"rate", case_rate},    {"wall", case_wall},
-                 {"exit", case_exit},   {"record", case_record}};
+    } cases[] = {{"demo", case_demo},   {"hot", case_hot},       {"resolve", case_resolve},
+                 {"churn", case_churn}, {"rate", case_rate},     {"wall", case_wall},
+                 {"exit", case_exit},   {"record", case_record}, {"nofile", case_nofile}};
 
     const char *which = NULL;
     size_t k;
@@ -820,8 +883,9 @@ int main(int argc, char **argv)
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (strcmp(which, cases[k].name) == 0) {
             printf("case %s\n", which);
-            VMP_TEST_RUN(cases[k].run);
+            cases[k].run();
             fflush(stdout);
+            fprintf(stderr, "%s jvmti %s\n", vmp_test_failures ? "FAIL" : "ok  ", which);
             VMP_TEST_EXIT();
         }
     }
