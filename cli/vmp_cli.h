@@ -38,8 +38,10 @@ enum {
 
 int vmp_cmd_info(int argc, char **argv);
 int vmp_cmd_decode(int argc, char **argv);
+int vmp_cmd_diff(int argc, char **argv);
 int vmp_cmd_validate(int argc, char **argv);
 int vmp_cmd_filter(int argc, char **argv);
+int vmp_cmd_flame(int argc, char **argv);
 int vmp_cmd_merge(int argc, char **argv);
 int vmp_cmd_record(int argc, char **argv);
 int vmp_cmd_report(int argc, char **argv);
@@ -115,5 +117,24 @@ const char *vmp_cli_record_name(int type);
 /** Format `ns` since the Unix epoch as "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (UTC)
  *  into `buf` (at least 40 bytes). */
 void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns);
+
+/* ---- Shared by `vmp flame` and `vmp diff` (cli/vmp_cmd_flame.c) --------- */
+
+struct vmp_flame;
+
+/** Read profile `path` into column `column` of `f` (vmp_flame_read()).  A
+ *  truncated file gives a warning on stderr and counts as read; any other
+ *  problem prints one line and returns VMP_EXIT_FAIL.
+ *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
+int vmp_cli_flame_read(struct vmp_flame *f, const char *cmd, const char *path,
+                       unsigned int column);
+
+/** Parse a number of pixels `arg` in [lo, hi] for option `opt` into `*out`.
+ *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
+int vmp_cli_parse_px(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                     double *out);
+
+/** 1 when `path` (may be NULL) ends in ".svg". */
+int vmp_cli_ends_with_svg(const char *path);
 
 #endif

@@ -22,10 +22,13 @@ typedef struct vmp_command {
 static const vmp_command commands[] = {
     {"decode", "print every record of a profile, one per line (text or JSON Lines)",
      vmp_cmd_decode},
+    {"diff", "compare two profiles per function, or as a differential flame graph",
+     vmp_cmd_diff},
     {"import", "convert a pprof profile (.pb.gz or .pb) into a vmp profile",
      vmp_cmd_import},
     {"filter", "keep the samples of a profile by thread, state, time, function, generation",
      vmp_cmd_filter},
+    {"flame", "folded stacks or an interactive SVG flame graph of a profile", vmp_cmd_flame},
     {"info", "summarize a profile: producer, VM, threads, code, samples, status", vmp_cmd_info},
     {"merge", "merge profiles of different processes and runs into one", vmp_cmd_merge},
     {"pprof", "convert a profile to pprof (gzip'd profile.proto) for go tool pprof",
