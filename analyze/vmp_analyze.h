@@ -296,7 +296,8 @@ VMP_API const vmp_profile_totals *vmp_profile_get_totals(const vmp_profile *p);
 VMP_API const uint64_t *vmp_profile_function_weights(const vmp_profile *p, size_t *n_out);
 VMP_API const uint64_t *vmp_profile_frame_weights(const vmp_profile *p, size_t *n_out);
 
-/** Weight per VM state index; per state and code class
+/** Weight per VM state index (indexes above 65535 are counted as 65535, as
+ *  are failure reasons); per state and code class
  *  (`[state * 4 + class]`, class as enum vmp_code_class). */
 VMP_API const uint64_t *vmp_profile_state_weights(const vmp_profile *p, size_t *n_out);
 VMP_API const uint64_t *vmp_profile_state_class_weights(const vmp_profile *p, size_t *n_out);

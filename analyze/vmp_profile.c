@@ -85,9 +85,15 @@ void vmp_profile_free(vmp_profile *p)
     free(p);
 }
 
+/* Vocabulary indexes past this are summed under it: a hostile file cannot
+ * make the per-state and per-reason arrays huge. */
+#define MAX_INDEX 0xFFFFu
+
 static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
 {
     uint64_t w = s->weight;
+    uint32_t state = s->state > MAX_INDEX ? MAX_INDEX : s->state;
+    uint32_t reason = s->reason > MAX_INDEX ? MAX_INDEX : s->reason;
     const vmp_aframe *fr = vmp_analysis_frame(p->a, s->leaf);
     const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
     int cls = fn ? fn->code_class : VMP_CLASS_UNKNOWN;
@@ -101,7 +107,7 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
         p->t.last_time_ns = s->time_ns;
     if (s->failed) {
         p->t.failed += w;
-        if (vec_add(&p->fail_w, s->reason, w))
+        if (vec_add(&p->fail_w, reason, w))
             return VMP_ERR_NOMEM;
     }
     if (cls == VMP_CLASS_GENERATED)
@@ -112,8 +118,8 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
         p->t.unknown += w;
     if (fr && (vec_add(&p->func_w, fr->function, w) || vec_add(&p->frame_w, s->leaf, w)))
         return VMP_ERR_NOMEM;
-    if (vec_add(&p->state_w, s->state, w) ||
-        vec_add(&p->state_class_w, (size_t)s->state * 4 + (size_t)cls, w))
+    if (vec_add(&p->state_w, state, w) ||
+        vec_add(&p->state_class_w, (size_t)state * 4 + (size_t)cls, w))
         return VMP_ERR_NOMEM;
 
     ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);

@@ -736,7 +736,8 @@ static int rebuild_live(vmp_analysis *a)
         a->live[a->n_live].place = o->place;
         a->n_live++;
     }
-    qsort(a->live, a->n_live, sizeof *a->live, cmp_span);
+    if (a->n_live > 1)
+        qsort(a->live, a->n_live, sizeof *a->live, cmp_span);
     return 0;
 }
 
@@ -837,7 +838,8 @@ static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
             g->n++;
         }
     }
-    qsort(g->s, g->n, sizeof *g->s, cmp_span);
+    if (g->n > 1)
+        qsort(g->s, g->n, sizeof *g->s, cmp_span);
     g->gen = gen;
     g->valid = 1;
     a->stats.index_builds++;
@@ -906,7 +908,8 @@ static int cmp_sym(const void *x, const void *y)
 static void sort_syms(vmp_analysis *a)
 {
     size_t i;
-    qsort(a->syms, a->n_syms, sizeof *a->syms, cmp_sym);
+    if (a->n_syms > 1)
+        qsort(a->syms, a->n_syms, sizeof *a->syms, cmp_sym);
     for (i = 0; i < a->n_syms; i++) {
         sym *s = &a->syms[i];
         if (s->size) {

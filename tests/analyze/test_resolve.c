@@ -312,6 +312,124 @@ static void test_profile_sums_weights(void)
     vmp_profile_free(p);
 }
 
+static uint64_t fz_state = 42;
+
+static uint64_t fz(uint64_t n)
+{
+    fz_state = fz_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (fz_state >> 33) % n;
+}
+
+/* Records with random (often inconsistent) contents: ids defined twice or
+ * never, cycles among stack nodes, unsorted pc maps, generations going back,
+ * overlapping code, huge vocabulary indexes.  Nothing may crash or leak
+ * (run under ASan in CI); every sample still resolves. */
+static void test_resolve_survives_inconsistent_records(void)
+{
+    vmp_profile *p = NULL;
+    vmp_record r;
+    uint64_t map[8], list[8];
+    vmp_rec_symbol syms[3];
+    int i, j, failures = 0;
+    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    for (i = 0; i < 30000; i++) {
+        memset(&r, 0, sizeof r);
+        switch (fz(9)) {
+        case 0:
+            r.type = VMP_REC_CODE_OBJECT;
+            r.u.code_object.id = fz(60);
+            r.u.code_object.start = 0x1000 + fz(64) * 16;
+            r.u.code_object.size = fz(4) == 0 ? UINT64_MAX - fz(8) : fz(300);
+            r.u.code_object.generation = fz(20);
+            r.u.code_object.kind = fz(4) == 0 ? UINT64_MAX : fz(3);
+            r.u.code_object.function = fz(10);
+            r.u.code_object.zone = fz(3);
+            for (j = 0; j < 4; j++) {
+                map[2 * j] = fz(400);
+                map[2 * j + 1] = fz(4) == 0 ? UINT64_MAX : fz(50);
+            }
+            r.u.code_object.pc_map = map;
+            r.u.code_object.pc_map_len = fz(5);
+            break;
+        case 1:
+            r.type = VMP_REC_CODE_FREE;
+            r.u.code_free.id = fz(60);
+            r.u.code_free.generation = fz(25);
+            break;
+        case 2:
+            r.type = VMP_REC_CODE_MOVE;
+            r.u.code_move.id = fz(60);
+            r.u.code_move.new_start = 0x1000 + fz(64) * 16;
+            r.u.code_move.generation = fz(25);
+            break;
+        case 3:
+            r.type = VMP_REC_CODE_COMPACTION;
+            for (j = 0; j < 4; j++) {
+                list[2 * j] = fz(60);
+                list[2 * j + 1] = 0x1000 + fz(64) * 16;
+            }
+            r.u.code_compaction.moves = list;
+            r.u.code_compaction.n_moves = fz(5);
+            r.u.code_compaction.frees = list;
+            r.u.code_compaction.n_frees = fz(3);
+            r.u.code_compaction.generation = fz(25);
+            break;
+        case 4:
+            r.type = VMP_REC_CODE_SNAPSHOT;
+            r.u.code_snapshot.entries = list;
+            r.u.code_snapshot.n = fz(5);
+            r.u.code_snapshot.zone = fz(3);
+            r.u.code_snapshot.generation = fz(25);
+            break;
+        case 5:
+            r.type = VMP_REC_STACK_NODE;
+            r.u.stack_node.id = fz(4) == 0 ? UINT64_MAX - fz(4) : fz(200);
+            r.u.stack_node.parent = fz(200); /* cycles included */
+            r.u.stack_node.is_function = fz(3) == 0;
+            r.u.stack_node.pc = 0x1000 + fz(1200);
+            r.u.stack_node.function = fz(12);
+            r.u.stack_node.has_bcpc = (int)fz(2);
+            r.u.stack_node.bcpc = fz(4) == 0 ? UINT64_MAX : fz(40);
+            break;
+        case 6:
+            r.type = VMP_REC_MODULE_SYMBOLS;
+            for (j = 0; j < 3; j++) {
+                syms[j].value = fz(4) == 0 ? UINT64_MAX - fz(8) : fz(2000);
+                syms[j].size = fz(3) ? fz(64) : 0;
+                syms[j].name.s = j ? "_ZN2vm2gc7collectEv" : "_ZN";
+                syms[j].name.len = strlen(syms[j].name.s);
+            }
+            r.u.module_symbols.module = fz(3);
+            r.u.module_symbols.symbols = syms;
+            r.u.module_symbols.n_symbols = fz(4);
+            break;
+        case 7:
+            r.type = VMP_REC_FUNCTION;
+            r.u.function.id = fz(12);
+            r.u.function.name.s = "f";
+            r.u.function.name.len = 1;
+            r.u.function.bytecode_size = fz(4) == 0 ? UINT64_MAX : fz(60);
+            break;
+        default:
+            r.type = fz(5) == 0 ? VMP_REC_FAILED_SAMPLE : VMP_REC_SAMPLE;
+            r.u.sample.pc = 0x1000 + fz(1200);
+            r.u.sample.has_pc = (int)fz(2);
+            r.u.sample.stack = fz(220);
+            r.u.sample.generation = fz(4) == 0 ? UINT64_MAX : fz(25);
+            r.u.sample.state = fz(4) == 0 ? UINT64_MAX : fz(4);
+            r.u.sample.reason = fz(4) == 0 ? UINT64_MAX : fz(4);
+            r.u.sample.thread = fz(5);
+            break;
+        }
+        if (vmp_profile_feed(p, &r) < 0)
+            failures++;
+    }
+    /* only CODE_OBJECT ids defined twice are refused */
+    CHECK(failures > 0);
+    CHECK(vmp_profile_get_totals(p)->samples > 0);
+    vmp_profile_free(p);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_resolve_bytecode_ranges);
@@ -320,5 +438,6 @@ int main(void)
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);
+    VMP_TEST_RUN(test_resolve_survives_inconsistent_records);
     VMP_TEST_EXIT();
 }
