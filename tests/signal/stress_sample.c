@@ -30,6 +30,8 @@ static _Atomic uint64_t attempted, accepted, full_seen, bad_status, errno_clobbe
 static _Atomic int running = 1;
 static _Thread_local uint64_t my_tid; /* initial-exec TLS of the test, not the library */
 static _Thread_local uint64_t my_seq;
+static _Thread_local int in_handler;
+static _Atomic uint64_t nested;
 
 /* A checkable pattern: v0 names the thread and sequence number; frame i holds
  * v0 + i; the depth and the pc follow from v0. */
@@ -44,6 +46,8 @@ static void on_prof(int sig)
     if (!my_tid)
         return;
     int saved = errno;
+    if (in_handler++)
+        atomic_fetch_add(&nested, 1);
     errno = 4321;
     uint64_t v0 = my_tid << 40 | (my_seq++ & 0xffffffffull) << 8;
     vmp_frame fr[24];
@@ -66,6 +70,7 @@ static void on_prof(int sig)
         atomic_fetch_add(&bad_status, 1);
     if (errno != 4321)
         atomic_fetch_add(&errno_clobbered, 1);
+    in_handler--;
     errno = saved;
 }
 
@@ -203,7 +208,9 @@ int main(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_prof;
-    sa.sa_flags = SA_RESTART;
+    /* SA_NODEFER: a signal may interrupt a sample on the same thread, which
+     * must then simply claim another slot (re-entrancy). */
+    sa.sa_flags = SA_RESTART | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPROF, &sa, NULL);
 
@@ -221,9 +228,9 @@ int main(void)
 
     vmp_writer_totals t;
     CHECK(vmp_writer_close(writer, &t) == VMP_OK);
-    fprintf(stderr, "attempted %llu, written %llu, dropped_full %llu\n",
+    fprintf(stderr, "attempted %llu, written %llu, dropped_full %llu, nested %llu\n",
             (unsigned long long)attempted, (unsigned long long)t.samples_written,
-            (unsigned long long)t.dropped_full);
+            (unsigned long long)t.dropped_full, (unsigned long long)nested);
     CHECK(attempted > 1000);
     CHECK_EQ_U64(t.samples_written + t.dropped_full, attempted);
     CHECK_EQ_U64(t.dropped_full, full_seen);
