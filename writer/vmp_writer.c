@@ -362,9 +362,12 @@ static vmp_status open_impl(vmp_writer **out,
         (meta && ((meta->n_states && !meta->states) || (meta->n_labels && !meta->labels))))
         return VMP_ERR_INVALID_ARG;
 
-    vmp_writer *w = calloc(1, sizeof *w);
+    /* The ring's head and tail sit on their own cache lines (_Alignas(64)). */
+    size_t wsize = (sizeof(vmp_writer) + 63u) & ~(size_t)63u;
+    vmp_writer *w = aligned_alloc(_Alignof(vmp_writer), wsize);
     if (!w)
         return VMP_ERR_NOMEM;
+    memset(w, 0, wsize);
     pthread_mutex_init(&w->meta_mu, NULL);
     pthread_mutex_init(&w->out_mu, NULL);
     pthread_mutex_init(&w->wake_mu, NULL);
