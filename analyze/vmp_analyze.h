@@ -147,6 +147,12 @@ typedef struct vmp_analysis_options {
         VMP_ANALYSIS_OPTIONS_VERSION, 0, 0 \
     }
 #define VMP_ANALYSIS_FIXED_GENERATION 1u
+/* Expand machine frames through the code objects' inlining records (§5.7):
+ * a pc inside inlined code gets, above its code object's frame, one frame per
+ * inlined function (outer to inner), of kind "inlined" and code class
+ * VMP_CLASS_GENERATED, with the range "bcpc->bcpc".  The innermost inlined
+ * function then is the sample's leaf. */
+#define VMP_ANALYSIS_INLINES 2u
 
 /** Create an empty analysis.
  * @param[out] out  receives the analysis; the caller frees it with

@@ -39,6 +39,11 @@ typedef struct code_obj {
     uint32_t afunc; /* 0 until resolved once with its function known */
     uint32_t place; /* current placement (valid while alive) */
     int alive;
+    /* With VMP_ANALYSIS_INLINES: the inlining records, each at inl[inl_at[i]]
+     * as offset, depth, then depth (function, bcpc) pairs innermost first. */
+    uint64_t *inl;
+    size_t *inl_at;
+    size_t n_inl;
 } code_obj;
 
 typedef struct place {
@@ -62,6 +67,7 @@ typedef struct fdef {
     uint32_t name_sid; /* full name */
     uint64_t bytecode_size;
     uint32_t afunc_sym; /* symbolic-frame afunction, 0 until used */
+    uint32_t afunc_inl; /* inlined-frame afunction, 0 until used */
 } fdef;
 
 typedef struct sym {
@@ -147,6 +153,8 @@ struct vmp_analysis {
     size_t cap_chain;
 
     uint32_t unknown_func;
+    size_t hit_obj;   /* index + 1 of the code object resolve_addr() last found, or 0 */
+    uint64_t hit_off; /* the address's offset in it */
     vmp_analysis_stats stats;
 };
 
@@ -254,8 +262,11 @@ void vmp_analysis_free(vmp_analysis *a)
         free(a->strs[i]);
     free(a->strs);
     vmp_hmap__free(&a->str_map);
-    for (i = 0; i < a->n_codes; i++)
+    for (i = 0; i < a->n_codes; i++) {
         free(a->codes[i].pc_map);
+        free(a->codes[i].inl);
+        free(a->codes[i].inl_at);
+    }
     free(a->codes);
     vmp_hmap__free(&a->code_by_id);
     free(a->pl);
@@ -536,6 +547,7 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
     d->name_sid = sid;
     d->bytecode_size = f->bytecode_size;
     d->afunc_sym = 0;
+    d->afunc_inl = 0;
     return VMP_OK;
 }
 
@@ -678,6 +690,33 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
             if (o->pc_map[2 * i] < o->pc_map[2 * i - 2])
                 o->pc_map[2 * i] = o->pc_map[2 * i - 2];
         a->stats.memory_bytes += c->pc_map_len * 16;
+    }
+    if ((a->opts.flags & VMP_ANALYSIS_INLINES) && c->n_inlines) {
+        size_t words = 0, at = 0;
+        for (i = 0; i < c->n_inlines; i++)
+            words += 2 + 2 * c->inlines[i].depth;
+        o->inl = malloc(words * sizeof *o->inl);
+        o->inl_at = malloc(c->n_inlines * sizeof *o->inl_at);
+        if (!o->inl || !o->inl_at) {
+            free(o->pc_map);
+            free(o->inl);
+            free(o->inl_at);
+            return VMP_ERR_NOMEM;
+        }
+        for (i = 0; i < c->n_inlines; i++) {
+            const vmp_rec_inline *in = &c->inlines[i];
+            uint64_t off = in->mcpc_offset;
+            /* sorted by offset (§5.7); keep it true on hostile input */
+            if (i > 0 && off < o->inl[o->inl_at[i - 1]])
+                off = o->inl[o->inl_at[i - 1]];
+            o->inl_at[i] = at;
+            o->inl[at++] = off;
+            o->inl[at++] = in->depth;
+            memcpy(o->inl + at, in->frames, 2 * in->depth * sizeof *o->inl);
+            at += 2 * in->depth;
+        }
+        o->n_inl = c->n_inlines;
+        a->stats.memory_bytes += words * 8 + c->n_inlines * sizeof(size_t);
     }
     idx = (uint32_t)a->n_codes;
     if (vmp_hmap__put(&a->code_by_id, c->id, 0, idx + 1))
@@ -999,10 +1038,13 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
 {
     size_t n, i;
     const span *s = index_at(a, gen, &n);
+    a->hit_obj = 0;
     if (s && n) {
         i = span_lower(s, n, addr);
         if (i > 0 && addr < s[i - 1].end) {
             code_obj *o = &a->codes[s[i - 1].obj];
+            a->hit_obj = (size_t)s[i - 1].obj + 1;
+            a->hit_off = addr - s[i - 1].start;
             uint32_t fn = code_afunc(a, o);
             uint64_t off = addr - s[i - 1].start;
             size_t lo = 0, hi = o->n_map;
@@ -1089,6 +1131,67 @@ static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
                  : 0;
     }
     return intern_frame(a, fn, has, bc, bc);
+}
+
+static uint32_t inlined_frame(vmp_analysis *a, uint64_t function, uint64_t bcpc)
+{
+    uint32_t idx = function ? vmp_hmap__get(&a->fn_by_id, function, 0) : 0;
+    uint32_t fn;
+    int has = bcpc < UINT32_MAX;
+    if (idx) {
+        fdef *d = &a->fns[idx - 1];
+        if (!d->afunc_inl)
+            d->afunc_inl = intern_func(a, d->name_sid, "inlined", VMP_CLASS_GENERATED,
+                                       VMP_CODE_KIND_NONE, function, 0, d->bytecode_size);
+        fn = d->afunc_inl;
+    } else {
+        char buf[64];
+        uint32_t sid;
+        snprintf(buf, sizeof buf, "function#%" PRIu64, function);
+        sid = intern(a, buf);
+        fn = sid ? intern_func(a, sid, "inlined", VMP_CLASS_GENERATED, VMP_CODE_KIND_NONE, function,
+                               0, 0)
+                 : 0;
+    }
+    return intern_frame(a, fn, has, has ? (uint32_t)bcpc : 0, has ? (uint32_t)bcpc : 0);
+}
+
+/* Push the frames of machine address `addr` (already adjusted for return
+ * addresses) at `gen` onto stack `base`: its code object or symbol, then,
+ * with VMP_ANALYSIS_INLINES, the functions inlined at that address, outer
+ * to inner.  Returns the new innermost node, 0 on no memory. */
+static uint32_t push_addr(vmp_analysis *a, uint32_t base, uint64_t addr, uint64_t gen)
+{
+    uint32_t fr = resolve_addr(a, addr, gen);
+    const code_obj *o;
+    size_t lo, hi;
+    const uint64_t *rec;
+    uint64_t depth, k;
+    if (!fr)
+        return 0;
+    base = intern_stack(a, base, fr);
+    if (!base || !a->hit_obj || !(a->opts.flags & VMP_ANALYSIS_INLINES))
+        return base;
+    o = &a->codes[a->hit_obj - 1];
+    lo = 0;
+    hi = o->n_inl;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->inl[o->inl_at[mid]] <= a->hit_off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return base;
+    rec = o->inl + o->inl_at[lo - 1];
+    depth = rec[1];
+    /* the outermost pair is the compiled function itself: already pushed */
+    for (k = depth > 1 ? depth - 1 : 0; k > 0 && base; k--) {
+        fr = inlined_frame(a, rec[2 + 2 * (k - 1)], rec[3 + 2 * (k - 1)]);
+        base = fr ? intern_stack(a, base, fr) : 0;
+    }
+    return base;
 }
 
 /* Index + 1 of node `id`, 0 when undefined. */
@@ -1194,14 +1297,12 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
     while (depth > 0) {
         const snode *n = &a->nodes[a->chain[--depth]];
         uint64_t id_key;
-        uint32_t fr;
-        if (n->is_function)
-            fr = symbolic_frame(a, n);
-        else
-            fr = resolve_addr(a, depth > 0 && n->value ? n->value - 1 : n->value, gen);
-        if (!fr)
-            return 0;
-        base = intern_stack(a, base, fr);
+        if (n->is_function) {
+            uint32_t fr = symbolic_frame(a, n);
+            base = fr ? intern_stack(a, base, fr) : 0;
+        } else {
+            base = push_addr(a, base, depth > 0 && n->value ? n->value - 1 : n->value, gen);
+        }
         if (!base)
             return 0;
         /* the node's id: found again through the chain's parent links */
@@ -1242,14 +1343,12 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
             return VMP_ERR_NOMEM;
         out->leaf = a->stacks[out->stack].frame;
     } else if (s->has_pc) {
-        out->leaf = resolve_addr(a, s->pc, gen);
-        if (!out->leaf)
+        uint32_t st = push_addr(a, 0, s->pc, gen);
+        if (!st)
             return VMP_ERR_NOMEM;
-        if (!failed) {
-            out->stack = intern_stack(a, 0, out->leaf);
-            if (!out->stack)
-                return VMP_ERR_NOMEM;
-        }
+        out->leaf = a->stacks[st].frame;
+        if (!failed)
+            out->stack = st;
     }
     return VMP_OK;
 }

@@ -312,6 +312,91 @@ static void test_profile_sums_weights(void)
     vmp_profile_free(p);
 }
 
+/* spec §5.7 inline records, expanded with VMP_ANALYSIS_INLINES */
+static void test_resolve_expands_inlined_frames(void)
+{
+    static const uint64_t chain0[] = {2, 7, 1, 5};
+    static const uint64_t chain1[] = {1, 9};
+    vmp_rec_inline inl[2];
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    vmp_rec_sample smp;
+    vmp_asample s;
+    const vmp_astack *st;
+    char buf[128];
+    int pass;
+
+    inl[0].mcpc_offset = 0x20;
+    inl[0].frames = chain0;
+    inl[0].depth = 2;
+    inl[1].mcpc_offset = 0x60;
+    inl[1].frames = chain1;
+    inl[1].depth = 1;
+    for (pass = 0; pass < 2; pass++) {
+        o.flags = pass ? VMP_ANALYSIS_INLINES : 0;
+        CHECK(vmp_analysis_create(&a, &o) == VMP_OK);
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_FUNCTION;
+        r.u.function.id = 2;
+        r.u.function.name.s = "qux";
+        r.u.function.name.len = 3;
+        r.u.function.scope.s = "Baz";
+        r.u.function.scope.len = 3;
+        CHECK(feed(a, &r) == VMP_OK);
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_FUNCTION;
+        r.u.function.id = 1;
+        r.u.function.name.s = "bar";
+        r.u.function.name.len = 3;
+        r.u.function.scope.s = "Foo";
+        r.u.function.scope.len = 3;
+        r.u.function.bytecode_size = 20;
+        CHECK(feed(a, &r) == VMP_OK);
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_CODE_OBJECT;
+        r.u.code_object.id = 1;
+        r.u.code_object.function = 1;
+        r.u.code_object.start = 0x1000;
+        r.u.code_object.size = 0x100;
+        r.u.code_object.pc_map = map1;
+        r.u.code_object.pc_map_len = 3;
+        r.u.code_object.inlines = inl;
+        r.u.code_object.n_inlines = 2;
+        CHECK(feed(a, &r) == VMP_OK);
+
+        memset(&smp, 0, sizeof smp);
+        smp.pc = 0x1030;
+        smp.has_pc = 1;
+        CHECK(vmp_analysis_resolve_sample(a, &smp, 0, &s) == VMP_OK);
+        vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+        st = vmp_analysis_stack(a, s.stack);
+        if (pass) {
+            CHECK_STR(buf, "Baz>>qux 7->7");
+            CHECK_STR(vmp_analysis_function(a, vmp_analysis_frame(a, s.leaf)->function)->kind,
+                      "inlined");
+            CHECK(st && st->depth == 2);
+            if (st) {
+                vmp_analysis_format_frame(a, buf, sizeof buf,
+                                          vmp_analysis_stack(a, st->parent)->frame);
+                CHECK_STR(buf, "Foo>>bar 1->4");
+            }
+        } else {
+            CHECK_STR(buf, "Foo>>bar 1->4");
+            CHECK(st && st->depth == 1);
+        }
+        smp.pc = 0x1070; /* a record of depth 1: the compiled function only */
+        CHECK(vmp_analysis_resolve_sample(a, &smp, 0, &s) == VMP_OK);
+        vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+        CHECK_STR(buf, "Foo>>bar 5->5");
+        smp.pc = 0x1010; /* before the first record */
+        CHECK(vmp_analysis_resolve_sample(a, &smp, 0, &s) == VMP_OK);
+        vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+        CHECK_STR(buf, "Foo>>bar 1->4");
+        vmp_analysis_free(a);
+    }
+}
+
 static uint64_t fz_state = 42;
 
 static uint64_t fz(uint64_t n)
@@ -330,8 +415,12 @@ static void test_resolve_survives_inconsistent_records(void)
     vmp_record r;
     uint64_t map[8], list[8];
     vmp_rec_symbol syms[3];
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
+    uint64_t chain[] = {3, 1, 99, UINT64_MAX, 1, 2};
+    vmp_rec_inline inl[2];
     int i, j, failures = 0;
-    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    o.flags = VMP_ANALYSIS_INLINES;
+    CHECK(vmp_profile_create(&p, &o) == VMP_OK);
     for (i = 0; i < 30000; i++) {
         memset(&r, 0, sizeof r);
         switch (fz(9)) {
@@ -350,6 +439,13 @@ static void test_resolve_survives_inconsistent_records(void)
             }
             r.u.code_object.pc_map = map;
             r.u.code_object.pc_map_len = fz(5);
+            for (j = 0; j < 2; j++) {
+                inl[j].mcpc_offset = fz(300);
+                inl[j].frames = chain;
+                inl[j].depth = fz(4);
+            }
+            r.u.code_object.inlines = inl;
+            r.u.code_object.n_inlines = fz(3);
             break;
         case 1:
             r.type = VMP_REC_CODE_FREE;
@@ -438,6 +534,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);
+    VMP_TEST_RUN(test_resolve_expands_inlined_frames);
     VMP_TEST_RUN(test_resolve_survives_inconsistent_records);
     VMP_TEST_EXIT();
 }
