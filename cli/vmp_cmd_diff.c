@@ -58,8 +58,18 @@ static const char diff_usage[] =
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
 
-enum { OPT_NORMALIZE = 256, OPT_FOLDED, OPT_FORMAT, OPT_THREAD_ROOT, OPT_STATE, OPT_TIERS,
-       OPT_TITLE, OPT_ICICLE, OPT_WIDTH, OPT_MIN_WIDTH };
+enum {
+    OPT_NORMALIZE = 256,
+    OPT_FOLDED,
+    OPT_FORMAT,
+    OPT_THREAD_ROOT,
+    OPT_STATE,
+    OPT_TIERS,
+    OPT_TITLE,
+    OPT_ICICLE,
+    OPT_WIDTH,
+    OPT_MIN_WIDTH
+};
 
 static double pct(uint64_t w, uint64_t total)
 {
@@ -73,8 +83,8 @@ static double pp(double change)
     return fabs(v) < 0.005 ? 0.0 : v;
 }
 
-static vmp_status write_text(vmp_flame *f, FILE *out, const char *base, const char *new_path,
-                             double scale)
+static vmp_status write_text(
+    vmp_flame *f, FILE *out, const char *base, const char *new_path, double scale)
 {
     vmp_flame_delta *d = NULL;
     size_t n = 0, i;
@@ -91,8 +101,8 @@ static vmp_status write_text(vmp_flame *f, FILE *out, const char *base, const ch
     for (i = 0; i < n; i++) {
         const vmp_flame_delta *e = &d[i];
         fprintf(out, "%+8.2f %+7.2f %7.2f %7.2f %7.2f %7.2f %10llu %10llu %10llu %10llu  %s\n",
-                pp(e->self_change), pp(e->total_change), pct(e->self[0], t0),
-                pct(e->self[1], t1), pct(e->total[0], t0), pct(e->total[1], t1),
+                pp(e->self_change), pp(e->total_change), pct(e->self[0], t0), pct(e->self[1], t1),
+                pct(e->total[0], t0), pct(e->total[1], t1),
                 (unsigned long long)llround((double)e->self[0] * scale),
                 (unsigned long long)e->self[1],
                 (unsigned long long)llround((double)e->total[0] * scale),
@@ -105,28 +115,33 @@ static vmp_status write_text(vmp_flame *f, FILE *out, const char *base, const ch
 int vmp_cmd_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
-                                              {"folded", no_argument, NULL, OPT_FOLDED},
-                                              {"format", required_argument, NULL, OPT_FORMAT},
-                                              {"output", required_argument, NULL, 'o'},
-                                              {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
-                                              {"state", no_argument, NULL, OPT_STATE},
-                                              {"tiers", no_argument, NULL, OPT_TIERS},
-                                              {"title", required_argument, NULL, OPT_TITLE},
-                                              {"icicle", no_argument, NULL, OPT_ICICLE},
-                                              {"width", required_argument, NULL, OPT_WIDTH},
-                                              {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"folded", no_argument, NULL, OPT_FOLDED},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
+                                             {"state", no_argument, NULL, OPT_STATE},
+                                             {"tiers", no_argument, NULL, OPT_TIERS},
+                                             {"title", required_argument, NULL, OPT_TITLE},
+                                             {"icicle", no_argument, NULL, OPT_ICICLE},
+                                             {"width", required_argument, NULL, OPT_WIDTH},
+                                             {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "diff", *outpath = NULL, *format = NULL, *base, *new_path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
     vmp_flame *f = NULL;
     vmp_cli_output out;
     vmp_status st;
-    double width = 1200, min_width = 0.5, scale = 1.0;
+    double width = 1200, min_width = 0.1, scale = 1.0;
     int c, rc, normalize = 0, folded = 0;
     char *title = NULL;
-    enum { TEXT, FOLDED, SVG } kind;
+
+    enum {
+        TEXT,
+        FOLDED,
+        SVG
+    } kind;
 
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -179,8 +194,8 @@ int vmp_cmd_diff(int argc, char **argv)
     if (folded && format && strcmp(format, "folded") != 0)
         return vmp_cli_usage_error(cmd, "--folded contradicts --format %s", format);
     if (argc - optind < 2)
-        return vmp_cli_usage_error(cmd, argc - optind == 0 ? "missing BASE and NEW"
-                                                           : "missing NEW");
+        return vmp_cli_usage_error(cmd,
+                                   argc - optind == 0 ? "missing BASE and NEW" : "missing NEW");
     if (argc - optind > 2)
         return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 2]);
     base = argv[optind];

@@ -58,7 +58,7 @@ static const char flame_usage[] =
     "  --title TEXT      SVG title (default \"Flame graph\")\n"
     "  --icicle          SVG with the root at the top\n"
     "  --width PX        SVG width in pixels (default 1200)\n"
-    "  --min-width PX    narrowest frame drawn, in pixels (default 0.5)\n"
+    "  --min-width PX    narrowest frame drawn, in pixels (default 0.1)\n"
     "  -h, --help        print this help\n"
     "\n"
     "Machine frames other than the innermost are return addresses and are\n"
@@ -95,8 +95,8 @@ int vmp_cli_flame_read(vmp_flame *f, const char *cmd, const char *path, unsigned
     return VMP_EXIT_OK;
 }
 
-int vmp_cli_parse_px(const char *cmd, const char *opt, const char *arg, double lo, double hi,
-                     double *out)
+int vmp_cli_parse_px(
+    const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out)
 {
     char *end;
     double v = strtod(arg, &end);
@@ -112,30 +112,39 @@ int vmp_cli_ends_with_svg(const char *path)
     return n > 4 && strcmp(path + n - 4, ".svg") == 0;
 }
 
-enum { OPT_FORMAT = 256, OPT_THREAD_ROOT, OPT_STATE, OPT_RANGES, OPT_TIERS, OPT_TITLE, OPT_ICICLE,
-       OPT_WIDTH, OPT_MIN_WIDTH };
+enum {
+    OPT_FORMAT = 256,
+    OPT_THREAD_ROOT,
+    OPT_STATE,
+    OPT_RANGES,
+    OPT_TIERS,
+    OPT_TITLE,
+    OPT_ICICLE,
+    OPT_WIDTH,
+    OPT_MIN_WIDTH
+};
 
 int vmp_cmd_flame(int argc, char **argv)
 {
     static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
-                                              {"output", required_argument, NULL, 'o'},
-                                              {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
-                                              {"state", no_argument, NULL, OPT_STATE},
-                                              {"ranges", no_argument, NULL, OPT_RANGES},
-                                              {"tiers", no_argument, NULL, OPT_TIERS},
-                                              {"title", required_argument, NULL, OPT_TITLE},
-                                              {"icicle", no_argument, NULL, OPT_ICICLE},
-                                              {"width", required_argument, NULL, OPT_WIDTH},
-                                              {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
+                                             {"state", no_argument, NULL, OPT_STATE},
+                                             {"ranges", no_argument, NULL, OPT_RANGES},
+                                             {"tiers", no_argument, NULL, OPT_TIERS},
+                                             {"title", required_argument, NULL, OPT_TITLE},
+                                             {"icicle", no_argument, NULL, OPT_ICICLE},
+                                             {"width", required_argument, NULL, OPT_WIDTH},
+                                             {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "flame", *outpath = NULL, *format = NULL, *path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
     vmp_flame *f = NULL;
     vmp_cli_output out;
     vmp_status st;
-    double width = 1200, min_width = 0.5;
+    double width = 1200, min_width = 0.1;
     int c, svg, rc;
 
     vmp_cli_getopt_begin();

@@ -79,7 +79,10 @@ typedef struct vmp_flame_options {
 } vmp_flame_options;
 
 #define VMP_FLAME_OPTIONS_VERSION 1
-#define VMP_FLAME_OPTIONS_INIT    {VMP_FLAME_OPTIONS_VERSION, 0}
+#define VMP_FLAME_OPTIONS_INIT       \
+    {                                \
+        VMP_FLAME_OPTIONS_VERSION, 0 \
+    }
 
 /** Create an empty flame graph.
  * @param[out] out  receives it; the caller frees it with vmp_flame_free().
@@ -118,13 +121,16 @@ typedef struct vmp_flame_svg_options {
     const char *title;    /* NULL == "Flame graph" ("Differential flame graph" for a diff) */
     const char *subtitle; /* NULL == none; e.g. the file name */
     unsigned int width;   /* pixels; 0 == 1200 */
-    double min_width;     /* pixels below which frames merge into "..."; 0 == 0.5 */
+    double min_width;     /* pixels below which frames merge into "..."; 0 == 0.1 */
     int icicle;           /* root at the top */
     int diff;             /* differential: size by column 1, colour by the change of share */
 } vmp_flame_svg_options;
 
 #define VMP_FLAME_SVG_OPTIONS_VERSION 1
-#define VMP_FLAME_SVG_OPTIONS_INIT    {VMP_FLAME_SVG_OPTIONS_VERSION, NULL, NULL, 0, 0.0, 0, 0}
+#define VMP_FLAME_SVG_OPTIONS_INIT                              \
+    {                                                           \
+        VMP_FLAME_SVG_OPTIONS_VERSION, NULL, NULL, 0, 0.0, 0, 0 \
+    }
 
 /** Write a self-contained interactive SVG flame graph (no external resource;
  *  an inline script gives tooltips, a details line, click-to-zoom, reset

@@ -29,7 +29,7 @@ enum {
  * vmp_flame__finalize(), sorted by name. */
 typedef struct vmp_fnode {
     uint32_t parent;
-    uint32_t name; /* index into names */
+    uint32_t name;  /* index into names */
     uint32_t depth; /* 0 for the root */
     uint8_t cat;    /* VMP_FCAT_* */
     uint8_t is_range;
@@ -50,7 +50,7 @@ typedef struct vmp_fblock vmp_fblock;
 
 struct vmp_flame {
     unsigned int flags;
-    int have[2];       /* column read */
+    int have[2]; /* column read */
     uint64_t totals[2];
     vmp_fnode *nodes;
     size_t n_nodes, cap_nodes;

@@ -136,7 +136,8 @@ static uint32_t intern(vmp_flame *f, const char *s, size_t len)
         for (j = 0; j < f->name_cap; j++) {
             if (f->name_slots[j]) {
                 const char *n = f->names[f->name_slots[j] - 1];
-                for (i = (size_t)hash_str(n, strlen(n)) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+                for (i = (size_t)hash_str(n, strlen(n)) & (cap - 1); slots[i];
+                     i = (i + 1) & (cap - 1))
                     ;
                 slots[i] = f->name_slots[j];
             }
@@ -309,12 +310,16 @@ uint64_t vmp_flame_total(const vmp_flame *f, unsigned int column)
 
 /* ---- reading: distinct entries --------------------------------------------------- */
 
-enum { E_EMPTY = 0, E_STACK = 1, E_FAILED = 2 };
+enum {
+    E_EMPTY = 0,
+    E_STACK = 1,
+    E_FAILED = 2
+};
 
 typedef struct fentry {
     uint64_t thread;
     uint64_t weight;
-    uint32_t stack;  /* E_STACK: resolved stack, 0 == none */
+    uint32_t stack; /* E_STACK: resolved stack, 0 == none */
     uint32_t state;
     uint32_t reason; /* E_FAILED */
     uint32_t kind;   /* E_* */
@@ -327,8 +332,8 @@ typedef struct etable {
 
 static uint64_t entry_hash(const fentry *e)
 {
-    return mix64(e->thread ^ mix64((uint64_t)e->stack << 32 ^ e->state ^
-                                   (uint64_t)e->reason << 20 ^ (uint64_t)e->kind << 62));
+    return mix64(e->thread ^ mix64((uint64_t)e->stack << 32 ^ e->state ^ (uint64_t)e->reason << 20 ^
+                                   (uint64_t)e->kind << 62));
 }
 
 static int entry_same(const fentry *a, const fentry *b)

@@ -24,11 +24,11 @@
 
 #include "vmp_flame_int.h"
 
-#define PAD       10.0
-#define ROW       16
-#define FONT_PX   12
-#define CHAR_W    7.2 /* average advance at FONT_PX, used by C and script alike */
-#define DIFF_MAX  210
+#define PAD      10.0
+#define ROW      16
+#define FONT_PX  12
+#define CHAR_W   7.2 /* average advance at FONT_PX, used by C and script alike */
+#define DIFF_MAX 210
 
 /* ---- XML text ----------------------------------------------------------------- */
 
@@ -182,7 +182,7 @@ typedef struct svgctx {
     FILE *out;
     const vmp_flame_svg_options *o;
     int emit;
-    int col; /* the column frames are sized by */
+    int col;      /* the column frames are sized by */
     double scale; /* pixels per sample */
     double width, min_width;
     uint32_t max_depth;
@@ -213,8 +213,13 @@ static void put_pct(FILE *out, uint64_t n, uint64_t total)
 
 /* One frame.  `node` is UINT32_MAX for a merged "..." of `merged` frames
  * whose base weight is `base`. */
-static void frame(svgctx *c, uint32_t node, uint32_t depth, uint64_t start, uint64_t n,
-                  uint64_t base, uint64_t merged)
+static void frame(svgctx *c,
+                  uint32_t node,
+                  uint32_t depth,
+                  uint64_t start,
+                  uint64_t n,
+                  uint64_t base,
+                  uint64_t merged)
 {
     vmp_flame *f = c->f;
     FILE *out = c->out;
@@ -382,7 +387,8 @@ static const char *const script[] = {
     "    if (iv[i][0] >= end) { sum += iv[i][1] - iv[i][0]; end = iv[i][1]; }\n",
     "    else if (iv[i][1] > end) { sum += iv[i][1] - end; end = iv[i][1]; }\n",
     "  }\n",
-    "  matched.textContent = \"Matched: \" + (total ? (100 * sum / total).toFixed(2) : \"0.00\") +\n",
+    "  matched.textContent = \"Matched: \" + (total ? (100 * sum / total).toFixed(2) : \"0.00\") "
+    "+\n",
     "      \"% (\" + sum + \" samples, \" + iv.length + \" frames)\";\n",
     "  searchBtn.textContent = \"Reset search\";\n",
     "  searching = term;\n",
@@ -391,9 +397,11 @@ static const char *const script[] = {
     "for (var i = 0; i < gs.length; i++) {\n",
     "  var g = gs[i];\n",
     "  if (g.getAttribute(\"class\") !== \"f\") continue;\n",
-    "  var r = g.getElementsByTagName(\"rect\")[0], tip = g.getElementsByTagName(\"title\")[0].textContent;\n",
+    "  var r = g.getElementsByTagName(\"rect\")[0], tip = "
+    "g.getElementsByTagName(\"title\")[0].textContent;\n",
     "  var f = {g: g, r: r, t: g.getElementsByTagName(\"text\")[0], tip: tip,\n",
-    "      name: tip.split(\"\\n\")[0], s: +g.getAttribute(\"data-s\"), n: +g.getAttribute(\"data-n\"),\n",
+    "      name: tip.split(\"\\n\")[0], s: +g.getAttribute(\"data-s\"), n: "
+    "+g.getAttribute(\"data-n\"),\n",
     "      d: +g.getAttribute(\"data-d\"), fill: r.getAttribute(\"fill\"),\n",
     "      x0: +r.getAttribute(\"x\"), w0: +r.getAttribute(\"width\")};\n",
     "  f.merged = f.name === \"...\" && tip.indexOf(\"too narrow\") >= 0;\n",
@@ -484,7 +492,7 @@ vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_opti
     c.width = opts->width ? (double)opts->width : 1200.0;
     if (c.width < 200)
         c.width = 200;
-    c.min_width = opts->min_width > 0 ? opts->min_width : 0.5;
+    c.min_width = opts->min_width > 0 ? opts->min_width : 0.1;
     total = f->nodes[0].total[c.col];
     c.scale = (c.width - 2 * PAD) / (double)(total ? total : 1);
     c.header = opts->subtitle ? 74 : 56;
