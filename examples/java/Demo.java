@@ -5,7 +5,8 @@
 // code objects, frees and events.
 //
 // usage: java -jar vmp-demo.jar [MODE] [SCALE]
-//   MODE   all (default): every workload below, about 4 s at SCALE 1
+//   MODE   all (default): the hot loop, string hashing, sorting, allocation,
+//          short-lived threads and code churn, about 4 s at SCALE 1
 //          hot:   one tight numeric loop (Demo.hotLoop) dominates
 //          churn: many short-lived hidden classes whose code is compiled,
 //                 then unloaded at System.gc()
@@ -182,9 +183,33 @@ public final class Demo {
         sink = s;
     }
 
+    // Many short-lived threads: each is registered with the agent at its
+    // start and unregistered at its end while the others are sampled.
+    static long threadChurn(long millis) throws InterruptedException {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long[] sums = new long[16];
+        int started = 0;
+        while (System.nanoTime() < end) {
+            Thread[] ts = new Thread[sums.length];
+            for (int i = 0; i < ts.length; i++) {
+                final int k = i;
+                ts[i] = new Thread(() -> sums[k] += hotLoop(k, 200_000), "vmp-churn-" + started++);
+                ts[i].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+        }
+        long s = started;
+        for (long v : sums) {
+            s += v;
+        }
+        return s;
+    }
+
     static void runAll(long millis) throws Throwable {
         Random rnd = new Random(42);
-        long slice = Math.max(1, millis / 8);
+        long slice = Math.max(1, millis / 9);
         runHot(slice * 2);
         long end = System.nanoTime() + slice * 1_000_000L;
         while (System.nanoTime() < end) {
@@ -198,6 +223,7 @@ public final class Demo {
         while (System.nanoTime() < end) {
             sink += allocWork(50_000);
         }
+        sink += threadChurn(slice);
         sink += churn(slice * 3);
     }
 
