@@ -13,10 +13,13 @@
  *     (and of the merge's own zone, which holds code objects that had no
  *     zone) frees all of its code at a generation of its own, so no pc of one
  *     input resolves to code of another;
- *   - modules are not generation-scoped, so they are not copied: a stack
- *     frame that resolves to a module symbol becomes a symbolic frame of a
- *     FUNCTION named after the symbol (demangled).  Frames in code objects
- *     keep their machine pcs (and so their kinds and bytecode ranges);
+ *   - modules are not generation-scoped: a module is copied unless it
+ *     overlaps one another input put in the output (the same binary at the
+ *     same place is shared).  A frame in a module left out becomes a symbolic
+ *     frame of a FUNCTION named after the symbol (demangled); a frame that
+ *     resolved to nothing becomes pc 0, which no copied module holds.  Frames
+ *     in code objects keep their machine pcs (and so their kinds and bytecode
+ *     ranges); so does a sample's pc when it resolves alike in the output;
  *   - stacks: each input stack is resolved by the analysis, then rebuilt as an
  *     interned output stack, memoised per (input node, resolved stack);
  *   - times: shifted to the earliest input's time origin (start_realtime).

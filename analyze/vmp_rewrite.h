@@ -16,10 +16,11 @@
  *           nothing of one input resolves against another: every id space
  *           is renumbered, each input's generations are moved to a range of
  *           their own (the input's code is freed by empty snapshots before
- *           the next input starts), and frames that resolve to module symbols
- *           become symbolic frames, because modules are not generation-scoped
- *           (spec.md "Merged files").  Vocabularies are unioned, labels kept
- *           as "input.N.<label>", times moved to the earliest input's origin.
+ *           the next input starts), modules that overlap another input's are
+ *           left out and their frames become symbolic frames (modules are not
+ *           generation-scoped), unknown frames become pc 0 (spec.md "Merged
+ *           files").  Vocabularies are unioned, labels kept as
+ *           "input.N.<label>", times moved to the earliest input's origin.
  *
  * Both stream in bounded memory: memory grows with metadata (code objects,
  * functions, distinct stacks), never with samples.
