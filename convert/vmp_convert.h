@@ -187,8 +187,11 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
  *                  a pseudo-function named "<name> A->B" (system_name the
  *                  same; filename and start_line the function's), so that
  *                  pprof shows ranges as the innermost level (Cog's
- *                  "Integer>>benchFib 1->23") and callees under the range
- *                  that called them; `-noinlines` gives function totals.
+ *                  "Integer>>benchFib 1->23", marked "(inline)" by pprof)
+ *                  and callees under the range that called them;
+ *                  `-noinlines` gives function totals.  The analysis does
+ *                  not expose inline chains of code objects yet, so no
+ *                  other Lines are written.
  *                  VMP_PPROF_NO_RANGES leaves the pseudo Lines out.  mapping_id
  *                  = the module's Mapping for C code, the code zone's for
  *                  generated code when the file has a single zone; no address

@@ -599,6 +599,8 @@ static vmp_status write_vmp(imp *m, int fd, const vmp_import_options *o, vmp_con
             st = fail(m, st, "write error: %s", vmp_status_str(st));
             goto cleanup;
         }
+        if (stats)
+            stats->functions++;
     }
     for (i = 0; i < p->n_sample; i++) {
         const pb_sample *s = p->sample[i];
@@ -649,8 +651,6 @@ static vmp_status write_vmp(imp *m, int fd, const vmp_import_options *o, vmp_con
             v -= part;
         }
     }
-    if (stats)
-        stats->functions = p->n_function;
 cleanup:
     if (w) {
         vmp_status cst = vmp_writer_close(w, &tot);

@@ -149,10 +149,10 @@ static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush)
             }
             sink_write(g, g->buf, sizeof g->buf - g->z.avail_out);
         } while (g->z.avail_out == 0);
-        data += chunk;
         len -= chunk;
-        if (flush == Z_FINISH && len == 0)
+        if (len == 0)
             break;
+        data += chunk;
     }
 }
 
