@@ -2,7 +2,8 @@
  *
  * test_jvmti.c - runs the Java demo under the HotSpot agent and checks the
  * profile it writes (spec.md §5: END, samples, functions, code objects and
- * their generations, R-GEN-3 resolution).
+ * their generations, R-GEN-3 resolution).  Every profile must also pass the
+ * validator (vmp_validate(): every rule of spec.md it checks).
  *
  * usage: test_jvmti --java JAVA --agent LIB --jar JAR --source DEMO.java
  *                   --workdir DIR [--vmp VMP] CASE
@@ -39,6 +40,7 @@
 #include "vmp_format.h"
 #include "vmp_reader.h"
 #include "vmp_test.h"
+#include "vmp_validate.h"
 
 static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir, *vmp_path;
 
@@ -458,6 +460,25 @@ static int is_kind(const profile *p, const code_info *c, const char *name)
     return c->kind < p->n_code_kinds && strcmp(p->code_kinds[c->kind], name) == 0;
 }
 
+/* Every rule of the format the validator checks holds for the file. */
+static void check_valid(const char *path)
+{
+    vmp_reader *r = NULL;
+    vmp_validate_report rep;
+
+    memset(&rep, 0, sizeof rep);
+    if (vmp_reader_open_file(&r, path, NULL) == VMP_OK)
+        vmp_validate(&rep, r);
+    else
+        rep.status = VMP_ERR_IO;
+    if (rep.status != VMP_OK)
+        printf("  validate %s: %s %s %s\n", path, vmp_status_str(rep.status),
+               rep.rule ? rep.rule : "", rep.message);
+    CHECK(rep.status == VMP_OK);
+    CHECK(rep.complete);
+    vmp_reader_close(r);
+}
+
 static void check_readable(const profile *p, const char *path)
 {
     if (p->status != VMP_END)
@@ -467,6 +488,7 @@ static void check_readable(const profile *p, const char *path)
     CHECK(p->vm_name != NULL && strcmp(p->vm_name, "HotSpot") == 0);
     CHECK(p->n_samples > 0);
     CHECK_EQ_U64(p->end.samples, p->n_samples);
+    check_valid(path);
 }
 
 static void profile_path(char *buf, size_t size, const char *name)
