@@ -694,9 +694,8 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
     tls_frames = NULL;
     atomic_signal_fence(memory_order_seq_cst);
     write_thread_name(thread, jni, tid, 1);
-    /* Wait for a handler that may still use the buffers on this thread: none
-     * can, since handlers run on the thread they interrupt and this code is
-     * not a handler.  Free them. */
+    /* Only this thread's handler reads these buffers, and a handler that
+     * interrupts this thread from here on sees the TLS pointers cleared. */
     free(af);
     free(vf);
 }
