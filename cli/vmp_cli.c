@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void vmp_cli_getopt_begin(void)
@@ -111,6 +112,26 @@ int vmp_cli_output_close(vmp_cli_output *out, const char *cmd)
     if (failed)
         return vmp_cli_fail(cmd, "%s: write error: %s", out->name, strerror(err ? err : EIO));
     return VMP_EXIT_OK;
+}
+
+void vmp_cli_remove_partial(const char *path)
+{
+    struct stat st;
+    if (path && strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        remove(path);
+}
+
+void vmp_cli_output_abandon(vmp_cli_output *out, const char *path)
+{
+    if (!out->f)
+        return;
+    if (out->is_stdout) {
+        fflush(out->f);
+    } else {
+        fclose(out->f);
+        vmp_cli_remove_partial(path);
+    }
+    out->f = NULL;
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */

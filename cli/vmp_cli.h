@@ -100,6 +100,14 @@ int vmp_cli_output_open(vmp_cli_output *out, const char *cmd, const char *path);
  *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL after printing the error. */
 int vmp_cli_output_close(vmp_cli_output *out, const char *cmd);
 
+/** Give up an output after an error was already reported: close it without
+ *  another message and remove the partial file, but only when `path` names a
+ *  regular file (never a device such as /dev/full, a pipe or a socket). */
+void vmp_cli_output_abandon(vmp_cli_output *out, const char *path);
+
+/** Remove a partial output at `path` if it is a regular file. */
+void vmp_cli_remove_partial(const char *path);
+
 /* ---- Text and JSON formatting -------------------------------------------- */
 
 /** Write `len` bytes of `s` as a double-quoted string with C-like escapes:

@@ -164,7 +164,7 @@ int vmp_cmd_import(int argc, char **argv)
     if (st < 0) {
         vmp_cli_fail(cmd, "%s", err);
         if (!is_stdout)
-            remove(outpath);
+            vmp_cli_remove_partial(outpath);
         return VMP_EXIT_FAIL;
     }
     if (show_stats)

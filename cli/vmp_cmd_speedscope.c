@@ -103,9 +103,7 @@ int vmp_cmd_speedscope(int argc, char **argv)
             vmp_cli_fail(cmd, "%s: %s", out.name, err);
         else
             vmp_cli_fail(cmd, "%s", err);
-        vmp_cli_output_close(&out, cmd);
-        if (!out.is_stdout)
-            remove(outpath);
+        vmp_cli_output_abandon(&out, outpath);
         return VMP_EXIT_FAIL;
     }
     rc = vmp_cli_output_close(&out, cmd);
