@@ -33,9 +33,7 @@ typedef struct vmp_fnode {
     uint32_t depth; /* 0 for the root */
     uint8_t cat;    /* VMP_FCAT_* */
     uint8_t is_range;
-    uint64_t self[2];  /* weight of samples whose innermost frame this is */
-    uint64_t total[2]; /* inclusive weight (after finalize) */
-    uint64_t gc[2];    /* inclusive weight of samples in VM state "gc" (after finalize) */
+    uint64_t self[2]; /* weight of samples whose innermost frame this is */
 } vmp_fnode;
 
 /* An open-addressing map from 64-bit keys to 32-bit values. */
@@ -54,7 +52,10 @@ struct vmp_flame {
     uint64_t totals[2];
     vmp_fnode *nodes;
     size_t n_nodes, cap_nodes;
-    uint64_t *gc_self; /* [2 * node]: self weight in state "gc" */
+    uint64_t *gc_self; /* [2 * node + column]: self weight in state "gc" */
+    /* after vmp_flame__finalize(), [2 * node + column]: */
+    uint64_t *total;   /* inclusive weight */
+    uint64_t *gc;      /* inclusive weight of samples in VM state "gc" */
     vmp_fmap children; /* (parent << 32 | name) -> node */
     /* names */
     const char **names;

@@ -300,6 +300,8 @@ void vmp_flame_free(vmp_flame *f)
     }
     free(f->kids);
     free(f->kid_off);
+    free(f->total);
+    free(f->gc);
     free(f);
 }
 
@@ -390,6 +392,10 @@ typedef struct builder {
     unsigned int col;
     flabel *labels;
     size_t n_labels;
+    /* Where each resolved stack was placed: under memo_prefix[stack] - 1 at
+     * memo_node[stack]; other prefixes (another thread or state) in `memo`. */
+    uint32_t *memo_node, *memo_prefix;
+    size_t n_memo;
     vmp_fmap memo; /* (prefix node << 32 | stack) -> node */
     uint32_t *path;
     size_t cap_path;
@@ -480,6 +486,23 @@ static const flabel *frame_label(builder *b, uint32_t frame)
     return l;
 }
 
+static uint32_t memo_get(const builder *b, uint32_t prefix, uint32_t stack)
+{
+    if (stack < b->n_memo && b->memo_prefix[stack] == prefix + 1)
+        return b->memo_node[stack];
+    return fmap_get(&b->memo, (uint64_t)prefix << 32 | stack);
+}
+
+static int memo_put(builder *b, uint32_t prefix, uint32_t stack, uint32_t node)
+{
+    if (stack < b->n_memo && b->memo_prefix[stack] == 0) {
+        b->memo_prefix[stack] = prefix + 1;
+        b->memo_node[stack] = node;
+        return 0;
+    }
+    return fmap_put(&b->memo, (uint64_t)prefix << 32 | stack, node);
+}
+
 /* The node of resolved stack `stack` under node `prefix`.  Walks up to the
  * nearest stack node already placed under `prefix`, then places the rest. */
 static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
@@ -488,7 +511,7 @@ static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
     uint32_t node = prefix, s = stack;
     while (s) {
         const vmp_astack *st;
-        uint32_t hit = fmap_get(&b->memo, (uint64_t)prefix << 32 | s);
+        uint32_t hit = memo_get(b, prefix, s);
         if (hit != UINT32_MAX) {
             node = hit;
             break;
@@ -516,7 +539,7 @@ static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
         node = child(b->f, node, l->name - 1, l->cat, 0);
         if (node != UINT32_MAX && l->range)
             node = child(b->f, node, l->range - 1, l->cat, 1);
-        if (node == UINT32_MAX || fmap_put(&b->memo, (uint64_t)prefix << 32 | id, node))
+        if (node == UINT32_MAX || memo_put(b, prefix, id, node))
             return UINT32_MAX;
     }
     return node;
@@ -606,13 +629,18 @@ vmp_status vmp_flame_read(vmp_flame *f, vmp_reader *r, unsigned int column)
     b.col = column;
     b.n_labels = vmp_analysis_frame_count(a);
     b.labels = calloc(b.n_labels ? b.n_labels : 1, sizeof *b.labels);
-    if (!b.labels)
+    b.n_memo = vmp_analysis_stack_count(a);
+    b.memo_node = malloc((b.n_memo ? b.n_memo : 1) * sizeof *b.memo_node);
+    b.memo_prefix = calloc(b.n_memo ? b.n_memo : 1, sizeof *b.memo_prefix);
+    if (!b.labels || !b.memo_node || !b.memo_prefix)
         st2 = VMP_ERR_NOMEM;
     for (i = 0; i < t.cap && st2 == VMP_OK; i++) {
         if (t.e[i].kind != E_EMPTY)
             st2 = place_entry(&b, &t.e[i]);
     }
     free(b.labels);
+    free(b.memo_node);
+    free(b.memo_prefix);
     free(b.path);
     free(b.sb.p);
     fmap_free(&b.memo);
@@ -647,19 +675,24 @@ vmp_status vmp_flame__finalize(vmp_flame *f)
 
     if (f->finalized)
         return VMP_OK;
+    free(f->total);
+    free(f->gc);
+    f->total = malloc(2 * n * sizeof *f->total);
+    f->gc = malloc(2 * n * sizeof *f->gc);
+    if (!f->total || !f->gc)
+        return VMP_ERR_NOMEM;
     for (i = 0; i < n; i++) {
-        vmp_fnode *nd = &f->nodes[i];
-        nd->total[0] = nd->self[0];
-        nd->total[1] = nd->self[1];
-        nd->gc[0] = f->gc_self[2 * i];
-        nd->gc[1] = f->gc_self[2 * i + 1];
+        f->total[2 * i] = f->nodes[i].self[0];
+        f->total[2 * i + 1] = f->nodes[i].self[1];
+        f->gc[2 * i] = f->gc_self[2 * i];
+        f->gc[2 * i + 1] = f->gc_self[2 * i + 1];
     }
     for (i = n; i-- > 1;) {
-        vmp_fnode *nd = &f->nodes[i], *p = &f->nodes[nd->parent];
-        p->total[0] += nd->total[0];
-        p->total[1] += nd->total[1];
-        p->gc[0] += nd->gc[0];
-        p->gc[1] += nd->gc[1];
+        size_t p = f->nodes[i].parent;
+        f->total[2 * p] += f->total[2 * i];
+        f->total[2 * p + 1] += f->total[2 * i + 1];
+        f->gc[2 * p] += f->gc[2 * i];
+        f->gc[2 * p + 1] += f->gc[2 * i + 1];
     }
     off = calloc(n + 1, sizeof *off);
     kids = malloc((n ? n : 1) * sizeof *kids);

@@ -253,7 +253,7 @@ static void frame(svgctx *c,
     } else {
         const vmp_fnode *nd = &f->nodes[node];
         int cat = nd->cat;
-        if (cat == VMP_FCAT_C && nd->gc[c->col] * 2 > nd->total[c->col])
+        if (cat == VMP_FCAT_C && f->gc[2 * node + c->col] * 2 > f->total[2 * node + c->col])
             cat = VMP_FCAT_GC;
         category_rgb(fill, sizeof fill, cat, name_hash01(name));
     }
@@ -294,10 +294,10 @@ static void draw(svgctx *c, uint32_t node, uint64_t start)
     uint64_t x = start, narrow = 0, narrow_base = 0, merged = 0;
     uint32_t k;
 
-    frame(c, node, nd->depth, start, nd->total[c->col], nd->total[0], 0);
+    frame(c, node, nd->depth, start, f->total[2 * node + c->col], f->total[2 * node], 0);
     for (k = f->kid_off[node]; k < f->kid_off[node + 1]; k++) {
-        const vmp_fnode *kid = &f->nodes[f->kids[k]];
-        uint64_t w = kid->total[c->col];
+        uint32_t kid = f->kids[k];
+        uint64_t w = f->total[2 * kid + c->col];
         if (!w)
             continue;
         if ((double)w * c->scale >= c->min_width) {
@@ -305,7 +305,7 @@ static void draw(svgctx *c, uint32_t node, uint64_t start)
             x += w;
         } else {
             narrow += w;
-            narrow_base += kid->total[0];
+            narrow_base += f->total[2 * kid];
             merged++;
         }
     }
@@ -493,7 +493,7 @@ vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_opti
     if (c.width < 200)
         c.width = 200;
     c.min_width = opts->min_width > 0 ? opts->min_width : 0.1;
-    total = f->nodes[0].total[c.col];
+    total = f->total[c.col];
     c.scale = (c.width - 2 * PAD) / (double)(total ? total : 1);
     c.header = opts->subtitle ? 74 : 56;
     title = opts->title ? opts->title : opts->diff ? "Differential flame graph" : "Flame graph";

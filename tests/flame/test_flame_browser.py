@@ -134,5 +134,54 @@ if m:
     check(abs(float(m.group(1)) - 100.0 * hit / total) < 0.006, "matched share")
 check(dom.count('fill="rgb(230,0,230)"') > 0, "matches highlighted")
 
+# 3. Zoom and reset: a copy of the SVG with one more script that clicks the
+#    widest frame of depth 2, records what the page shows, clicks "Reset Zoom"
+#    and records again (scripts run in document order, after the SVG's own).
+probe = """<script type="text/ecmascript"><![CDATA[
+(function () {
+  var svg = document.documentElement, gs = svg.getElementsByTagName("g"), best = null, i;
+  function frames() {
+    var r = [];
+    for (var j = 0; j < gs.length; j++) if (gs[j].getAttribute("class") === "f") r.push(gs[j]);
+    return r;
+  }
+  var fs = frames();
+  for (i = 0; i < fs.length; i++)
+    if (fs[i].getAttribute("data-d") === "2" &&
+        (!best || +fs[i].getAttribute("data-n") > +best.getAttribute("data-n"))) best = fs[i];
+  var w0 = best.getElementsByTagName("rect")[0].getAttribute("width");
+  best.getElementsByTagName("rect")[0].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  var shown = [], w = best.getElementsByTagName("rect")[0].getAttribute("width");
+  for (i = 0; i < fs.length; i++) if (fs[i].style.display !== "none") shown.push(i);
+  var label = best.getElementsByTagName("text")[0].textContent;
+  document.getElementById("reset").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  var hidden = 0;
+  for (i = 0; i < fs.length; i++) if (fs[i].style.display === "none") hidden++;
+  svg.setAttribute("data-probe", [fs.indexOf(best), w0, w, shown.join(","), label,
+      best.getElementsByTagName("rect")[0].getAttribute("width"), hidden].join("|"));
+})();
+]]></script>
+</svg>
+"""
+text = open(svg, encoding="utf-8").read()
+probe_svg = os.path.abspath("probe.svg")
+open(probe_svg, "w", encoding="utf-8").write(text[:text.rindex("</svg>")] + probe)
+rc, dom = chromium("--dump-dom", "file://" + probe_svg)
+m = re.search(r'data-probe="([^"]*)"', dom)
+check(m is not None, "the zoom probe ran")
+if m:
+    idx, w0, w, shown, label, w_after, hidden = m.group(1).split("|")
+    geo = [(int(s), int(n), int(d)) for s, n, d in
+           re.findall(r'<g class="f" data-s="(\d+)" data-n="(\d+)" data-d="(\d+)"', text)]
+    zs, zn, zd = geo[int(idx)]
+    want = [i for i, (s, n, d) in enumerate(geo)
+            if (d < zd and s <= zs and s + n >= zs + zn) or
+            (d >= zd and s >= zs and s + n <= zs + zn and (d > zd or i == int(idx)))]
+    check(float(w) == 1180.0, "zoomed frame spans the width (%s)" % w)
+    check(shown == ",".join(map(str, want)), "zoom shows the frame, its ancestors and callees")
+    check(len(want) < len(geo), "zoom hides the rest")
+    check(len(label) > 3, "zoomed frame labelled (%r)" % label)
+    check(w_after == w0 and hidden == "0", "reset zoom restores the graph")
+
 print("browser: %d failures" % len(failures))
 sys.exit(1 if failures else 0)
