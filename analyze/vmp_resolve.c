@@ -719,8 +719,13 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
         a->stats.memory_bytes += words * 8 + c->n_inlines * sizeof(size_t);
     }
     idx = (uint32_t)a->n_codes;
-    if (vmp_hmap__put(&a->code_by_id, c->id, 0, idx + 1))
+    if (vmp_hmap__put(&a->code_by_id, c->id, 0, idx + 1)) {
+        /* not counted in n_codes: vmp_analysis_free() would not see them */
+        free(o->pc_map);
+        free(o->inl);
+        free(o->inl_at);
         return VMP_ERR_NOMEM;
+    }
     a->n_codes++;
     a->stats.code_objects++;
     a->stats.memory_bytes += sizeof *o + 24;
