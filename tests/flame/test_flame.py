@@ -151,6 +151,38 @@ for seed, samples, threads in ((11, 20000, 3), (12, 3000, 5)):
         else:
             check(ys[0] > max(others), "flame: root at the bottom")
 
+# Against the simulator's ground truth (the function at the pc and the callers
+# resolved at their return address - 1): the folded stacks are the truth's
+# stacks, except that each failed sample is "[failed: <reason>]" instead of
+# its executing frame alone (the truth does not mark failures).  With
+# --ranges, "name A->B" frames follow their function.
+subprocess.run([SIMVM, "--seed", "13", "--samples", "4000", "-o", "truth.vmp", "--truth",
+                "truth.tsv"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for ranges in (False, True):
+    want = {}
+    for line in open("truth.tsv", encoding="utf-8"):
+        thread, state, kind, func, rng, callers = line.rstrip("\n").split("\t")
+        frames = []
+        for c in reversed(callers.split(";") if callers else []):
+            m = re.fullmatch(r"(.*) (\d+->\d+)", c)
+            frames += ([m.group(1), c] if ranges else [m.group(1)]) if m else [c]
+        frames += [func, func + " " + rng] if ranges and rng else [func]
+        key = ";".join(frames)
+        want[key] = want.get(key, 0) + 1
+    rc, out, err = run("flame", *(["--ranges"] if ranges else []), "truth.vmp")
+    got, failed = {}, 0
+    for fr, c in folded(out):
+        if fr[0].startswith("[failed: "):
+            failed += c
+        else:
+            got[";".join(fr)] = c
+    extra = [k for k in got if got[k] > want.get(k, 0)]
+    check(not extra, "ranges=%s: stacks not in the truth: %r" % (ranges, extra[:3]))
+    missing = {k: want[k] - got.get(k, 0) for k in want if want[k] != got.get(k, 0)}
+    check(sum(missing.values()) == failed and failed > 0 and
+          all(k.count(";") <= (1 if ranges else 0) for k in missing),
+          "ranges=%s: only failed samples differ from the truth" % ranges)
+
 # Titles and names are escaped for XML.
 rc, out, err = run("flame", "--title", "a <b> & \"c\" 'd' \x01", "-o", "t.svg", "sim12.vmp")
 root = ET.parse("t.svg").getroot()
