@@ -199,7 +199,7 @@ int vmp_cmd_flame(int argc, char **argv)
     svg = format ? strcmp(format, "svg") == 0 : vmp_cli_ends_with_svg(outpath);
     so.width = (unsigned int)width;
     so.min_width = min_width;
-    so.subtitle = path;
+    so.subtitle = strcmp(path, "-") == 0 ? "standard input" : path;
 
     if (vmp_flame_create(&f, &fo) != VMP_OK)
         return vmp_cli_fail(cmd, "out of memory");
