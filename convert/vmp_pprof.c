@@ -167,12 +167,6 @@ typedef struct build {
     pb_profile prof;
     pb_value_type vt[3];
     pb_value_type *vt_ptr[2];
-    pb_sample *samples;
-    pb_sample **sample_ptr;
-    pb_label *labels;
-    pb_label **label_ptr;
-    uint64_t *loc_ids;
-    int64_t *values;
     pb_location *locs;
     pb_location **loc_ptr;
     pb_line *lines;
@@ -190,12 +184,6 @@ typedef struct build {
 
 static void build_free(build *b)
 {
-    free(b->samples);
-    free(b->sample_ptr);
-    free(b->labels);
-    free(b->label_ptr);
-    free(b->loc_ids);
-    free(b->values);
     free(b->locs);
     free(b->loc_ptr);
     free(b->lines);
@@ -326,13 +314,111 @@ static int add_label_str(pprof_conv *c, pb_label *l, int64_t key, const char *v)
     return 0;
 }
 
-static int build_profile(pprof_conv *c, build *b, unsigned flags)
+/* Write the varint `v` through the sink. */
+static void put_varint(gz_sink *g, uint64_t v)
+{
+    uint8_t buf[10];
+    size_t n = 0;
+    do {
+        buf[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            buf[n] |= 0x80;
+        n++;
+    } while (v);
+    deflate_some(g, buf, n, Z_NO_FLUSH);
+}
+
+/* Build and write every Sample, one at a time: a serialized Profile is a
+ * sequence of fields in any order and repeated fields concatenate, so each
+ * Sample is packed straight into the output as field 2 and nothing per
+ * sample is kept.  Locations and Functions are created on first use. */
+static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
 {
     const vmp_rec_header *h = vmp_analysis_header(c->a);
     uint64_t interval = h ? h->interval_ns : 0;
+    int64_t k_thread = ostr(c, "thread"), k_tid = ostr(c, "thread_id"), k_state = ostr(c, "state"),
+            k_kind = ostr(c, "code_kind"), k_failed = ostr(c, "failed");
+    uint64_t *loc_ids = NULL;
+    size_t cap_ids = 0, i;
+    int rc = -1;
+    if (k_thread < 0 || k_tid < 0 || k_state < 0 || k_kind < 0 || k_failed < 0)
+        return -1;
+    for (i = 0; i < c->n_aggs; i++) {
+        const agg *ag = &c->aggs[i];
+        pb_sample s;
+        pb_label lab[N_LABELS_MAX];
+        pb_label *labp[N_LABELS_MAX];
+        int64_t values[2];
+        uint32_t node = ag->stack, leaf = ag->leaf;
+        const vmp_aframe *lf;
+        const vmp_afunction *lfn;
+        size_t nlab = 0, k, n_ids = 0;
+        perftools__profiles__sample__init(&s);
+        if (ag->stack) {
+            const vmp_astack *st = vmp_analysis_stack(c->a, node);
+            leaf = st ? st->frame : 0;
+            while (node) {
+                st = vmp_analysis_stack(c->a, node);
+                if (!st)
+                    break;
+                if (!b->loc_out[st->frame] && add_location(c, b, st->frame, flags))
+                    goto cleanup;
+                if (vmp_grow__((void **)&loc_ids, &cap_ids, n_ids + 1, sizeof *loc_ids))
+                    goto cleanup;
+                loc_ids[n_ids++] = b->loc_out[st->frame];
+                node = st->parent;
+            }
+        } else if (leaf) {
+            if (!b->loc_out[leaf] && add_location(c, b, leaf, flags))
+                goto cleanup;
+            if (vmp_grow__((void **)&loc_ids, &cap_ids, 1, sizeof *loc_ids))
+                goto cleanup;
+            loc_ids[n_ids++] = b->loc_out[leaf];
+        }
+        s.location_id = loc_ids;
+        s.n_location_id = n_ids;
+        values[0] = (int64_t)ag->weight;
+        values[1] = (int64_t)(ag->weight * interval);
+        s.value = values;
+        s.n_value = 2;
+        if (add_label_str(c, &lab[nlab++], k_thread, vmp_analysis_thread_name(c->a, ag->thread)))
+            goto cleanup;
+        perftools__profiles__label__init(&lab[nlab]);
+        lab[nlab].key = k_tid;
+        lab[nlab++].num = (int64_t)ag->thread;
+        if (add_label_str(c, &lab[nlab++], k_state, vmp_analysis_state_name(c->a, ag->state)))
+            goto cleanup;
+        lf = leaf ? vmp_analysis_frame(c->a, leaf) : NULL;
+        lfn = lf ? vmp_analysis_function(c->a, lf->function) : NULL;
+        if (add_label_str(c, &lab[nlab++], k_kind, lfn ? lfn->kind : "unknown"))
+            goto cleanup;
+        if (ag->failed && add_label_str(c, &lab[nlab++], k_failed,
+                                        vmp_analysis_failure_reason_name(c->a, ag->reason)))
+            goto cleanup;
+        for (k = 0; k < nlab; k++)
+            labp[k] = &lab[k];
+        s.label = labp;
+        s.n_label = nlab;
+        put_varint(g, 2u << 3 | 2u); /* Profile.sample, length-delimited */
+        put_varint(g, perftools__profiles__sample__get_packed_size(&s));
+        perftools__profiles__sample__pack_to_buffer(&s, &g->base);
+        if (g->failed)
+            break;
+    }
+    rc = 0;
+cleanup:
+    free(loc_ids);
+    return rc;
+}
+
+/* Everything but the samples. */
+static int prepare_profile(pprof_conv *c, build *b)
+{
+    const vmp_rec_header *h = vmp_analysis_header(c->a);
     size_t nframes = vmp_analysis_frame_count(c->a), nfuncs = vmp_analysis_function_count(c->a);
-    size_t i, depth_total = 0, n_maps = c->m.n_modules + c->m.n_zones;
-    int64_t k_thread, k_tid, k_state, k_kind, k_failed, s_samples, s_count, s_cpu, s_ns;
+    size_t i, n_maps = c->m.n_modules + c->m.n_zones;
+    int64_t s_samples, s_count, s_cpu, s_ns;
     pb_profile *p = &b->prof;
 
     perftools__profiles__profile__init(p);
@@ -342,13 +428,7 @@ static int build_profile(pprof_conv *c, build *b, unsigned flags)
     s_count = ostr(c, "count");
     s_cpu = ostr(c, "cpu");
     s_ns = ostr(c, "nanoseconds");
-    k_thread = ostr(c, "thread");
-    k_tid = ostr(c, "thread_id");
-    k_state = ostr(c, "state");
-    k_kind = ostr(c, "code_kind");
-    k_failed = ostr(c, "failed");
-    if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || k_thread < 0 || k_tid < 0 ||
-        k_state < 0 || k_kind < 0 || k_failed < 0)
+    if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
         return -1;
     for (i = 0; i < 3; i++)
         perftools__profiles__value_type__init(&b->vt[i]);
@@ -363,20 +443,10 @@ static int build_profile(pprof_conv *c, build *b, unsigned flags)
     p->n_sample_type = 2;
     p->sample_type = b->vt_ptr;
     p->period_type = &b->vt[2];
-    p->period = (int64_t)interval;
+    p->period = h ? (int64_t)h->interval_ns : 0;
     p->time_nanos = h ? (int64_t)h->start_realtime_ns : 0;
     p->duration_nanos = (int64_t)c->m.last_time_ns;
 
-    for (i = 0; i < c->n_aggs; i++) {
-        const vmp_astack *st = vmp_analysis_stack(c->a, c->aggs[i].stack);
-        depth_total += c->aggs[i].stack ? (st ? st->depth : 0) : (c->aggs[i].leaf ? 1 : 0);
-    }
-    b->samples = calloc(c->n_aggs + 1, sizeof *b->samples);
-    b->sample_ptr = calloc(c->n_aggs + 1, sizeof *b->sample_ptr);
-    b->labels = calloc(c->n_aggs * N_LABELS_MAX + 1, sizeof *b->labels);
-    b->label_ptr = calloc(c->n_aggs * N_LABELS_MAX + 1, sizeof *b->label_ptr);
-    b->values = calloc(c->n_aggs * 2 + 1, sizeof *b->values);
-    b->loc_ids = calloc(depth_total + 1, sizeof *b->loc_ids);
     b->fn_out = calloc(nfuncs + 1, sizeof *b->fn_out);
     b->range_out = calloc(nframes + 1, sizeof *b->range_out);
     b->loc_out = calloc(nframes + 1, sizeof *b->loc_out);
@@ -388,71 +458,22 @@ static int build_profile(pprof_conv *c, build *b, unsigned flags)
     b->fn_ptr = calloc(nfuncs + nframes + 1, sizeof *b->fn_ptr);
     b->maps = calloc(n_maps + 1, sizeof *b->maps);
     b->map_ptr = calloc(n_maps + 1, sizeof *b->map_ptr);
-    if (!b->samples || !b->sample_ptr || !b->labels || !b->label_ptr || !b->values || !b->loc_ids ||
-        !b->fn_out || !b->range_out || !b->loc_out || !b->locs || !b->loc_ptr || !b->lines ||
+    if (!b->fn_out || !b->range_out || !b->loc_out || !b->locs || !b->loc_ptr || !b->lines ||
         !b->line_ptr || !b->fns || !b->fn_ptr || !b->maps || !b->map_ptr)
         return -1;
+    return 0;
+}
 
-    depth_total = 0;
-    for (i = 0; i < c->n_aggs; i++) {
-        const agg *g = &c->aggs[i];
-        pb_sample *s = &b->samples[i];
-        pb_label *lab = &b->labels[i * N_LABELS_MAX];
-        uint32_t node = g->stack, leaf = g->leaf;
-        const vmp_aframe *lf;
-        const vmp_afunction *lfn;
-        size_t nlab = 0, k;
-        perftools__profiles__sample__init(s);
-        s->location_id = &b->loc_ids[depth_total];
-        if (g->stack) {
-            const vmp_astack *st = vmp_analysis_stack(c->a, node);
-            leaf = st ? st->frame : 0;
-            while (node) {
-                st = vmp_analysis_stack(c->a, node);
-                if (!st)
-                    break;
-                if (!b->loc_out[st->frame] && add_location(c, b, st->frame, flags))
-                    return -1;
-                s->location_id[s->n_location_id++] = b->loc_out[st->frame];
-                node = st->parent;
-            }
-        } else if (leaf) {
-            if (!b->loc_out[leaf] && add_location(c, b, leaf, flags))
-                return -1;
-            s->location_id[s->n_location_id++] = b->loc_out[leaf];
-        }
-        depth_total += s->n_location_id;
-        s->value = &b->values[2 * i];
-        s->n_value = 2;
-        s->value[0] = (int64_t)g->weight;
-        s->value[1] = (int64_t)(g->weight * interval);
-        if (add_label_str(c, &lab[nlab++], k_thread, vmp_analysis_thread_name(c->a, g->thread)))
-            return -1;
-        perftools__profiles__label__init(&lab[nlab]);
-        lab[nlab].key = k_tid;
-        lab[nlab++].num = (int64_t)g->thread;
-        if (add_label_str(c, &lab[nlab++], k_state, vmp_analysis_state_name(c->a, g->state)))
-            return -1;
-        lf = leaf ? vmp_analysis_frame(c->a, leaf) : NULL;
-        lfn = lf ? vmp_analysis_function(c->a, lf->function) : NULL;
-        if (add_label_str(c, &lab[nlab++], k_kind, lfn ? lfn->kind : "unknown"))
-            return -1;
-        if (g->failed && add_label_str(c, &lab[nlab++], k_failed,
-                                       vmp_analysis_failure_reason_name(c->a, g->reason)))
-            return -1;
-        s->label = &b->label_ptr[i * N_LABELS_MAX];
-        for (k = 0; k < nlab; k++)
-            s->label[k] = &lab[k];
-        s->n_label = nlab;
-        b->sample_ptr[i] = s;
-    }
-    p->n_sample = c->n_aggs;
-    p->sample = b->sample_ptr;
+/* Locations, functions, mappings, comment and string table, after the samples. */
+static int finish_profile(pprof_conv *c, build *b)
+{
+    const vmp_rec_header *h = vmp_analysis_header(c->a);
+    size_t i, n_maps = c->m.n_modules + c->m.n_zones;
+    pb_profile *p = &b->prof;
     p->n_location = b->n_locs;
     p->location = b->loc_ptr;
     p->n_function = b->n_fns;
     p->function = b->fn_ptr;
-
     for (i = 0; i < n_maps; i++) {
         const vmp_cm_range *g =
             i < c->m.n_modules ? &c->m.modules[i] : &c->m.zones[i - c->m.n_modules];
@@ -504,7 +525,7 @@ static vmp_status write_profile(pprof_conv *c,
     vmp_status st = VMP_OK;
     memset(&b, 0, sizeof b);
     g = calloc(1, sizeof *g);
-    if (!g || build_profile(c, &b, o->flags)) {
+    if (!g || prepare_profile(c, &b)) {
         set_err(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
@@ -514,6 +535,13 @@ static vmp_status write_profile(pprof_conv *c,
     g->raw = o->gzip_level < 0;
     if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 6, Z_DEFLATED, 15 + 16, 8,
                                 Z_DEFAULT_STRATEGY) != Z_OK) {
+        set_err(err, err_size, "out of memory");
+        st = VMP_ERR_NOMEM;
+        goto cleanup;
+    }
+    if (stream_samples(c, &b, g, o->flags) || finish_profile(c, &b)) {
+        if (!g->raw)
+            deflateEnd(&g->z);
         set_err(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
