@@ -5,6 +5,7 @@
 #include "vmp_intern.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t mix(uint64_t h)
 {
@@ -27,6 +28,8 @@ int vmp_intern__init(vmp_intern *t)
     t->count = 0;
     t->next_id = 1;
     t->tab = calloc(t->cap, sizeof *t->tab);
+    t->cache = NULL;
+    t->cache_frames = NULL;
     return t->tab ? 0 : -1;
 }
 
@@ -34,6 +37,10 @@ void vmp_intern__free(vmp_intern *t)
 {
     free(t->tab);
     t->tab = NULL;
+    free(t->cache);
+    t->cache = NULL;
+    free(t->cache_frames);
+    t->cache_frames = NULL;
 }
 
 static vmp_intern_entry *find(vmp_intern_entry *tab,
@@ -92,4 +99,69 @@ int vmp_intern__get(vmp_intern *t, uint64_t parent, const vmp_frame *f, uint64_t
     t->count++;
     *id_out = e->id;
     return 1;
+}
+
+static uint64_t stack_hash(const vmp_frame *frames, uint32_t depth)
+{
+    uint64_t h = depth;
+    for (uint32_t i = 0; i < depth; i++) {
+        h = (h ^ frames[i].value) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ ((uint64_t)frames[i].bcpc << 32 | frames[i].kind)) * 0xff51afd7ed558ccdull;
+    }
+    return mix(h);
+}
+
+uint64_t vmp_intern__stack_find(vmp_intern *t,
+                                const vmp_frame *frames,
+                                uint32_t depth,
+                                uint64_t *hash_out)
+{
+    *hash_out = 0;
+    if (depth == 0 || depth > VMP_STACK_CACHE_DEPTH)
+        return 0;
+    uint64_t h = stack_hash(frames, depth);
+    *hash_out = h;
+    if (!t->cache)
+        return 0;
+    size_t set = (size_t)h & (VMP_STACK_CACHE_SLOTS / 2 - 1);
+    for (size_t way = 0; way < 2; way++) {
+        size_t slot = 2 * set + way;
+        const vmp_stack_cache_entry *c = &t->cache[slot];
+        /* vmp_frame has no padding: equal bytes are equal frames */
+        if (c->leaf && c->hash == h && c->depth == depth &&
+            memcmp(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames,
+                   depth * sizeof *frames) == 0) {
+            t->cache[2 * set].lru = (uint32_t)(1 - way);
+            return c->leaf;
+        }
+    }
+    return 0;
+}
+
+void vmp_intern__stack_put(
+    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf)
+{
+    if (depth == 0 || depth > VMP_STACK_CACHE_DEPTH || leaf == 0)
+        return;
+    if (!t->cache) {
+        t->cache = calloc(VMP_STACK_CACHE_SLOTS, sizeof *t->cache);
+        t->cache_frames =
+            malloc((size_t)VMP_STACK_CACHE_SLOTS * VMP_STACK_CACHE_DEPTH * sizeof *frames);
+        if (!t->cache || !t->cache_frames) {
+            free(t->cache);
+            free(t->cache_frames);
+            t->cache = NULL;
+            t->cache_frames = NULL;
+            return;
+        }
+    }
+    size_t set = (size_t)hash & (VMP_STACK_CACHE_SLOTS / 2 - 1);
+    size_t way = t->cache[2 * set].lru;
+    size_t slot = 2 * set + way;
+    vmp_stack_cache_entry *c = &t->cache[slot];
+    c->hash = hash;
+    c->leaf = leaf;
+    c->depth = depth;
+    t->cache[2 * set].lru = (uint32_t)(1 - way);
+    memcpy(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames, depth * sizeof *frames);
 }

@@ -20,11 +20,27 @@ typedef struct vmp_intern_entry {
     uint32_t kind;
 } vmp_intern_entry;
 
+/* The stack cache: whole stacks (frames compared exactly) -> leaf node id,
+ * two-way set-associative with LRU replacement, so that a stack seen before
+ * costs one hash and one compare instead of a table probe per frame.
+ * Entries are never stale: node ids are never reassigned. */
+#define VMP_STACK_CACHE_SLOTS 4096u /* power of 2: SLOTS / 2 sets of 2 ways */
+#define VMP_STACK_CACHE_DEPTH 64u   /* deeper stacks bypass the cache */
+
+typedef struct vmp_stack_cache_entry {
+    uint64_t hash;
+    uint64_t leaf; /* 0 == empty */
+    uint32_t depth;
+    uint32_t lru; /* way 0 of a set: the way to replace next (0 or 1) */
+} vmp_stack_cache_entry;
+
 typedef struct vmp_intern {
     vmp_intern_entry *tab;
     size_t cap; /* power of 2 */
     size_t count;
     uint64_t next_id;
+    vmp_stack_cache_entry *cache;  /* VMP_STACK_CACHE_SLOTS, allocated on first use */
+    vmp_frame *cache_frames;       /* VMP_STACK_CACHE_DEPTH frames per slot */
 } vmp_intern;
 
 int vmp_intern__init(vmp_intern *t);
@@ -34,5 +50,19 @@ void vmp_intern__free(vmp_intern *t);
  * *id_out and returns 1 when the node is new, 0 when it existed, -1 when the
  * table could not grow. */
 int vmp_intern__get(vmp_intern *t, uint64_t parent, const vmp_frame *f, uint64_t *id_out);
+
+/* The leaf node id of the stack frames[0..depth) (innermost first) if the
+ * stack cache holds it, else 0.  Stores the stack's hash in *hash_out for
+ * vmp_intern__stack_put(). */
+uint64_t vmp_intern__stack_find(vmp_intern *t,
+                                const vmp_frame *frames,
+                                uint32_t depth,
+                                uint64_t *hash_out);
+
+/* Remember that the stack frames[0..depth) interned to node `leaf` (every
+ * node of it exists).  Does nothing when the stack is too deep for the cache
+ * or the cache cannot be allocated. */
+void vmp_intern__stack_put(
+    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf);
 
 #endif

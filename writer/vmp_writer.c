@@ -164,17 +164,22 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
     /* spec R-ID-1: nodes from the outermost frame in, each before its child
      * and before the sample that names it */
     const vmp_frame *frames = vmp_ring__frames(slot);
-    uint64_t parent = 0;
-    for (uint32_t i = e->depth; i-- > 0;) {
-        uint64_t id;
-        int fresh = vmp_intern__get(&w->intern, parent, &frames[i], &id);
-        if (fresh < 0) {
-            atomic_fetch_add(&w->dropped_write, 1);
-            return;
+    uint64_t hash;
+    /* a stack seen before: every node exists, nothing to emit */
+    uint64_t parent = vmp_intern__stack_find(&w->intern, frames, e->depth, &hash);
+    if (parent == 0) {
+        for (uint32_t i = e->depth; i-- > 0;) {
+            uint64_t id;
+            int fresh = vmp_intern__get(&w->intern, parent, &frames[i], &id);
+            if (fresh < 0) {
+                atomic_fetch_add(&w->dropped_write, 1);
+                return;
+            }
+            if (fresh)
+                emit_stack_node(w, id, parent, &frames[i]);
+            parent = id;
         }
-        if (fresh)
-            emit_stack_node(w, id, parent, &frames[i]);
-        parent = id;
+        vmp_intern__stack_put(&w->intern, hash, frames, e->depth, parent);
     }
     encode_sample(w, e, parent);
     if (vmp_chunk__needs_new(w, w->scratch.len)) {
