@@ -75,6 +75,7 @@ int vmp_cmd_validate(int argc, char **argv)
         const char *rule = st == VMP_ERR_NOT_VMP     ? " [R-HDR-1]"
                            : st == VMP_ERR_VERSION   ? " [R-HDR-3]"
                            : st == VMP_ERR_TRUNCATED ? " [R-CHK-3]"
+                           : st == VMP_ERR_CORRUPT   ? " [R-HDR-2]" /* frame size < 16 */
                                                      : "";
         if (msg[0])
             fprintf(stderr, "%s%s\n", msg, rule);

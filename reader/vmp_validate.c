@@ -552,6 +552,15 @@ static const char *reader_rule(const char *msg)
     } rules[] = {
         {"of pc and function", "R-STK-1"},
         {"sample time is negative", "R-SMP-1"},
+        {"zstd frame without a content", "R-CHK-1"}, /* size or checksum */
+        {"zstd checksum mismatch", "R-CHK-1"},
+        {"runs past the end of the chunk", "R-CHK-2"},
+        {"not a zstd frame", "R-CHK-4"},
+        {"file header frame size", "R-HDR-2"},
+        {"first key of the record is not 0", "R-REC-1"},
+        {"indefinite-length item", "R-REC-3"},
+        {": missing required key", "R-REC-4"},
+        {", found ", "R-REC-4"}, /* "type T, key K: expected uint, found tstr" */
     };
 
     size_t i;
