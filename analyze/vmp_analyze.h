@@ -30,8 +30,39 @@
  *   - a code object without a function: its own name ("code#ID" if empty);
  *   - a module symbol: its demangled name (vmp_demangle()), kind "C";
  *   - a symbolic stack frame (function id + bcpc): the function's name as
- *     above, kind "function";
+ *     above, kind "function", code class VMP_CLASS_SYMBOLIC, range "b->b"
+ *     when its bcpc b is known (outer frames always; the innermost frame
+ *     unless the rules below give it another kind);
  *   - anything else: "[unknown]", kind "unknown".
+ * A sample's pc and its symbolic innermost frame (function F, bcpc b): when
+ * a sample has both, they describe one activation (spec §5.11 "Frame
+ * order"), and the innermost frame combines them.  The pc resolves at the
+ * sample's generation (as any innermost frame, at its own address); then,
+ * first rule that applies:
+ *   1. the pc lies in a code object whose inlining record (§5.7) at that
+ *      pc has an inline chain of depth >= 2 whose innermost function is F:
+ *      F, kind "inlined", code class VMP_CLASS_GENERATED, range "c->c" with
+ *      c the record's bcpc for F (no range when that is unknown);
+ *   2. the pc lies in a code object whose function is F: that code object's
+ *      frame, i.e. F with the code object's kind ("nmethod", "method") and
+ *      the pc map's range, exactly as the pc alone resolves;
+ *   3. the pc lies in a code object whose kind name is "interpreter" (the
+ *      conventional name, spec §5.1): F, kind "interpreted", code class
+ *      VMP_CLASS_GENERATED, range: the run of F's line table (§5.5) that
+ *      holds b, from its first bcpc to the bcpc before the next line starts
+ *      (the function's bytecode_size - 1 after the last line), so that
+ *      samples of one source line add up; "b->b" when F has no line table
+ *      or b precedes it; no range when b is unknown;
+ *   4. otherwise (the pc in C code, a stub, another function's code, or
+ *      unknown): the symbolic frame, kind "function".
+ *   "Same function" means equal function ids or two FUNCTION records with
+ *   the same full name.  The code kinds "inlined" and "interpreted" take
+ *   the header's code-kind index of that name as their code_kind when the
+ *   vocabulary has one, else VMP_CODE_KIND_NONE.  A sample whose innermost
+ *   frame is symbolic and that has no pc keeps the symbolic frame.
+ * Thread names: the first non-empty name a THREAD record gave the thread;
+ * when a later record renamed it, "first (latest)": HotSpot renames its
+ * main thread at exit, so it reads "main (DestroyJavaVM)".
  * Bytecode ranges "A->B" (inside a code object with a pc map): A is the bcpc of
  * the pc-map entry with the greatest mcpc offset <= pc - start (the last such
  * entry when several share the offset); B is the next entry's bcpc - 1 when
@@ -93,7 +124,8 @@ enum vmp_code_class {
  *  analysis and valid until vmp_analysis_free(). */
 typedef struct vmp_afunction {
     const char *name;       /* see "Naming rules" above */
-    const char *kind;       /* code kind name, "C", "function" or "unknown" */
+    const char *kind;       /* code kind name, "inlined", "interpreted", "C",
+                               "function" or "unknown" */
     int code_class;         /* enum vmp_code_class */
     uint32_t code_kind;     /* header code-kind index, VMP_CODE_KIND_NONE if not generated */
     uint64_t function_id;   /* FUNCTION id, 0 == none */
@@ -151,7 +183,9 @@ typedef struct vmp_analysis_options {
  * a pc inside inlined code gets, above its code object's frame, one frame per
  * inlined function (outer to inner), of kind "inlined" and code class
  * VMP_CLASS_GENERATED, with the range "bcpc->bcpc".  The innermost inlined
- * function then is the sample's leaf. */
+ * function then is the sample's leaf.  (Symbolic stacks need no expansion:
+ * their writer lists inlined functions as frames; the innermost one is
+ * matched against the records whatever the flags, see the naming rules.) */
 #define VMP_ANALYSIS_INLINES 2u
 
 /** Create an empty analysis.
@@ -215,13 +249,32 @@ VMP_API const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a);
 /** Name of VM state `state` from the header; "state#N" past the vocabulary.
  *  Borrowed; valid until vmp_analysis_free(). */
 VMP_API const char *vmp_analysis_state_name(vmp_analysis *a, uint32_t state);
-/** Name of thread `id` from its latest THREAD record, or "thread#ID". */
+/** Name of thread `id`: the first non-empty name of its THREAD records, as
+ *  "first (latest)" when a later record renamed it (see "Thread names"
+ *  above), or "thread#ID" when it has none.  Borrowed; valid until
+ *  vmp_analysis_free().  Changed in 0.1: was the latest name. */
 VMP_API const char *vmp_analysis_thread_name(vmp_analysis *a, uint64_t id);
 /** Name of event kind, counter kind or failure reason, "event#N" etc. past
  *  the vocabulary. */
 VMP_API const char *vmp_analysis_event_kind_name(vmp_analysis *a, uint32_t kind);
 VMP_API const char *vmp_analysis_counter_kind_name(vmp_analysis *a, uint32_t kind);
 VMP_API const char *vmp_analysis_failure_reason_name(vmp_analysis *a, uint32_t reason);
+
+/** Source lines of the bytecode range [first, last] of function
+ *  `function_id` (a FUNCTION id, as vmp_afunction.function_id), from its
+ *  line table (spec §5.5: the line of bcpc b is that of the pair with the
+ *  greatest bcpc <= b).
+ * @param[out] lo_out  receives the smallest line of a bcpc in the range; may be NULL.
+ * @param[out] hi_out  receives the greatest; may be NULL.
+ * @return 1 when known; 0 (outputs untouched) when the function is unknown,
+ *         has no line table, `first` precedes its first entry or last < first.
+ * Added in 0.1. */
+VMP_API int vmp_analysis_lines(const vmp_analysis *a,
+                               uint64_t function_id,
+                               uint32_t first,
+                               uint32_t last,
+                               uint64_t *lo_out,
+                               uint64_t *hi_out);
 
 /** Format a frame as "name" or "name A->B" into `out` (cut to fit, NUL
  *  terminated).  @return the full length. */

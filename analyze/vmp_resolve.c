@@ -39,8 +39,10 @@ typedef struct code_obj {
     uint32_t afunc; /* 0 until resolved once with its function known */
     uint32_t place; /* current placement (valid while alive) */
     int alive;
-    /* With VMP_ANALYSIS_INLINES: the inlining records, each at inl[inl_at[i]]
-     * as offset, depth, then depth (function, bcpc) pairs innermost first. */
+    /* The inlining records, each at inl[inl_at[i]] as offset, depth, then
+     * depth (function, bcpc) pairs innermost first.  Kept always: a symbolic
+     * innermost frame is matched against them; machine frames are expanded
+     * through them only with VMP_ANALYSIS_INLINES. */
     uint64_t *inl;
     size_t *inl_at;
     size_t n_inl;
@@ -66,8 +68,14 @@ typedef struct gen_index {
 typedef struct fdef {
     uint32_t name_sid; /* full name */
     uint64_t bytecode_size;
-    uint32_t afunc_sym; /* symbolic-frame afunction, 0 until used */
-    uint32_t afunc_inl; /* inlined-frame afunction, 0 until used */
+    uint32_t afunc_sym;    /* symbolic-frame afunction, 0 until used */
+    uint32_t afunc_inl;    /* inlined-frame afunction, 0 until used */
+    uint32_t afunc_interp; /* interpreted-frame afunction, 0 until used */
+    /* Line runs of the line table (§5.5): (bcpc, line) at runs[2i],
+     * runs[2i + 1], bcpcs strictly ascending, consecutive lines differing;
+     * run i covers bcpcs [runs[2i], runs[2i + 2]). */
+    uint32_t *runs;
+    size_t n_runs;
 } fdef;
 
 typedef struct sym {
@@ -273,6 +281,8 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->live);
     for (i = 0; i < N_OLD_CACHES; i++)
         free(a->old[i].s);
+    for (i = 0; i < a->n_fns; i++)
+        free(a->fns[i].runs);
     free(a->fns);
     vmp_hmap__free(&a->fn_by_id);
     free(a->syms);
@@ -398,7 +408,24 @@ static const char *code_kind_name(vmp_analysis *a, uint32_t kind)
 const char *vmp_analysis_thread_name(vmp_analysis *a, uint64_t id)
 {
     uint32_t sid = vmp_hmap__get(&a->thread_names, id, 0);
+    uint32_t last = vmp_hmap__get(&a->thread_names, id, 1);
     char buf[64];
+    if (sid && last && last != sid) {
+        /* renamed: "first (latest)", e.g. HotSpot's "main (DestroyJavaVM)" */
+        const char *f = a->strs[sid], *l = a->strs[last];
+        size_t nf = strlen(f), nl = strlen(l);
+        char *both = malloc(nf + nl + 4);
+        uint32_t bs;
+        if (!both)
+            return f;
+        memcpy(both, f, nf);
+        memcpy(both + nf, " (", 2);
+        memcpy(both + nf + 2, l, nl);
+        memcpy(both + nf + 2 + nl, ")", 2);
+        bs = intern_n(a, both, nf + nl + 3);
+        free(both);
+        return bs ? a->strs[bs] : f;
+    }
     if (sid)
         return a->strs[sid];
     snprintf(buf, sizeof buf, "thread#%" PRIu64, id);
@@ -528,6 +555,40 @@ static uint32_t full_name_sid(vmp_analysis *a, const vmp_str *scope, const vmp_s
     return sid;
 }
 
+/* Keep the line runs of a line table: (bcpc, line) where a new line starts
+ * (the line of bcpc b is that of the pair with the greatest bcpc <= b,
+ * §5.5).  Pairs out of order (hostile input) are skipped.  Returns 0 or -1
+ * (no memory). */
+static int take_lines(vmp_analysis *a, fdef *d, const uint64_t *lines, size_t n)
+{
+    size_t i, k = 0, cap = 0;
+    if (n == 0)
+        return 0;
+    if (vmp_grow__((void **)&d->runs, &cap, 2 * n, sizeof *d->runs))
+        return -1;
+    for (i = 0; i < n; i++) {
+        uint64_t bc = lines[2 * i], line = lines[2 * i + 1];
+        uint32_t b = bc > UINT32_MAX ? UINT32_MAX : (uint32_t)bc;
+        uint32_t l = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+        if (k > 0 && b < d->runs[2 * k - 2])
+            continue;
+        if (k > 0 && b == d->runs[2 * k - 2]) {
+            d->runs[2 * k - 1] = l; /* the later pair of one bcpc wins */
+            if (k > 1 && d->runs[2 * k - 3] == l)
+                k--; /* now continues the run before it */
+            continue;
+        }
+        if (k > 0 && l == d->runs[2 * k - 1])
+            continue;
+        d->runs[2 * k] = b;
+        d->runs[2 * k + 1] = l;
+        k++;
+    }
+    d->n_runs = k;
+    a->stats.memory_bytes += 2 * k * sizeof *d->runs;
+    return 0;
+}
+
 static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
 {
     uint32_t idx = vmp_hmap__get(&a->fn_by_id, f->id, 0);
@@ -538,17 +599,18 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
     if (!idx) {
         if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
             return VMP_ERR_NOMEM;
+        memset(&a->fns[a->n_fns], 0, sizeof a->fns[0]);
         idx = (uint32_t)++a->n_fns;
         if (vmp_hmap__put(&a->fn_by_id, f->id, 0, idx))
             return VMP_ERR_NOMEM;
         a->stats.memory_bytes += sizeof *d + 24;
     }
     d = &a->fns[idx - 1];
+    free(d->runs);
+    memset(d, 0, sizeof *d);
     d->name_sid = sid;
     d->bytecode_size = f->bytecode_size;
-    d->afunc_sym = 0;
-    d->afunc_inl = 0;
-    return VMP_OK;
+    return take_lines(a, d, f->lines, f->n_lines) ? VMP_ERR_NOMEM : VMP_OK;
 }
 
 static const fdef *find_fn(const vmp_analysis *a, uint64_t id)
@@ -691,7 +753,7 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
                 o->pc_map[2 * i] = o->pc_map[2 * i - 2];
         a->stats.memory_bytes += c->pc_map_len * 16;
     }
-    if ((a->opts.flags & VMP_ANALYSIS_INLINES) && c->n_inlines) {
+    if (c->n_inlines) {
         size_t words = 0, at = 0;
         for (i = 0; i < c->n_inlines; i++)
             words += 2 + 2 * c->inlines[i].depth;
@@ -1114,51 +1176,146 @@ vmp_status vmp_analysis_resolve_pc(
     return VMP_OK;
 }
 
-static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
+/* Index of "name" in the header's code kinds, VMP_CODE_KIND_NONE if absent. */
+static uint32_t vocab_kind(const vmp_analysis *a, const char *name)
 {
-    uint32_t idx = n->value ? vmp_hmap__get(&a->fn_by_id, n->value, 0) : 0;
-    uint32_t fn;
-    uint32_t bc = n->bcpc > UINT32_MAX ? UINT32_MAX : (uint32_t)n->bcpc;
-    int has = n->has_bcpc && n->bcpc != UINT32_MAX;
-    if (idx) {
-        fdef *d = &a->fns[idx - 1];
-        if (!d->afunc_sym)
-            d->afunc_sym = intern_func(a, d->name_sid, "function", VMP_CLASS_SYMBOLIC,
-                                       VMP_CODE_KIND_NONE, n->value, 0, d->bytecode_size);
-        fn = d->afunc_sym;
-    } else {
-        char buf[64];
-        uint32_t sid;
-        snprintf(buf, sizeof buf, "function#%" PRIu64, n->value);
-        sid = intern(a, buf);
-        fn = sid ? intern_func(a, sid, "function", VMP_CLASS_SYMBOLIC, VMP_CODE_KIND_NONE, n->value,
-                               0, 0)
-                 : 0;
-    }
-    return intern_frame(a, fn, has, bc, bc);
+    size_t i, n = strlen(name);
+    for (i = 0; i < a->hdr.n_code_kinds && i < UINT32_MAX; i++)
+        if (a->hdr.code_kinds[i].len == n && memcmp(a->hdr.code_kinds[i].s, name, n) == 0)
+            return (uint32_t)i;
+    return VMP_CODE_KIND_NONE;
 }
 
-static uint32_t inlined_frame(vmp_analysis *a, uint64_t function, uint64_t bcpc)
+enum {
+    SLOT_SYMBOLIC,
+    SLOT_INLINED,
+    SLOT_INTERPRETED
+};
+
+/* The afunction of bytecode function `function` seen as a symbolic,
+ * inlined or interpreted frame: its full name, or "function#ID" when no
+ * FUNCTION record defines it.  0 on no memory. */
+static uint32_t function_afunc(vmp_analysis *a, uint64_t function, int slot)
 {
+    static const char *const kinds[] = {"function", "inlined", "interpreted"};
     uint32_t idx = function ? vmp_hmap__get(&a->fn_by_id, function, 0) : 0;
-    uint32_t fn;
-    int has = bcpc < UINT32_MAX;
+    int cls = slot == SLOT_SYMBOLIC ? VMP_CLASS_SYMBOLIC : VMP_CLASS_GENERATED;
+    uint32_t code_kind = slot == SLOT_SYMBOLIC ? VMP_CODE_KIND_NONE : vocab_kind(a, kinds[slot]);
     if (idx) {
         fdef *d = &a->fns[idx - 1];
-        if (!d->afunc_inl)
-            d->afunc_inl = intern_func(a, d->name_sid, "inlined", VMP_CLASS_GENERATED,
-                                       VMP_CODE_KIND_NONE, function, 0, d->bytecode_size);
-        fn = d->afunc_inl;
+        uint32_t *memo = slot == SLOT_SYMBOLIC  ? &d->afunc_sym
+                         : slot == SLOT_INLINED ? &d->afunc_inl
+                                                : &d->afunc_interp;
+        if (!*memo)
+            *memo = intern_func(a, d->name_sid, kinds[slot], cls, code_kind, function, 0,
+                                d->bytecode_size);
+        return *memo;
     } else {
         char buf[64];
         uint32_t sid;
         snprintf(buf, sizeof buf, "function#%" PRIu64, function);
         sid = intern(a, buf);
-        fn = sid ? intern_func(a, sid, "inlined", VMP_CLASS_GENERATED, VMP_CODE_KIND_NONE, function,
-                               0, 0)
-                 : 0;
+        return sid ? intern_func(a, sid, kinds[slot], cls, code_kind, function, 0, 0) : 0;
     }
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static uint32_t symbolic_frame(vmp_analysis *a, const snode *n)
+{
+    uint32_t fn = function_afunc(a, n->value, SLOT_SYMBOLIC);
+    uint32_t bc = clamp32(n->bcpc);
+    int has = n->has_bcpc && n->bcpc < UINT32_MAX;
+    return intern_frame(a, fn, has, bc, bc);
+}
+
+static uint32_t inlined_frame(vmp_analysis *a, uint64_t function, uint64_t bcpc)
+{
+    uint32_t fn = function_afunc(a, function, SLOT_INLINED);
+    int has = bcpc < UINT32_MAX;
     return intern_frame(a, fn, has, has ? (uint32_t)bcpc : 0, has ? (uint32_t)bcpc : 0);
+}
+
+/* 1 + the index of the line run holding bcpc b, 0 when b precedes them. */
+static size_t run_of(const fdef *d, uint32_t b)
+{
+    size_t lo = 0, hi = d->n_runs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->runs[2 * mid] <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int vmp_analysis_lines(const vmp_analysis *a,
+                       uint64_t function_id,
+                       uint32_t first,
+                       uint32_t last,
+                       uint64_t *lo_out,
+                       uint64_t *hi_out)
+{
+    const fdef *d = a ? find_fn(a, function_id) : NULL;
+    size_t i;
+    uint64_t lo, hi;
+    if (!d || !d->n_runs || last < first || (i = run_of(d, first)) == 0)
+        return 0;
+    lo = hi = d->runs[2 * (i - 1) + 1];
+    for (; i < d->n_runs && d->runs[2 * i] <= last; i++) {
+        uint64_t l = d->runs[2 * i + 1];
+        if (l < lo)
+            lo = l;
+        if (l > hi)
+            hi = l;
+    }
+    if (lo_out)
+        *lo_out = lo;
+    if (hi_out)
+        *hi_out = hi;
+    return 1;
+}
+
+/* An interpreted frame of `function` at bytecode pc `bcpc` (known when
+ * `has`): the range is the line-table run holding bcpc (from the first bcpc
+ * of that line to the bcpc before the next line, or bytecode_size - 1 after
+ * the last line); "b->b" without a line table or before its first entry. */
+static uint32_t interpreted_frame(vmp_analysis *a, uint64_t function, int has, uint64_t bcpc)
+{
+    uint32_t fn = function_afunc(a, function, SLOT_INTERPRETED);
+    const fdef *d = find_fn(a, function);
+    uint32_t b = clamp32(bcpc), first = b, last = b;
+    if (!has || bcpc >= UINT32_MAX)
+        return intern_frame(a, fn, 0, 0, 0);
+    if (d && d->n_runs) {
+        size_t lo = run_of(d, b);
+        if (lo > 0) {
+            first = d->runs[2 * (lo - 1)];
+            if (lo < d->n_runs)
+                last = d->runs[2 * lo] - 1; /* runs ascend strictly: >= b */
+            else if (d->bytecode_size && d->bytecode_size - 1 >= b)
+                last = clamp32(d->bytecode_size - 1);
+        }
+    }
+    return intern_frame(a, fn, 1, first, last);
+}
+
+/* The inlining record of code object `o` covering offset `off`, or NULL. */
+static const uint64_t *inline_at(const code_obj *o, uint64_t off)
+{
+    size_t lo = 0, hi = o->n_inl;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->inl[o->inl_at[mid]] <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? o->inl + o->inl_at[lo - 1] : NULL;
 }
 
 /* Push the frames of machine address `addr` (already adjusted for return
@@ -1168,8 +1325,6 @@ static uint32_t inlined_frame(vmp_analysis *a, uint64_t function, uint64_t bcpc)
 static uint32_t push_addr(vmp_analysis *a, uint32_t base, uint64_t addr, uint64_t gen)
 {
     uint32_t fr = resolve_addr(a, addr, gen);
-    const code_obj *o;
-    size_t lo, hi;
     const uint64_t *rec;
     uint64_t depth, k;
     if (!fr)
@@ -1177,19 +1332,9 @@ static uint32_t push_addr(vmp_analysis *a, uint32_t base, uint64_t addr, uint64_
     base = intern_stack(a, base, fr);
     if (!base || !a->hit_obj || !(a->opts.flags & VMP_ANALYSIS_INLINES))
         return base;
-    o = &a->codes[a->hit_obj - 1];
-    lo = 0;
-    hi = o->n_inl;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->inl[o->inl_at[mid]] <= a->hit_off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
+    rec = inline_at(&a->codes[a->hit_obj - 1], a->hit_off);
+    if (!rec)
         return base;
-    rec = o->inl + o->inl_at[lo - 1];
     depth = rec[1];
     /* the outermost pair is the compiled function itself: already pushed */
     for (k = depth > 1 ? depth - 1 : 0; k > 0 && base; k--) {
@@ -1197,6 +1342,41 @@ static uint32_t push_addr(vmp_analysis *a, uint32_t base, uint64_t addr, uint64_
         base = fr ? intern_stack(a, base, fr) : 0;
     }
     return base;
+}
+
+/* Whether function ids x and y name the same function: equal ids, or two
+ * definitions with the same full name (one afunction, see vmp_analyze.h). */
+static int same_function(const vmp_analysis *a, uint64_t x, uint64_t y)
+{
+    const fdef *dx, *dy;
+    if (x == y)
+        return 1;
+    dx = find_fn(a, x);
+    dy = find_fn(a, y);
+    return dx && dy && dx->name_sid == dy->name_sid;
+}
+
+/* The innermost frame of a sample that has both a machine pc and a symbolic
+ * innermost node `n` (rules in vmp_analyze.h, "A sample's pc and its
+ * symbolic innermost frame").  0 on no memory. */
+static uint32_t combined_leaf(vmp_analysis *a, const snode *n, uint64_t pc, uint64_t gen)
+{
+    uint32_t fr = resolve_addr(a, pc, gen);
+    const code_obj *o;
+    const uint64_t *rec;
+    if (!fr)
+        return 0;
+    if (!a->hit_obj)
+        return symbolic_frame(a, n);
+    o = &a->codes[a->hit_obj - 1];
+    rec = inline_at(o, a->hit_off);
+    if (rec && rec[1] >= 2 && same_function(a, rec[2], n->value))
+        return inlined_frame(a, n->value, rec[3]);
+    if (o->function && same_function(a, o->function, n->value))
+        return fr; /* the code object's kind, the pc map's range */
+    if (strcmp(code_kind_name(a, o->kind), "interpreter") == 0)
+        return interpreted_frame(a, n->value, n->has_bcpc, n->bcpc);
+    return symbolic_frame(a, n);
 }
 
 /* Index + 1 of node `id`, 0 when undefined. */
@@ -1267,17 +1447,18 @@ static int cache_put(
     return 0;
 }
 
-/* Resolve the stack whose innermost node is `node` at `gen`; 0 on no memory
- * or an undefined node. */
-static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
+/* Resolve the stack whose innermost node is `node` at `gen`, that node as
+ * the sample's innermost frame (`as_leaf`) or as a caller (a machine frame
+ * then is a return address); 0 on no memory or an undefined node. */
+static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int as_leaf)
 {
     uint32_t base = 0, ni = node_index(a, node);
     size_t depth = 0, guard = 0;
     uint64_t cur = node;
-    int leaf = 1;
+    int leaf = as_leaf ? 1 : 0;
     if (!ni)
         return 0;
-    base = cache_get(a, ni - 1, node, 1, gen);
+    base = cache_get(a, ni - 1, node, leaf, gen);
     if (base) {
         a->stats.cache_hits++;
         return base;
@@ -1306,13 +1487,14 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen)
             uint32_t fr = symbolic_frame(a, n);
             base = fr ? intern_stack(a, base, fr) : 0;
         } else {
-            base = push_addr(a, base, depth > 0 && n->value ? n->value - 1 : n->value, gen);
+            int ret = depth > 0 || !as_leaf;
+            base = push_addr(a, base, ret && n->value ? n->value - 1 : n->value, gen);
         }
         if (!base)
             return 0;
         /* the node's id: found again through the chain's parent links */
         id_key = depth == 0 ? node : a->nodes[a->chain[depth - 1]].parent;
-        if (cache_put(a, a->chain[depth], id_key, depth == 0, gen, base))
+        if (cache_put(a, a->chain[depth], id_key, depth == 0 && as_leaf, gen, base))
             return 0;
     }
     return base;
@@ -1324,6 +1506,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
                                        vmp_asample *out)
 {
     uint64_t gen;
+    uint32_t ni;
     if (!a || !s || !out)
         return VMP_ERR_INVALID_ARG;
     gen =
@@ -1342,8 +1525,24 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     if (!a->any_sample || gen > a->max_sample_gen)
         a->max_sample_gen = gen;
     a->any_sample = 1;
-    if (!failed && s->stack && node_index(a, s->stack)) {
-        out->stack = resolve_stack(a, s->stack, gen);
+    if (!failed && s->stack && (ni = node_index(a, s->stack)) != 0) {
+        const snode *n = &a->nodes[ni - 1];
+        if (s->has_pc && n->is_function) {
+            /* the pc and the symbolic innermost frame describe one
+             * activation: combine them (rules in vmp_analyze.h) */
+            uint64_t parent = n->parent;
+            uint32_t base = 0, fr;
+            if (parent && parent != s->stack && node_index(a, parent)) {
+                base = resolve_stack(a, parent, gen, 0);
+                if (!base)
+                    return VMP_ERR_NOMEM;
+            }
+            n = &a->nodes[ni - 1];
+            fr = combined_leaf(a, n, s->pc, gen);
+            out->stack = fr ? intern_stack(a, base, fr) : 0;
+        } else {
+            out->stack = resolve_stack(a, s->stack, gen, 1);
+        }
         if (!out->stack)
             return VMP_ERR_NOMEM;
         out->leaf = a->stacks[out->stack].frame;
@@ -1383,8 +1582,12 @@ vmp_status vmp_analysis_feed(vmp_analysis *a,
     case VMP_REC_THREAD: {
         const vmp_rec_thread *t = &rec->u.thread;
         if (t->name.len) {
+            /* (id, 0): the first non-empty name; (id, 1): the latest */
             uint32_t sid = intern_n(a, t->name.s, t->name.len);
-            if (!sid || vmp_hmap__put(&a->thread_names, t->id, 0, sid))
+            if (!sid ||
+                (!vmp_hmap__get(&a->thread_names, t->id, 0) &&
+                 vmp_hmap__put(&a->thread_names, t->id, 0, sid)) ||
+                vmp_hmap__put(&a->thread_names, t->id, 1, sid))
                 return VMP_ERR_NOMEM;
         }
         return VMP_OK;

@@ -20,14 +20,24 @@ static const char report_usage[] =
     "attribute every sample to the code that was at its pc when it was taken\n"
     "(its generation), and print the report:\n"
     "  heading: producer, VM, date, duration, sampling frequency, samples in\n"
-    "  total, in generated vm code, in vanilla vm code (C), unknown, failed;\n"
+    "  total, in generated vm code, in vanilla vm code (C), unknown, in\n"
+    "  symbolic frames only (when there are such samples), failed;\n"
     "  '% of generated vm code': each JIT-compiled method, block, PIC or\n"
     "  trampoline with its share of generated code and of all samples, its\n"
     "  sample count and the cumulative share, and under each its bytecode\n"
-    "  ranges ('A->B'); closed and open PICs are listed apart from methods;\n"
+    "  ranges ('A->B', with their source lines when the function has a line\n"
+    "  table); closed and open PICs are listed apart from methods.  When a\n"
+    "  sample has both a pc and a symbolic stack (AsyncGetCallTrace frames of\n"
+    "  the HotSpot agent), its innermost method is listed with where it ran:\n"
+    "  [nmethod] (compiled: range from the pc map), [inlined] (range from the\n"
+    "  inlining record) or [interpreted] (range: the bytecodes of the source\n"
+    "  line); see vmp_analyze.h for the exact rules;\n"
     "  '% of vanilla vm code': C functions (demangled);\n"
+    "  '% of symbolic frames': innermost symbolic frames whose pc was in none\n"
+    "  of the frame's code (C code, a stub, unknown) or who have no pc;\n"
+    "  generated code by kind; the four sections sum to the total;\n"
     "  GC, code compactions, events and counters; VM states (summing to 100%);\n"
-    "  threads; failed samples by reason.\n"
+    "  threads (a renamed thread as 'first (latest)'); failed samples by reason.\n"
     "\n"
     "options:\n"
     "  --top N           list at most N entries per section (0 = all; default 30);\n"
@@ -166,6 +176,21 @@ static size_t shown(const rep_opts *o, const entry *e, size_t n, uint64_t sectio
     return k;
 }
 
+/* " line L" or " lines L-M" of a frame's range into buf, or "" */
+static void range_lines(const report *r, const vmp_aframe *fr, char *buf, size_t size)
+{
+    const vmp_afunction *fn = fn_of(r, fr->function);
+    uint64_t lo, hi;
+    buf[0] = '\0';
+    if (!fn || !fn->function_id || !fr->has_range ||
+        !vmp_analysis_lines(r->a, fn->function_id, fr->bc_first, fr->bc_last, &lo, &hi))
+        return;
+    if (lo == hi)
+        snprintf(buf, size, "  line %" PRIu64, lo);
+    else
+        snprintf(buf, size, "  lines %" PRIu64 "-%" PRIu64, lo, hi);
+}
+
 static void text_ranges(FILE *f, const report *r, uint32_t fn, uint64_t fw)
 {
     size_t i = frames_begin(r, fn);
@@ -175,15 +200,16 @@ static void text_ranges(FILE *f, const report *r, uint32_t fn, uint64_t fw)
         return;
     for (; i < r->n_frames; i++) {
         const vmp_aframe *fr = vmp_analysis_frame(r->a, r->frames[i].id);
-        char rng[48];
+        char rng[48], lines[64];
         if (fr->function != fn)
             break;
         if (fr->has_range)
             snprintf(rng, sizeof rng, "%" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
         else
             snprintf(rng, sizeof rng, "(prologue)");
-        fprintf(f, "        %-14s %6.2f%%  (%" PRIu64 ")\n", rng, pct(r->frames[i].w, fw),
-                r->frames[i].w);
+        range_lines(r, fr, lines, sizeof lines);
+        fprintf(f, "        %-14s %6.2f%%  (%" PRIu64 ")%s\n", rng, pct(r->frames[i].w, fw),
+                r->frames[i].w, lines);
     }
 }
 
@@ -213,7 +239,7 @@ static void text_section(
         else
             fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  %s\n", pct(e[i].w, total),
                     pct(e[i].w, r->t->samples), e[i].w, pct(cum, total), fn->name);
-        if (o->ranges && cls == VMP_CLASS_GENERATED)
+        if (o->ranges && (cls == VMP_CLASS_GENERATED || cls == VMP_CLASS_SYMBOLIC))
             text_ranges(f, r, e[i].id, e[i].w);
     }
     for (i = k; i < n; i++)
@@ -225,32 +251,59 @@ static void text_section(
 }
 
 /* Generated code by code kind (method, block, closed PIC, open PIC, ...), in
- * the header's order. */
+ * the header's order, then the kinds outside the vocabulary ("inlined",
+ * "interpreted", "kind#N") by name. */
 static void text_kinds(FILE *f, const report *r)
 {
     const vmp_rec_header *h = vmp_analysis_header(r->a);
-    size_t k, i, n_kinds = h ? h->n_code_kinds : 0;
-    uint64_t other = 0;
+    size_t k, i, j, n_kinds = h ? h->n_code_kinds : 0, n_other = 0;
+    const char **other = malloc(r->n_fw * sizeof *other + 1);
     fprintf(f, "\ngenerated vm code by kind (%% of generated, %% of total)\n");
-    for (k = 0; k <= n_kinds; k++) {
+    for (k = 0; k < n_kinds; k++) {
         uint64_t w = 0;
         for (i = 1; i < r->n_fw; i++) {
             const vmp_afunction *fn = fn_of(r, (uint32_t)i);
-            if (!fn || fn->code_class != VMP_CLASS_GENERATED)
-                continue;
-            if (k < n_kinds ? fn->code_kind == k : fn->code_kind >= n_kinds)
+            if (fn && fn->code_class == VMP_CLASS_GENERATED && fn->code_kind == k)
                 w += r->fw[i];
-        }
-        if (k == n_kinds) {
-            other = w;
-            break;
         }
         fprintf(f, "  %-20s %7.2f%% %7.2f%% %10" PRIu64 "\n", h->code_kinds[k].s,
                 pct(w, r->t->generated), pct(w, r->t->samples), w);
     }
-    if (other)
-        fprintf(f, "  %-20s %7.2f%% %7.2f%% %10" PRIu64 "\n", "(other kinds)",
-                pct(other, r->t->generated), pct(other, r->t->samples), other);
+    /* other kind names, each once, sorted */
+    for (i = 1; other && i < r->n_fw; i++) {
+        const vmp_afunction *fn = fn_of(r, (uint32_t)i);
+        if (!fn || fn->code_class != VMP_CLASS_GENERATED || fn->code_kind < n_kinds || !r->fw[i])
+            continue;
+        for (j = 0; j < n_other && strcmp(other[j], fn->kind) != 0; j++)
+            ;
+        if (j == n_other)
+            other[n_other++] = fn->kind;
+    }
+    for (j = 1; j < n_other; j++) {
+        const char *x = other[j];
+        for (k = j; k > 0 && strcmp(other[k - 1], x) > 0; k--)
+            other[k] = other[k - 1];
+        other[k] = x;
+    }
+    for (j = 0; j < n_other; j++) {
+        uint64_t w = 0;
+        for (i = 1; i < r->n_fw; i++) {
+            const vmp_afunction *fn = fn_of(r, (uint32_t)i);
+            if (fn && fn->code_class == VMP_CLASS_GENERATED && fn->code_kind >= n_kinds &&
+                strcmp(fn->kind, other[j]) == 0)
+                w += r->fw[i];
+        }
+        fprintf(f, "  %-20s %7.2f%% %7.2f%% %10" PRIu64 "\n", other[j], pct(w, r->t->generated),
+                pct(w, r->t->samples), w);
+    }
+    free(other);
+}
+
+/* Samples whose executing frame is a symbolic frame (no code of its own). */
+static uint64_t symbolic_total(const vmp_profile_totals *t)
+{
+    uint64_t known = t->generated + t->native + t->unknown;
+    return t->samples > known ? t->samples - known : 0;
 }
 
 static void text_report(FILE *f, const report *r, const rep_opts *o, const char *path)
@@ -264,6 +317,7 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     uint64_t tid, w;
     char date[64];
     double dur = (double)t->last_time_ns / 1e9;
+    uint64_t symbolic = symbolic_total(t);
 
     fprintf(f, "vmp report: %s\n", path);
     if (h && h->start_realtime_ns) {
@@ -279,11 +333,13 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     fprintf(f, "\n");
     fprintf(f,
             "samples: %" PRIu64 " total; %" PRIu64 " (%.2f%%) in generated vm code; %" PRIu64
-            " (%.2f%%) in vanilla vm code; %" PRIu64 " (%.2f%%) unknown; %" PRIu64
-            " (%.2f%%) failed\n",
+            " (%.2f%%) in vanilla vm code; %" PRIu64 " (%.2f%%) unknown; ",
             t->samples, t->generated, pct(t->generated, t->samples), t->native,
-            pct(t->native, t->samples), t->unknown, pct(t->unknown, t->samples), t->failed,
-            pct(t->failed, t->samples));
+            pct(t->native, t->samples), t->unknown, pct(t->unknown, t->samples));
+    if (symbolic)
+        fprintf(f, "%" PRIu64 " (%.2f%%) in symbolic frames only; ", symbolic,
+                pct(symbolic, t->samples));
+    fprintf(f, "%" PRIu64 " (%.2f%%) failed\n", t->failed, pct(t->failed, t->samples));
     fprintf(f, "code generations: %" PRIu64 " (every sample attributed at its own)\n",
             t->generations);
     if (r->error)
@@ -294,8 +350,10 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     text_section(f, r, o, "% of generated vm code: PICs (closed and open)", VMP_CLASS_GENERATED, 1);
     text_kinds(f, r);
     text_section(f, r, o, "% of vanilla vm code", VMP_CLASS_NATIVE, 0);
-    if (t->samples - t->generated - t->native - t->unknown > 0)
-        text_section(f, r, o, "% of symbolic frames", VMP_CLASS_SYMBOLIC, 0);
+    if (symbolic > 0)
+        text_section(f, r, o,
+                     "% of symbolic frames (innermost; the pc in none of their code, or no pc)",
+                     VMP_CLASS_SYMBOLIC, 0);
 
     fprintf(f, "\nGC and code compaction\n");
     ev = vmp_profile_event_totals(r->p, &n);
@@ -342,9 +400,10 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     {
         size_t n_sc = 0;
         const uint64_t *sc = vmp_profile_state_class_weights(r->p, &n_sc);
-        fprintf(f, "\nVM states (%% of total; samples in generated / vanilla / unknown code)\n");
+        fprintf(f, "\nVM states (%% of total; samples in generated / vanilla / unknown code%s)\n",
+                symbolic ? " / symbolic frames" : "");
         for (i = 0; i < n; i++) {
-            uint64_t g = 0, v = 0, u = 0;
+            uint64_t g = 0, v = 0, u = 0, y = 0;
             if (!sw[i])
                 continue;
             if (i * 4 + VMP_CLASS_GENERATED < n_sc)
@@ -353,9 +412,14 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
                 v = sc[i * 4 + VMP_CLASS_NATIVE];
             if (i * 4 + VMP_CLASS_UNKNOWN < n_sc)
                 u = sc[i * 4 + VMP_CLASS_UNKNOWN];
-            fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "   %" PRIu64 " / %" PRIu64 " / %" PRIu64 "\n",
+            if (i * 4 + VMP_CLASS_SYMBOLIC < n_sc)
+                y = sc[i * 4 + VMP_CLASS_SYMBOLIC];
+            fprintf(f, "  %-20s %7.2f%% %10" PRIu64 "   %" PRIu64 " / %" PRIu64 " / %" PRIu64,
                     vmp_analysis_state_name(r->a, (uint32_t)i), pct(sw[i], t->samples), sw[i], g, v,
                     u);
+            if (symbolic)
+                fprintf(f, " / %" PRIu64, y);
+            fprintf(f, "\n");
         }
     }
     fprintf(f, "\nthreads (%% of total)\n");
@@ -397,7 +461,7 @@ static void json_section(FILE *f, const report *r, const rep_opts *o, const char
         json_str(f, fn->kind);
         fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"percent_total\":%.4f", e[i].w,
                 pct(e[i].w, total), pct(e[i].w, r->t->samples));
-        if (o->ranges && cls == VMP_CLASS_GENERATED) {
+        if (o->ranges && (cls == VMP_CLASS_GENERATED || cls == VMP_CLASS_SYMBOLIC)) {
             int first = 1;
             fprintf(f, ",\"ranges\":[");
             for (j = frames_begin(r, e[i].id); j < r->n_frames; j++) {
@@ -406,9 +470,14 @@ static void json_section(FILE *f, const report *r, const rep_opts *o, const char
                     break;
                 fprintf(f, "%s{", first ? "" : ",");
                 first = 0;
-                if (fr->has_range)
+                if (fr->has_range) {
+                    uint64_t lo, hi;
                     fprintf(f, "\"first\":%" PRIu32 ",\"last\":%" PRIu32 ",", fr->bc_first,
                             fr->bc_last);
+                    if (fn->function_id && vmp_analysis_lines(r->a, fn->function_id, fr->bc_first,
+                                                              fr->bc_last, &lo, &hi))
+                        fprintf(f, "\"line_first\":%" PRIu64 ",\"line_last\":%" PRIu64 ",", lo, hi);
+                }
                 fprintf(f, "\"samples\":%" PRIu64 "}", r->frames[j].w);
             }
             fprintf(f, "]");
@@ -442,10 +511,13 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
             h ? h->start_realtime_ns : 0, t->last_time_ns, h ? h->interval_ns : 0);
     fprintf(f,
             ",\"samples\":%" PRIu64 ",\"generated\":%" PRIu64 ",\"native\":%" PRIu64
-            ",\"unknown\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"generations\":%" PRIu64,
-            t->samples, t->generated, t->native, t->unknown, t->failed, t->generations);
+            ",\"unknown\":%" PRIu64 ",\"symbolic\":%" PRIu64 ",\"failed\":%" PRIu64
+            ",\"generations\":%" PRIu64,
+            t->samples, t->generated, t->native, t->unknown, symbolic_total(t), t->failed,
+            t->generations);
     json_section(f, r, o, "generated_code", VMP_CLASS_GENERATED);
     json_section(f, r, o, "vanilla_code", VMP_CLASS_NATIVE);
+    json_section(f, r, o, "symbolic_frames", VMP_CLASS_SYMBOLIC);
     fprintf(f,
             ",\"compactions\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"frees\":%" PRIu64
             ",\"moves\":%" PRIu64 "}",

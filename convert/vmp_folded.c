@@ -408,7 +408,12 @@ static int frame_category(const vmp_afunction *fn)
         return VMP_FCAT_UNKNOWN;
     switch (fn->code_class) {
     case VMP_CLASS_GENERATED:
-        return fn->kind && strcmp(fn->kind, "interpreter") == 0 ? VMP_FCAT_INTERP : VMP_FCAT_JIT;
+        /* "interpreted" and "inlined": a Java method placed by its pc (see
+         * the naming rules in vmp_analyze.h) */
+        if (fn->kind &&
+            (strcmp(fn->kind, "interpreter") == 0 || strcmp(fn->kind, "interpreted") == 0))
+            return VMP_FCAT_INTERP;
+        return fn->kind && strcmp(fn->kind, "inlined") == 0 ? VMP_FCAT_INLINED : VMP_FCAT_JIT;
     case VMP_CLASS_SYMBOLIC:
         return VMP_FCAT_INTERP;
     case VMP_CLASS_NATIVE:
