@@ -53,6 +53,7 @@ typedef struct strv {
 typedef struct innode {
     uint64_t parent, value, bcpc;
     int is_function, has_bcpc;
+    uint32_t memo_as, memo_out; /* the first (resolved stack -> output node) */
 } innode;
 
 /* A module of the output, kept to recognise the same binary in later inputs. */
@@ -95,6 +96,8 @@ typedef struct merger {
     vmp_hmap zones, codes, fns, threads, named, nodes_idx, memo, natives;
     innode *nodes;
     size_t n_nodes, cap_nodes;
+    uint32_t *node_dense; /* node id -> index + 1, for ids below cap_dense */
+    size_t cap_dense;
     uint32_t *in_zones;
     size_t n_in_zones, cap_in_zones;
     uint64_t *tmp;
@@ -475,6 +478,14 @@ static uint32_t out_level(merger *m,
     return intern_node(m, parent, 0, pc, 0, 0, st);
 }
 
+/* Index + 1 of input node `id`, 0 when undefined. */
+static uint32_t node_index(const merger *m, uint64_t id)
+{
+    if (id < m->cap_dense)
+        return m->node_dense[id];
+    return vmp_hmap__get(&m->nodes_idx, id, 0);
+}
+
 /* The output stack for input stack node `node` resolved as `as`. */
 static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as, vmp_status *st)
 {
@@ -484,11 +495,13 @@ static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as
     uint32_t cur_as = as;
     *st = VMP_OK;
     while (cur_as && cur) {
-        uint32_t ni = vmp_hmap__get(&m->nodes_idx, cur, 0);
+        uint32_t ni = node_index(m, cur);
         uint32_t hit;
         if (!ni)
             break;
-        hit = vmp_hmap__get(&m->memo, cur, cur_as);
+        hit = m->nodes[ni - 1].memo_as == cur_as ? m->nodes[ni - 1].memo_out
+              : m->memo.n                        ? vmp_hmap__get(&m->memo, cur, cur_as)
+                                                 : 0;
         if (hit) {
             base = hit;
             break;
@@ -513,7 +526,10 @@ static uint32_t out_stack(merger *m, vmp_analysis *a, uint64_t node, uint32_t as
         if (!base)
             return 0;
         id = depth == 0 ? node : m->nodes[m->chain_in[depth - 1]].parent;
-        if (vmp_hmap__put(&m->memo, id, m->chain_as[depth], base)) {
+        if (!m->nodes[m->chain_in[depth]].memo_as) {
+            m->nodes[m->chain_in[depth]].memo_as = m->chain_as[depth];
+            m->nodes[m->chain_in[depth]].memo_out = base;
+        } else if (vmp_hmap__put(&m->memo, id, m->chain_as[depth], base)) {
             *st = nomem(m);
             return 0;
         }
@@ -779,12 +795,24 @@ static vmp_status take_record(
     case VMP_REC_STACK_NODE: {
         const vmp_rec_stack_node *r = &rec->u.stack_node;
         innode *n;
-        if (!r->id || vmp_hmap__get(&m->nodes_idx, r->id, 0))
+        if (!r->id || node_index(m, r->id))
             return VMP_OK;
-        if (vmp_grow__((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof *m->nodes) ||
-            vmp_hmap__put(&m->nodes_idx, r->id, 0, (uint32_t)m->n_nodes + 1))
+        if (vmp_grow__((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof *m->nodes))
+            return nomem(m);
+        /* writers number nodes densely: an array, else the hash */
+        if (r->id >= m->cap_dense && r->id < 2 * (uint64_t)m->n_nodes + 4096) {
+            size_t old = m->cap_dense;
+            if (vmp_grow__((void **)&m->node_dense, &m->cap_dense, (size_t)r->id + 1,
+                           sizeof *m->node_dense))
+                return nomem(m);
+            memset(m->node_dense + old, 0, (m->cap_dense - old) * sizeof *m->node_dense);
+        }
+        if (r->id < m->cap_dense)
+            m->node_dense[r->id] = (uint32_t)m->n_nodes + 1;
+        else if (vmp_hmap__put(&m->nodes_idx, r->id, 0, (uint32_t)m->n_nodes + 1))
             return nomem(m);
         n = &m->nodes[m->n_nodes++];
+        memset(n, 0, sizeof *n);
         n->parent = r->parent;
         n->is_function = r->is_function;
         n->value = r->is_function ? r->function : r->pc;
@@ -803,7 +831,7 @@ static vmp_status take_record(
             const innode *leaf = NULL;
             const vmp_aframe *af;
             if (rec->type == VMP_REC_SAMPLE && as->stack) {
-                uint32_t ni = s->stack ? vmp_hmap__get(&m->nodes_idx, s->stack, 0) : 0;
+                uint32_t ni = s->stack ? node_index(m, s->stack) : 0;
                 leaf = ni ? &m->nodes[ni - 1] : NULL;
                 if (s->stack && !(leaf && !leaf->is_function && leaf->value == s->pc) &&
                     vmp_analysis_resolve_pc(a, &fr, s->pc, s->generation, 0) < 0)
@@ -814,7 +842,7 @@ static vmp_status take_record(
                 s->has_pc = 0;
         }
         if (rec->type == VMP_REC_SAMPLE) {
-            if (s->stack && as->stack && vmp_hmap__get(&m->nodes_idx, s->stack, 0))
+            if (s->stack && as->stack && node_index(m, s->stack))
                 stack = out_stack(m, a, s->stack, as->stack, &st);
             else if (as->stack && !s->has_pc) /* its pc alone made the stack */
                 stack = out_level(m, a, 0, NULL, rec->u.sample.pc, as->stack, 1, &st);
@@ -882,6 +910,8 @@ static void reset_input(merger *m)
     vmp_hmap__clear(&m->threads);
     vmp_hmap__clear(&m->nodes_idx);
     vmp_hmap__clear(&m->memo);
+    if (m->cap_dense)
+        memset(m->node_dense, 0, m->cap_dense * sizeof *m->node_dense);
     vmp_hmap__clear(&m->natives);
     m->n_nodes = 0;
     m->n_in_zones = 0;
@@ -978,6 +1008,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
     free(m.omods);
     free(m.imods);
     free(m.nodes);
+    free(m.node_dense);
     free(m.in_zones);
     free(m.tmp);
     free(m.tmp_inl);
