@@ -599,6 +599,57 @@ static void check_top_with_analysis(const char *path, const char *expected)
     vmp_profile_free(prof);
 }
 
+/* The analysis library combines the pc with AsyncGetCallTrace's top frame:
+ * the hot method must be JIT-compiled code ("nmethod") and the pc-map ranges
+ * it ran in must start inside the loop's bci range [lo, hi). */
+static void check_loop_with_analysis(const char *path, uint64_t lo, uint64_t hi)
+{
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    const uint64_t *fw, *frw;
+    size_t nf = 0, nfr = 0, i, best = 0, top = 0;
+    uint64_t all = 0, in = 0;
+
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        vmp_analysis *a = vmp_profile_analysis(prof);
+        fw = vmp_profile_function_weights(prof, &nf);
+        frw = vmp_profile_frame_weights(prof, &nfr);
+        for (i = 1; i < nf; i++)
+            if (fw[i] > fw[best])
+                best = i;
+        CHECK(best != 0);
+        if (best != 0) {
+            const vmp_afunction *f = vmp_analysis_function(a, (uint32_t)best);
+            CHECK_STR(f->name, "Demo>>hotLoop");
+            CHECK_STR(f->kind, "nmethod");
+            for (i = 1; i < nfr; i++) {
+                const vmp_aframe *fr = vmp_analysis_frame(a, (uint32_t)i);
+                if (fr == NULL || fr->function != best || frw[i] == 0)
+                    continue;
+                all += frw[i];
+                if (fr->has_range && fr->bc_first >= lo && fr->bc_first < hi)
+                    in += frw[i];
+                if (top == 0 || frw[i] > frw[top])
+                    top = i;
+            }
+            if (top != 0) {
+                const vmp_aframe *fr = vmp_analysis_frame(a, (uint32_t)top);
+                printf("  analysis library: %s [%s] ran its loop's bcis in %.1f%% of its weight; "
+                       "top range %" PRIu32 "->%" PRIu32 "\n",
+                       f->name, f->kind, all ? 100.0 * (double)in / (double)all : 0, fr->bc_first,
+                       fr->bc_last);
+            }
+            CHECK(all > 0 && (double)in >= 0.90 * (double)all);
+        }
+    } else {
+        CHECK(!"the analysis library read the profile");
+    }
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+}
+
 static void case_hot(void)
 {
     char path[4096];
@@ -671,6 +722,7 @@ static void case_hot(void)
     CHECK(hi - lo < hot->bytecode_size); /* a proper part of the method */
     CHECK(all > 0 && (double)in >= 0.90 * (double)all);
     check_top_with_analysis(path, "Demo>>hotLoop");
+    check_loop_with_analysis(path, lo, hi);
     free(counts);
     profile_free(&p);
 }
