@@ -327,6 +327,16 @@ int main(int argc, char **argv)
         with_chunks += known > 0;
     }
     CHECK(kills == 0 || with_chunks > kills / 2); /* the kills did land mid-run */
+
+    /* A kill once chunks are out: `vmp info` calls the file truncated. */
+    snprintf(path, sizeof path, "%s/kill-info.vmp", dir);
+    pid_t killed = spawn(path, END_RUN);
+    wait_ready(killed);
+    for (int i = 0; i < 50000 && atomic_load(&sh->samples) == 0; i++)
+        usleep(100);
+    CHECK(atomic_load(&sh->samples) > 0);
+    kill(killed, SIGKILL);
+    CHECK(waitpid(killed, NULL, 0) == killed);
     CHECK(info_says(cli, path, "status:           truncated"));
     CHECK(!info_says(cli, path, "complete (END record"));
 
