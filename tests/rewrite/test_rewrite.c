@@ -315,6 +315,16 @@ static uint64_t truth_count(const char *file, int col, const char *value, const 
     return n;
 }
 
+/* 1 when `vmp report --format csv` of files x and y print the same rows
+ * (in any order). */
+static int same_report(const char *x, const char *y)
+{
+    if (run("'%s' report --format csv --top 0 '%s' | sort > '%s'", vmp, x, path("rx.csv")) != 0 ||
+        run("'%s' report --format csv --top 0 '%s' | sort > '%s'", vmp, y, path("ry.csv")) != 0)
+        return 0;
+    return run("cmp -s '%s' '%s'", path("rx.csv"), path("ry.csv")) == 0;
+}
+
 /* ---- tests --------------------------------------------------------------------------------- */
 
 static void check_valid(const char *file)
@@ -367,6 +377,7 @@ static void test_filter_by_thread_then_merge_is_the_original(void)
     sig_files(&x, path("a.vmp"), NULL, NULL);
     sig_files(&y, path("a-parts.vmp"), NULL, NULL);
     CHECK(sig_equal(&x, &y, "merge of the per-thread parts"));
+    CHECK(same_report(path("a.vmp"), path("a-parts.vmp")));
     sig_free(&x);
     sig_free(&y);
 }
@@ -464,6 +475,7 @@ static void test_merge_is_associative_and_sums(void)
     sig_files(&r, path("a-bc.vmp"), NULL, NULL);
     CHECK(sig_equal(&s, &l, "merge(merge(A,B),C) vs A+B+C"));
     CHECK(sig_equal(&l, &r, "merge(merge(A,B),C) vs merge(A,merge(B,C))"));
+    CHECK(same_report(path("ab-c.vmp"), path("a-bc.vmp")));
     CHECK(samples_in(path("ab-c.vmp")) ==
           samples_in(path("a.vmp")) + samples_in(path("b.vmp")) + samples_in(path("c.vmp")));
     sig_free(&s);
