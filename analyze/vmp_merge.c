@@ -559,23 +559,30 @@ static uint64_t map_thread(merger *m, uint64_t id, vmp_status *st)
     return v;
 }
 
-/* A thread named by samples only keeps its name ("thread#ID" of the input)
- * through a THREAD record. */
-static vmp_status name_thread(merger *m, uint64_t in_id, uint64_t out_id)
+/* A thread named only by samples or events keeps its name ("thread#ID" of
+ * the input) through a THREAD record, written when the input ends so that a
+ * THREAD record of the input, wherever it is, stays the thread's only name. */
+static vmp_status name_threads(merger *m)
 {
     vmp_record rec;
     char name[48];
-    if (!out_id || vmp_hmap__get(&m->named, out_id, 0))
-        return VMP_OK;
-    if (vmp_hmap__put(&m->named, out_id, 0, 1))
-        return nomem(m);
-    snprintf(name, sizeof name, "thread#%" PRIu64, in_id);
-    memset(&rec, 0, sizeof rec);
-    rec.type = VMP_REC_THREAD;
-    rec.u.thread.id = out_id;
-    rec.u.thread.name.s = name;
-    rec.u.thread.name.len = strlen(name);
-    return emit(m, &rec);
+    size_t i;
+    vmp_status st;
+    for (i = 0; i < m->threads.cap; i++) {
+        const vmp_hmap_entry *e = &m->threads.e[i];
+        if (!e->v || vmp_hmap__get(&m->named, e->v, 0))
+            continue;
+        snprintf(name, sizeof name, "thread#%" PRIu64, e->a);
+        memset(&rec, 0, sizeof rec);
+        rec.type = VMP_REC_THREAD;
+        rec.u.thread.id = e->v;
+        rec.u.thread.name.s = name;
+        rec.u.thread.name.len = strlen(name);
+        st = emit(m, &rec);
+        if (st < 0)
+            return st;
+    }
+    return VMP_OK;
 }
 
 /* spec "Merged files": a module goes to the output unless it overlaps a module
@@ -823,7 +830,6 @@ static vmp_status take_record(
     case VMP_REC_SAMPLE:
     case VMP_REC_FAILED_SAMPLE: {
         vmp_rec_sample *s = &rec->u.sample;
-        uint64_t in_thread = s->thread;
         uint32_t stack = 0;
         if (s->has_pc) {
             /* the pc stays when it resolves alike in the output */
@@ -851,7 +857,7 @@ static vmp_status take_record(
         }
         s->stack = stack;
         s->thread = map_thread(m, s->thread, &st);
-        if (st < 0 || (st = name_thread(m, in_thread, s->thread)) < 0)
+        if (st < 0)
             return st;
         s->state = remap_vocab(in, V_STATES, s->state);
         if (rec->type == VMP_REC_FAILED_SAMPLE)
@@ -977,7 +983,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
         if (st < 0)
             set_err(&m, "%s", vmp_reader_errmsg(inputs[i]));
         else
-            st = VMP_OK;
+            st = name_threads(&m);
         vmp_analysis_free(a);
     }
     if (st >= 0) {
