@@ -39,8 +39,8 @@ typedef struct vmp_intern {
     size_t cap; /* power of 2 */
     size_t count;
     uint64_t next_id;
-    vmp_stack_cache_entry *cache;  /* VMP_STACK_CACHE_SLOTS, allocated on first use */
-    vmp_frame *cache_frames;       /* VMP_STACK_CACHE_DEPTH frames per slot */
+    vmp_stack_cache_entry *cache; /* VMP_STACK_CACHE_SLOTS, allocated on first use */
+    vmp_frame *cache_frames;      /* VMP_STACK_CACHE_DEPTH frames per slot */
 } vmp_intern;
 
 int vmp_intern__init(vmp_intern *t);
