@@ -135,11 +135,11 @@ int main(int argc, char **argv)
             printf("| no timer | %.3f | - | - | - | - |\n", (double)med[0] / 1e9);
             continue;
         }
-        printf("| %" PRIu64 " us | %.3f | %+.2f%% | %.0f | %.1f%% | %.1f%% |\n",
-               intervals[m] / 1000, (double)med[m] / 1e9,
-               100.0 * ((double)med[m] - (double)med[0]) / (double)med[0],
-               (double)sig[m] / ((double)cpu_sum[m] / 1e9), req > 0 ? 100.0 * (double)sig[m] / req : 0,
-               req > 0 ? 100.0 * (double)(sig[m] + over[m]) / req : 0);
+        printf(
+            "| %" PRIu64 " us | %.3f | %+.2f%% | %.0f | %.1f%% | %.1f%% |\n", intervals[m] / 1000,
+            (double)med[m] / 1e9, 100.0 * ((double)med[m] - (double)med[0]) / (double)med[0],
+            (double)sig[m] / ((double)cpu_sum[m] / 1e9), req > 0 ? 100.0 * (double)sig[m] / req : 0,
+            req > 0 ? 100.0 * (double)(sig[m] + over[m]) / req : 0);
     }
     return 0;
 }

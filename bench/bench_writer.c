@@ -8,7 +8,7 @@
  *   bench_writer sample [CALLS]
  *       ns per vmp_writer_sample() call, 1 and 4 threads, depths 8/32/128,
  *       next to a plain memcpy of the same bytes (and memcpy + clock read).
- *   bench_writer sustained zipf|distinct SAMPLES LEVEL OUT
+ *   bench_writer sustained zipf|zipf-nopc|distinct SAMPLES LEVEL OUT
  *       8 threads push Java-like stacks (depth 20-60) as fast as the ring
  *       takes them; prints samples per second of writer CPU, file size and
  *       bytes per sample.
@@ -73,11 +73,15 @@ static void die(const char *what, vmp_status st)
 
 /* ---- sample path --------------------------------------------------------- */
 
-#define BATCH 32           /* calls timed together */
-#define SP_RING 16384      /* ring slots */
-#define SP_ENTRY_BYTES 72u /* a ring slot's sequence number + entry */
+#define BATCH          32    /* calls timed together */
+#define SP_RING        16384 /* ring slots */
+#define SP_ENTRY_BYTES 72u   /* a ring slot's sequence number + entry */
 
-enum { SP_WRITER, SP_MEMCPY, SP_MEMCPY_CLOCK };
+enum {
+    SP_WRITER,
+    SP_MEMCPY,
+    SP_MEMCPY_CLOCK
+};
 
 typedef struct sp_shared {
     vmp_writer *w;
@@ -159,13 +163,14 @@ static void *sp_run(void *arg)
     return NULL;
 }
 
-/* Runs `calls` calls split over `threads`; fills median and p99 (ns/call). */
+/* Runs `calls` calls split over `threads`; appends the ns per call of every
+ * batch to out[*n_out...]. */
 static void sp_measure(int what,
                        unsigned threads,
                        uint32_t depth,
                        uint64_t calls,
-                       double *med,
-                       double *p99,
+                       double *out,
+                       size_t *n_out,
                        uint64_t *dropped)
 {
     sp_shared sh;
@@ -173,8 +178,6 @@ static void sp_measure(int what,
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
     vmp_writer_totals tot;
     vmp_status st;
-    double *all;
-    size_t n_all = 0;
     uint64_t r;
     unsigned i;
 
@@ -196,9 +199,10 @@ static void sp_measure(int what,
         if (st != VMP_OK)
             die("open /dev/null", st);
     } else {
-        sh.floor_buf = calloc(SP_RING, sh.stride);
+        sh.floor_buf = malloc((size_t)SP_RING * sh.stride);
         if (!sh.floor_buf)
             die("floor buffer", VMP_ERR_NOMEM);
+        memset(sh.floor_buf, 0, (size_t)SP_RING * sh.stride); /* fault the pages in now */
     }
     pthread_barrier_init(&sh.bar, NULL, threads + 1);
     for (i = 0; i < threads; i++) {
@@ -217,55 +221,66 @@ static void sp_measure(int what,
             vmp_writer_flush(sh.w);
         pthread_barrier_wait(&sh.bar);
     }
-    all = malloc(sizeof(double) * (sh.per_round / BATCH) * sh.rounds * threads);
-    if (!all)
-        die("result buffer", VMP_ERR_NOMEM);
     for (i = 0; i < threads; i++) {
         pthread_join(th[i].tid, NULL);
-        memcpy(all + n_all, th[i].batch_ns, th[i].n_batch * sizeof(double));
-        n_all += th[i].n_batch;
+        memcpy(out + *n_out, th[i].batch_ns, th[i].n_batch * sizeof(double));
+        *n_out += th[i].n_batch;
         free(th[i].batch_ns);
     }
-    *med = quantile(all, n_all, 0.5);
-    *p99 = quantile(all, n_all, 0.99);
-    *dropped = 0;
     if (sh.w) {
         vmp_writer_close(sh.w, &tot);
-        *dropped = tot.dropped_full;
+        *dropped += tot.dropped_full;
     }
-    free(all);
     free(sh.floor_buf);
     pthread_barrier_destroy(&sh.bar);
 }
+
+#define SP_REPEAT 5 /* rounds alternating writer and floors */
 
 static int bench_sample(uint64_t calls)
 {
     static const uint32_t depths[] = {8, 32, 128};
     static const unsigned threads[] = {1, 4};
-    size_t d, t;
+    size_t d, t, cap = (size_t)(calls / BATCH + SP_RING) * 2;
+    double *v[3];
+    int k;
+    for (k = 0; k < 3; k++)
+        if (!(v[k] = malloc(cap * sizeof(double))))
+            die("result buffer", VMP_ERR_NOMEM);
     printf("| depth | threads | vmp_writer_sample median ns | p99 ns | memcpy floor median ns | "
-           "memcpy + clock median ns | sample / (memcpy + clock) | dropped |\n");
+           "memcpy + clock median ns | sample / memcpy | dropped |\n");
     printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (d = 0; d < 3; d++)
         for (t = 0; t < 2; t++) {
-            double m, p, fm, fp, cm, cp;
-            uint64_t dr, x;
-            sp_measure(SP_MEMCPY, threads[t], depths[d], calls, &fm, &fp, &x);
-            sp_measure(SP_WRITER, threads[t], depths[d], calls, &m, &p, &dr);
-            sp_measure(SP_MEMCPY_CLOCK, threads[t], depths[d], calls, &cm, &cp, &x);
+            size_t n[3] = {0, 0, 0};
+            uint64_t dr = 0, x = 0;
+            double m, fm, cm;
+            int r;
+            /* ABCABC...: the machine's load drifts; every kind sees the same */
+            for (r = 0; r < SP_REPEAT; r++) {
+                sp_measure(SP_MEMCPY, threads[t], depths[d], calls / SP_REPEAT, v[1], &n[1], &x);
+                sp_measure(SP_WRITER, threads[t], depths[d], calls / SP_REPEAT, v[0], &n[0], &dr);
+                sp_measure(SP_MEMCPY_CLOCK, threads[t], depths[d], calls / SP_REPEAT, v[2], &n[2],
+                           &x);
+            }
+            m = quantile(v[0], n[0], 0.5);
+            fm = quantile(v[1], n[1], 0.5);
+            cm = quantile(v[2], n[2], 0.5);
             printf("| %u | %u | %.1f | %.1f | %.1f | %.1f | %.2fx | %" PRIu64 " |\n", depths[d],
-                   threads[t], m, p, fm, cm, cm > 0 ? m / cm : 0.0, dr);
+                   threads[t], m, quantile(v[0], n[0], 0.99), fm, cm, fm > 0 ? m / fm : 0.0, dr);
             fflush(stdout);
         }
+    for (k = 0; k < 3; k++)
+        free(v[k]);
     return 0;
 }
 
 /* ---- realistic streams ------------------------------------------------- */
 
-#define N_FUNCS 3000
+#define N_FUNCS  3000
 #define N_STACKS 4000
-#define SEQ_LEN (1u << 20)
-#define MAX_D 60
+#define SEQ_LEN  (1u << 20)
+#define MAX_D    60
 
 typedef struct stack_def {
     uint32_t depth;
@@ -376,12 +391,14 @@ typedef struct st_thread {
     vmp_writer *w;
     unsigned index;
     int distinct;
-    uint64_t n;         /* samples to take */
-    uint64_t hz;        /* 0 == as fast as possible */
-    uint64_t until_ns;  /* rate mode: stop at this CLOCK_MONOTONIC time */
-    uint64_t cpu_ns;    /* the thread's own CPU time */
-    uint64_t taken;     /* samples accepted */
-    uint64_t retries;   /* ring full, retried */
+    int no_pc;                /* leave the interrupted pc out (0 == unknown) */
+    uint64_t n;               /* samples to take */
+    uint64_t hz;              /* 0 == as fast as possible */
+    uint64_t until_ns;        /* rate mode: stop at this CLOCK_MONOTONIC time */
+    uint64_t cpu_ns;          /* the thread's own CPU time */
+    _Atomic uint64_t cpu_now; /* rate mode: the thread's CPU time so far */
+    uint64_t taken;           /* samples accepted */
+    uint64_t retries;         /* ring full, retried */
     pthread_t tid;
 } st_thread;
 
@@ -403,7 +420,8 @@ static void *st_run(void *arg)
         s.depth = sd->depth;
         s.frames = sd->f;
         /* a JIT pc belongs to the leaf frame: a few pcs per (method, bci) */
-        s.pc = 0x7f0000000000u + sd->f[0].value * 4096 + sd->f[0].bcpc * 8 + (xorshift(&seed) & 3) * 2;
+        s.pc =
+            0x7f0000000000u + sd->f[0].value * 4096 + sd->f[0].bcpc * 8 + (xorshift(&seed) & 3) * 2;
         s.state = (uint32_t)(xorshift(&seed) % 16 == 0);
         if (t->distinct) {
             /* the innermost 10 frames drawn afresh: every sample is a new
@@ -424,6 +442,8 @@ static void *st_run(void *arg)
         if (st == VMP_OK)
             t->taken++;
         if (t->hz) {
+            atomic_store_explicit(&t->cpu_now, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
+                                  memory_order_relaxed);
             next.tv_nsec += (long)(1000000000u / t->hz);
             while (next.tv_nsec >= 1000000000) {
                 next.tv_nsec -= 1000000000;
@@ -443,7 +463,9 @@ static uint64_t st_drive(vmp_writer *w,
                          st_thread *th,
                          unsigned n,
                          uint64_t *wall_ns,
-                         vmp_writer_totals *tot)
+                         vmp_writer_totals *tot,
+                         uint64_t *steady_cpu_ns,
+                         uint64_t *steady_wall_ns)
 {
     uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_ns(CLOCK_MONOTONIC), prod = 0;
     uint64_t p1;
@@ -451,6 +473,28 @@ static uint64_t st_drive(vmp_writer *w,
     vmp_status st;
     for (i = 0; i < n; i++)
         pthread_create(&th[i].tid, NULL, st_run, &th[i]);
+    if (steady_cpu_ns && th[0].hz) {
+        /* steady state: from a third of the run to its end, before close */
+        uint64_t span = th[0].until_ns - w0, a, b, pa = 0, pb = 0;
+        struct timespec ts;
+        ts.tv_sec = (time_t)(w0 + span / 3) / 1000000000;
+        ts.tv_nsec = (long)((w0 + span / 3) % 1000000000);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        a = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        *steady_wall_ns = clock_ns(CLOCK_MONOTONIC);
+        for (i = 0; i < n; i++)
+            pa += atomic_load(&th[i].cpu_now);
+        ts.tv_sec = (time_t)((th[0].until_ns - 50000000) / 1000000000);
+        ts.tv_nsec = (long)((th[0].until_ns - 50000000) % 1000000000);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        b = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        *steady_wall_ns = clock_ns(CLOCK_MONOTONIC) - *steady_wall_ns;
+        for (i = 0; i < n; i++)
+            pb += atomic_load(&th[i].cpu_now);
+        *steady_cpu_ns = b - a > pb - pa ? (b - a) - (pb - pa) : 0;
+    }
     for (i = 0; i < n; i++) {
         pthread_join(th[i].tid, NULL);
         prod += th[i].cpu_ns;
@@ -483,9 +527,10 @@ static int bench_sustained(const char *mode, uint64_t n, int level, const char *
         th[i].w = w;
         th[i].index = i;
         th[i].distinct = strcmp(mode, "distinct") == 0;
+        th[i].no_pc = strcmp(mode, "zipf-nopc") == 0;
         th[i].n = n / 8;
     }
-    cpu = st_drive(w, th, 8, &wall, &tot);
+    cpu = st_drive(w, th, 8, &wall, &tot, NULL, NULL);
     bytes = file_size(out);
     /* | stream | level | samples | writer CPU s | M samples / writer CPU s | wall M/s |
      *   bytes | bytes/sample | dropped | */
@@ -502,7 +547,7 @@ static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char 
 {
     st_thread th[64];
     vmp_writer_totals tot;
-    uint64_t wall, cpu, until;
+    uint64_t wall, cpu, until, scpu = 0, swall = 1;
     unsigned i;
     vmp_writer *w;
     if (threads < 1 || threads > 64 || hz < 1)
@@ -517,11 +562,11 @@ static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char 
         th[i].hz = hz;
         th[i].until_ns = until;
     }
-    cpu = st_drive(w, th, threads, &wall, &tot);
-    /* | rate | seconds | samples | writer CPU ms | % of one core | bytes/sample | */
-    printf("| %" PRIu64 " Hz x %u threads | %.1f | %" PRIu64 " | %.1f | %.3f%% | %.2f |\n", hz,
-           threads, (double)wall / 1e9, tot.samples_written, (double)cpu / 1e6,
-           100.0 * (double)cpu / (double)wall,
+    cpu = st_drive(w, th, threads, &wall, &tot, &scpu, &swall);
+    /* | rate | seconds | samples | writer CPU ms | % of one core | steady % | bytes/sample | */
+    printf("| %" PRIu64 " Hz x %u threads | %.1f | %" PRIu64 " | %.1f | %.3f%% | %.3f%% | %.2f |\n",
+           hz, threads, (double)wall / 1e9, tot.samples_written, (double)cpu / 1e6,
+           100.0 * (double)cpu / (double)wall, 100.0 * (double)scpu / (double)swall,
            tot.samples_written ? (double)file_size(out) / (double)tot.samples_written : 0.0);
     return 0;
 }
@@ -536,7 +581,7 @@ int main(int argc, char **argv)
         return bench_rate(strtod(argv[2], NULL), strtoull(argv[3], NULL, 10),
                           (unsigned)atoi(argv[4]), argv[5]);
     fprintf(stderr, "usage: bench_writer sample [CALLS]\n"
-                    "       bench_writer sustained zipf|distinct SAMPLES ZSTD_LEVEL OUT\n"
+                    "       bench_writer sustained zipf|zipf-nopc|distinct SAMPLES ZSTD_LEVEL OUT\n"
                     "       bench_writer rate SECONDS HZ THREADS OUT\n");
     return 2;
 }
