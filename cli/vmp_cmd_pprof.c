@@ -12,7 +12,7 @@
 #include "vmp_convert.h"
 
 static const char pprof_usage[] =
-    "usage: vmp pprof [--no-ranges] [--raw] [--stats] -o OUT.pb.gz FILE\n"
+    "usage: vmp pprof [--no-ranges] [--inlines] [--raw] [--stats] -o OUT.pb.gz FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
     "attribute every sample to the code at its pc when it was taken (its\n"
@@ -53,6 +53,11 @@ static const char pprof_usage[] =
     "options:\n"
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  --no-ranges   no bytecode range Lines: frames are functions only\n"
+    "  --inlines     expand the inlining records of JIT code: the functions\n"
+    "                inlined at a pc become Lines of their code object's\n"
+    "                Location, innermost first (pprof marks them '(inline)';\n"
+    "                -noinlines folds them back); the executing function of\n"
+    "                such a sample is then the innermost inlined one\n"
     "  --raw         write the protobuf message without gzip\n"
     "  --stats       print the conversion's figures to standard error\n"
     "  -h, --help    print this help\n"
@@ -62,10 +67,13 @@ static const char pprof_usage[] =
 
 int vmp_cmd_pprof(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"no-ranges", no_argument, NULL, 'n'},
-        {"raw", no_argument, NULL, 'r'},          {"stats", no_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"no-ranges", no_argument, NULL, 'n'},
+                                             {"inlines", no_argument, NULL, 'I'},
+                                             {"raw", no_argument, NULL, 'r'},
+                                             {"stats", no_argument, NULL, 's'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "pprof", *outpath = NULL, *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
@@ -83,6 +91,9 @@ int vmp_cmd_pprof(int argc, char **argv)
             break;
         case 'n':
             o.flags |= VMP_PPROF_NO_RANGES;
+            break;
+        case 'I':
+            o.flags |= VMP_PPROF_INLINES;
             break;
         case 'r':
             o.gzip_level = -1;

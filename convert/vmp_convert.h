@@ -189,9 +189,12 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
  *                  pprof shows ranges as the innermost level (Cog's
  *                  "Integer>>benchFib 1->23", marked "(inline)" by pprof)
  *                  and callees under the range that called them;
- *                  `-noinlines` gives function totals.  The analysis does
- *                  not expose inline chains of code objects yet, so no
- *                  other Lines are written.
+ *                  `-noinlines` gives function totals.  With
+ *                  VMP_PPROF_INLINES the analysis expands the inlining
+ *                  records of code objects (VMP_ANALYSIS_INLINES) and the
+ *                  inlined functions become Lines of the Location of the
+ *                  code object they are inlined into, innermost first (each
+ *                  with its own range Line); without it they are not shown.
  *                  VMP_PPROF_NO_RANGES leaves the pseudo Lines out.  mapping_id
  *                  = the module's Mapping for C code, the code zone's for
  *                  generated code when the file has a single zone; no address
@@ -236,6 +239,7 @@ typedef struct vmp_convert_stats {
 } vmp_convert_stats;
 
 #define VMP_PPROF_NO_RANGES 1u /* no "<name> A->B" pseudo Lines */
+#define VMP_PPROF_INLINES   2u /* inline chains (VMP_ANALYSIS_INLINES) as Lines of one Location */
 
 /** pprof export options.  Zero means default for every field but `version`. */
 typedef struct vmp_pprof_options {

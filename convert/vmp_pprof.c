@@ -167,10 +167,8 @@ typedef struct build {
     pb_profile prof;
     pb_value_type vt[3];
     pb_value_type *vt_ptr[2];
-    pb_location *locs;
-    pb_location **loc_ptr;
-    pb_line *lines;
-    pb_line **line_ptr;
+    pb_location **loc_ptr; /* each Location malloc'd with its Lines */
+    size_t cap_locs;
     pb_function *fns;
     pb_function **fn_ptr;
     pb_mapping *maps;
@@ -178,16 +176,27 @@ typedef struct build {
     int64_t comments[2];
     uint32_t *fn_out;    /* afunction id -> pprof Function index + 1 */
     uint32_t *range_out; /* frame id -> pseudo Function index + 1 */
-    uint32_t *loc_out;   /* frame id -> Location index + 1 */
-    size_t n_fns, n_locs, n_lines;
+    uint32_t *loc_out;   /* frame id -> Location index + 1 (single-frame Locations) */
+    /* Locations of inline chains (VMP_PPROF_INLINES): frame sequences */
+    vmp_hmap seq_map; /* (hash, length | probe << 32) -> Location index + 1 */
+    uint32_t *seq_frames;
+    size_t n_seq_frames, cap_seq_frames;
+    size_t *seq_off; /* per Location: offset in seq_frames, SIZE_MAX == single frame */
+    size_t cap_seq_off;
+    size_t n_fns, n_locs;
 } build;
 
 static void build_free(build *b)
 {
-    free(b->locs);
+    size_t i;
+    for (i = 0; i < b->n_locs; i++) {
+        free(b->loc_ptr[i]->line);
+        free(b->loc_ptr[i]);
+    }
     free(b->loc_ptr);
-    free(b->lines);
-    free(b->line_ptr);
+    vmp_hmap__free(&b->seq_map);
+    free(b->seq_frames);
+    free(b->seq_off);
     free(b->fns);
     free(b->fn_ptr);
     free(b->maps);
@@ -245,14 +254,14 @@ static uint64_t frame_mapping(pprof_conv *c, const vmp_afunction *fn)
     return 0;
 }
 
-static int add_location(pprof_conv *c, build *b, uint32_t frame, unsigned flags)
+/* Append the Lines of `frame` (its range pseudo Line first) to `lines`. */
+static int frame_lines(
+    pprof_conv *c, build *b, uint32_t frame, unsigned flags, pb_line *lines, size_t *n)
 {
     const vmp_aframe *fr = vmp_analysis_frame(c->a, frame);
     const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
     const vmp_cm_function *mf;
-    pb_location *l;
     uint64_t line = 0;
-    size_t nl = 0;
     if (!fn)
         return -1;
     mf = vmp_convmeta__function(&c->m, fn->function_id);
@@ -263,44 +272,112 @@ static int add_location(pprof_conv *c, build *b, uint32_t frame, unsigned flags)
             return -1;
         b->fn_out[fr->function] = (uint32_t)b->n_fns;
     }
-    l = &b->locs[b->n_locs];
-    perftools__profiles__location__init(l);
-    l->id = b->n_locs + 1;
-    l->mapping_id = frame_mapping(c, fn);
-    l->line = &b->line_ptr[b->n_lines];
     if (fr->has_range && !(flags & VMP_PPROF_NO_RANGES)) {
-        char buf[64];
-        size_t len = strlen(fn->name);
-        char *name = malloc(len + sizeof buf);
-        int rc;
-        if (!name)
-            return -1;
-        snprintf(buf, sizeof buf, " %" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
-        memcpy(name, fn->name, len);
-        strcpy(name + len, buf);
-        rc = add_function(c, b, fr->function, name,
-                          vmp_analysis_function_count(c->a) + (uint64_t)frame);
-        free(name);
-        if (rc)
-            return -1;
-        b->range_out[frame] = (uint32_t)b->n_fns;
-        perftools__profiles__line__init(&b->lines[b->n_lines + nl]);
-        b->lines[b->n_lines + nl].function_id = b->fns[b->n_fns - 1].id;
-        b->lines[b->n_lines + nl].line = (int64_t)line;
-        b->line_ptr[b->n_lines + nl] = &b->lines[b->n_lines + nl];
-        nl++;
+        if (!b->range_out[frame]) {
+            char buf[64];
+            size_t len = strlen(fn->name);
+            char *name = malloc(len + sizeof buf);
+            int rc;
+            if (!name)
+                return -1;
+            snprintf(buf, sizeof buf, " %" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
+            memcpy(name, fn->name, len);
+            strcpy(name + len, buf);
+            rc = add_function(c, b, fr->function, name,
+                              vmp_analysis_function_count(c->a) + (uint64_t)frame);
+            free(name);
+            if (rc)
+                return -1;
+            b->range_out[frame] = (uint32_t)b->n_fns;
+        }
+        perftools__profiles__line__init(&lines[*n]);
+        lines[*n].function_id = b->fns[b->range_out[frame] - 1].id;
+        lines[(*n)++].line = (int64_t)line;
     }
-    perftools__profiles__line__init(&b->lines[b->n_lines + nl]);
-    b->lines[b->n_lines + nl].function_id = fr->function;
-    b->lines[b->n_lines + nl].line = (int64_t)line;
-    b->line_ptr[b->n_lines + nl] = &b->lines[b->n_lines + nl];
-    nl++;
-    l->n_line = nl;
-    b->n_lines += nl;
-    b->loc_ptr[b->n_locs] = l;
-    b->n_locs++;
-    b->loc_out[frame] = (uint32_t)b->n_locs;
+    perftools__profiles__line__init(&lines[*n]);
+    lines[*n].function_id = fr->function;
+    lines[(*n)++].line = (int64_t)line;
     return 0;
+}
+
+/* A new Location for frames[0..n) (innermost first: inlined functions, then
+ * the code object's frame).  Returns its index + 1, or 0 out of memory. */
+static uint32_t new_location(
+    pprof_conv *c, build *b, const uint32_t *frames, size_t n, unsigned flags)
+{
+    const vmp_aframe *fr = vmp_analysis_frame(c->a, frames[n - 1]);
+    const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
+    pb_location *l;
+    pb_line *lines;
+    size_t nl = 0, i;
+    if (!fn || b->n_locs >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&b->loc_ptr, &b->cap_locs, b->n_locs + 1, sizeof *b->loc_ptr) ||
+        vmp_grow__((void **)&b->seq_off, &b->cap_seq_off, b->n_locs + 1, sizeof *b->seq_off))
+        return 0;
+    l = malloc(sizeof *l);
+    /* one block: the Lines, then the pointers to them */
+    lines = malloc(2 * n * (sizeof *lines + sizeof(pb_line *)));
+    if (!l || !lines) {
+        free(l);
+        free(lines);
+        return 0;
+    }
+    perftools__profiles__location__init(l);
+    l->line = (pb_line **)(void *)lines;
+    b->loc_ptr[b->n_locs++] = l; /* owned by b from here on */
+    {
+        pb_line *tmp = (pb_line *)(void *)((pb_line **)(void *)lines + 2 * n);
+        for (i = 0; i < n; i++)
+            if (frame_lines(c, b, frames[i], flags, tmp, &nl))
+                return 0;
+        for (i = 0; i < nl; i++)
+            l->line[i] = &tmp[i];
+    }
+    l->n_line = nl;
+    l->id = b->n_locs;
+    l->mapping_id = frame_mapping(c, fn);
+    b->seq_off[b->n_locs - 1] = SIZE_MAX;
+    return (uint32_t)b->n_locs;
+}
+
+/* The Location of frames[0..n), created on first use; 0 out of memory. */
+static uint32_t location_of(
+    pprof_conv *c, build *b, const uint32_t *frames, size_t n, unsigned flags)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull, probe;
+    size_t i;
+    uint32_t idx;
+    if (n == 1) {
+        if (!b->loc_out[frames[0]])
+            b->loc_out[frames[0]] = new_location(c, b, frames, 1, flags);
+        return b->loc_out[frames[0]];
+    }
+    for (i = 0; i < n; i++)
+        h = vmp_mix64__(h ^ frames[i]);
+    for (probe = 0;; probe++) {
+        idx = vmp_hmap__get(&b->seq_map, h, n | probe << 32);
+        if (!idx)
+            break;
+        if (memcmp(&b->seq_frames[b->seq_off[idx - 1]], frames, n * sizeof *frames) == 0)
+            return idx;
+    }
+    if (vmp_grow__((void **)&b->seq_frames, &b->cap_seq_frames, b->n_seq_frames + n,
+                   sizeof *b->seq_frames))
+        return 0;
+    idx = new_location(c, b, frames, n, flags);
+    if (!idx || vmp_hmap__put(&b->seq_map, h, n | probe << 32, idx))
+        return 0;
+    memcpy(&b->seq_frames[b->n_seq_frames], frames, n * sizeof *frames);
+    b->seq_off[idx - 1] = b->n_seq_frames;
+    b->n_seq_frames += n;
+    return idx;
+}
+
+static int is_inlined(pprof_conv *c, uint32_t frame)
+{
+    const vmp_aframe *fr = vmp_analysis_frame(c->a, frame);
+    const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
+    return fn && strcmp(fn->kind, "inlined") == 0;
 }
 
 static int add_label_str(pprof_conv *c, pb_label *l, int64_t key, const char *v)
@@ -340,7 +417,8 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
     int64_t k_thread = ostr(c, "thread"), k_tid = ostr(c, "thread_id"), k_state = ostr(c, "state"),
             k_kind = ostr(c, "code_kind"), k_failed = ostr(c, "failed");
     uint64_t *loc_ids = NULL;
-    size_t cap_ids = 0, i;
+    uint32_t *chain = NULL;
+    size_t cap_ids = 0, cap_chain = 0, i;
     int rc = -1;
     if (k_thread < 0 || k_tid < 0 || k_state < 0 || k_kind < 0 || k_failed < 0)
         return -1;
@@ -357,24 +435,31 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
         perftools__profiles__sample__init(&s);
         if (ag->stack) {
             const vmp_astack *st = vmp_analysis_stack(c->a, node);
+            size_t run = 0;
             leaf = st ? st->frame : 0;
             while (node) {
+                uint32_t loc;
                 st = vmp_analysis_stack(c->a, node);
                 if (!st)
                     break;
-                if (!b->loc_out[st->frame] && add_location(c, b, st->frame, flags))
-                    goto cleanup;
-                if (vmp_grow__((void **)&loc_ids, &cap_ids, n_ids + 1, sizeof *loc_ids))
-                    goto cleanup;
-                loc_ids[n_ids++] = b->loc_out[st->frame];
                 node = st->parent;
+                if (vmp_grow__((void **)&chain, &cap_chain, run + 1, sizeof *chain))
+                    goto cleanup;
+                chain[run++] = st->frame;
+                /* an inlined frame joins the Location of the frame it is inlined into */
+                if ((flags & VMP_PPROF_INLINES) && node && is_inlined(c, st->frame))
+                    continue;
+                loc = location_of(c, b, chain, run, flags);
+                run = 0;
+                if (!loc || vmp_grow__((void **)&loc_ids, &cap_ids, n_ids + 1, sizeof *loc_ids))
+                    goto cleanup;
+                loc_ids[n_ids++] = loc;
             }
         } else if (leaf) {
-            if (!b->loc_out[leaf] && add_location(c, b, leaf, flags))
+            uint32_t loc = location_of(c, b, &leaf, 1, flags);
+            if (!loc || vmp_grow__((void **)&loc_ids, &cap_ids, 1, sizeof *loc_ids))
                 goto cleanup;
-            if (vmp_grow__((void **)&loc_ids, &cap_ids, 1, sizeof *loc_ids))
-                goto cleanup;
-            loc_ids[n_ids++] = b->loc_out[leaf];
+            loc_ids[n_ids++] = loc;
         }
         s.location_id = loc_ids;
         s.n_location_id = n_ids;
@@ -409,6 +494,7 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
     rc = 0;
 cleanup:
     free(loc_ids);
+    free(chain);
     return rc;
 }
 
@@ -450,16 +536,12 @@ static int prepare_profile(pprof_conv *c, build *b)
     b->fn_out = calloc(nfuncs + 1, sizeof *b->fn_out);
     b->range_out = calloc(nframes + 1, sizeof *b->range_out);
     b->loc_out = calloc(nframes + 1, sizeof *b->loc_out);
-    b->locs = calloc(nframes + 1, sizeof *b->locs);
-    b->loc_ptr = calloc(nframes + 1, sizeof *b->loc_ptr);
-    b->lines = calloc(2 * nframes + 1, sizeof *b->lines);
-    b->line_ptr = calloc(2 * nframes + 1, sizeof *b->line_ptr);
     b->fns = calloc(nfuncs + nframes + 1, sizeof *b->fns);
     b->fn_ptr = calloc(nfuncs + nframes + 1, sizeof *b->fn_ptr);
     b->maps = calloc(n_maps + 1, sizeof *b->maps);
     b->map_ptr = calloc(n_maps + 1, sizeof *b->map_ptr);
-    if (!b->fn_out || !b->range_out || !b->loc_out || !b->locs || !b->loc_ptr || !b->lines ||
-        !b->line_ptr || !b->fns || !b->fn_ptr || !b->maps || !b->map_ptr)
+    if (!b->fn_out || !b->range_out || !b->loc_out || !b->fns || !b->fn_ptr || !b->maps ||
+        !b->map_ptr)
         return -1;
     return 0;
 }
@@ -575,6 +657,7 @@ vmp_status vmp_pprof_write(vmp_reader *r,
                            size_t err_size)
 {
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
+    vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     pprof_conv c;
     vmp_record rec;
     vmp_asample s;
@@ -593,7 +676,8 @@ vmp_status vmp_pprof_write(vmp_reader *r,
         return VMP_ERR_INVALID_ARG;
     }
     memset(&c, 0, sizeof c);
-    st = vmp_analysis_create(&c.a, NULL);
+    aopts.flags = (o.flags & VMP_PPROF_INLINES) ? VMP_ANALYSIS_INLINES : 0;
+    st = vmp_analysis_create(&c.a, &aopts);
     if (st < 0) {
         set_err(err, err_size, "out of memory");
         return st;

@@ -210,6 +210,28 @@ def test_go(vmp, simvm_bin, work):
     nr = {k: v for k, v in nr.items() if v}  # callers only: flat 0
     diff = sorted((k, nr.get(k), want.get(k)) for k in set(nr) | set(want) if nr.get(k) != want.get(k))
     check(not diff, "--no-ranges: -top == function rows (differences: %s)" % diff[:4])
+    # --inlines: inlined functions become Lines of their code object's Location;
+    # -noinlines folds them back into the function rows of vmp report
+    out3 = os.path.join(work, "sim-inlines.pb.gz")
+    run([vmp, "pprof", "--inlines", "-o", out3, path])
+    raw3 = pprof(env, "-raw", out3)
+    locs = raw3.split("Locations", 1)[1].split("Mappings", 1)[0]
+    chains, cur = 0, []
+    for line in locs.splitlines() + ["     0: end"]:
+        if line.split(":")[0].strip().isdigit():
+            if len([l for l in cur if "->" not in l.split(" ", 2)[-1].split(":")[0]]) >= 2:
+                chains += 1
+            cur = [line.split(None, 3)[-1] if len(line.split(None, 3)) > 3 else ""]
+        elif line.strip():
+            cur.append(line.strip())
+    check(chains > 0, "--inlines: some Locations hold an inline chain (%d)" % chains)
+    ni = top_rows(pprof(env, "-top", "-noinlines", "-nodecount=1000000", "-nodefraction=0",
+                        "-sample_index=samples", out3))
+    ni = {k: v for k, v in ni.items() if v}
+    diff = sorted((k, ni.get(k), want.get(k)) for k in set(ni) | set(want) if ni.get(k) != want.get(k))
+    check(not diff, "--inlines with -noinlines == vmp report's function rows (off: %s)" % diff[:4])
+    check(raw_total(raw3) == total, "--inlines keeps the total")
+
     # cpu/nanoseconds = samples x interval
     cpu = pprof(env, "-raw", out)
     lines = [l.split() for l in cpu.splitlines() if l.strip() and l.split()[0].isdigit()
