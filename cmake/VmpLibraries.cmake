@@ -79,6 +79,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/vmpConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/vmpConfig.cmake ${PROJECT_BINARY_DIR}/vmpConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/vmp)
+# The pkg-config files locate the prefix relative to themselves, so that an
+# install staged elsewhere (`cmake --install --prefix DIR`) still resolves.
+file(RELATIVE_PATH VMP_PC_RELPREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 foreach(pc vmp vmp-writer)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
