@@ -232,6 +232,28 @@ def test_go(vmp, simvm_bin, work):
     check(not diff, "--inlines with -noinlines == vmp report's function rows (off: %s)" % diff[:4])
     check(raw_total(raw3) == total, "--inlines keeps the total")
 
+    # a profile written by Go's runtime/pprof imports, and vmp report's
+    # function rows equal go tool pprof's flat counts (each Line is a frame)
+    prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goprog", "main.go")
+    gopb = os.path.join(work, "go-cpu.pb.gz")
+    run(["go", "run", prog, gopb], env=env)
+    gov = os.path.join(work, "go-cpu.vmp")
+    p = run([vmp, "import", "-o", gov, gopb], ok=False)
+    check(p.returncode == 0, "a Go CPU profile imports: " + p.stderr.decode(errors="replace"))
+    if p.returncode == 0:
+        gtop = top_rows(pprof(env, "-top", "-nodecount=1000000", "-nodefraction=0",
+                              "-sample_index=samples", gopb))
+        gtop = {k: v for k, v in gtop.items() if v}
+        gfun = {k: v for k, v in by_function(report_rows(vmp, gov, False)).items() if v}
+        diff = sorted((k, gtop.get(k), gfun.get(k)) for k in set(gtop) | set(gfun)
+                      if gtop.get(k) != gfun.get(k))
+        check(sum(gtop.values()) > 20 and not diff,
+              "Go profile: vmp report rows == go tool pprof flat (%d samples; off: %s)"
+              % (sum(gtop.values()), diff[:4]))
+        gi = json.loads(run([vmp, "info", "--json", gov]).stdout)
+        check(any(t["name"] == "worker" for t in gi["threads"]),
+              "Go's 'thread' label (pprof.Do) names a thread: %s" % gi["threads"])
+
     # cpu/nanoseconds = samples x interval
     cpu = pprof(env, "-raw", out)
     lines = [l.split() for l in cpu.splitlines() if l.strip() and l.split()[0].isdigit()
