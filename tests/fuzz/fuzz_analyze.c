@@ -4,7 +4,10 @@
  * that `vmp report` and `vmp flame` use (spec.md §5 "Generations",
  * "Resolution of a pc", §5.11, §5.12): every record fed to a vmp_profile,
  * then the same file read into a flame graph and written as folded stacks
- * into memory.
+ * into memory.  An input that does not start like a vmp file is taken as
+ * the content of one chunk and wrapped into a valid file (header frame and
+ * one zstd frame with content size and checksum), so that the fuzzer
+ * explores the analysis of arbitrary records rather than zstd framing.
  *
  * Invariants beyond "no crash": the profile's total weight equals the flame
  * graph's total and the sum of the folded counts (failed samples included);
@@ -17,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zstd.h>
 
 #include "vmp_analyze.h"
 #include "vmp_convert.h"
@@ -62,7 +67,37 @@ static vmp_reader *open_input(const uint8_t *data, size_t size)
     return r;
 }
 
+static const uint8_t file_header[24] = {0x56, 0x2a, 0x4d, 0x18, 16, 0, 0, 0, 0x89, 'V', 'M', 'P',
+                                        '\r', '\n', 0x1a, '\n', 1,  0, 0, 0, 0,    0,   0,   0};
+
+static int analyze(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size >= 4 && memcmp(data, file_header, 4) == 0)
+        return analyze(data, size);
+    if (size > (1u << 20))
+        return 0;
+    /* Records: wrap them into a file of one chunk. */
+    size_t bound = ZSTD_compressBound(size);
+    uint8_t *file = malloc(sizeof file_header + bound);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    if (file == NULL || cctx == NULL)
+        abort();
+    memcpy(file, file_header, sizeof file_header);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+    size_t z = ZSTD_compress2(cctx, file + sizeof file_header, bound, data, size);
+    ZSTD_freeCCtx(cctx);
+    if (ZSTD_isError(z))
+        abort();
+    analyze(file, sizeof file_header + z);
+    free(file);
+    return 0;
+}
+
+static int analyze(const uint8_t *data, size_t size)
 {
     vmp_reader *r = open_input(data, size);
     if (r == NULL)
