@@ -10,9 +10,10 @@
  * explores the analysis of arbitrary records rather than zstd framing.
  *
  * Invariants beyond "no crash": the profile's total weight equals the flame
- * graph's total and the sum of the folded counts (failed samples included);
- * the weights per (stack, thread, state) sum to the total minus the failed
- * weight; no more samples are counted than the chunks' content
+ * graph's total and the sum of the folded counts (failed samples included),
+ * and that of a bare analysis of the same file; the weights per (stack,
+ * thread, state) sum to the weight of the non-failed samples with a
+ * non-empty stack; no more samples are counted than the chunks' content
  * could hold; every stack
  * and frame id handed out resolves; formatting a frame never overflows.
  */
@@ -125,9 +126,30 @@ static int analyze(const uint8_t *data, size_t size)
     if (sample_records > (rd_chunks + 1) * (1u << 22) / 3)
         abort();
     const vmp_profile_totals *tot = vmp_profile_get_totals(p);
+
+    /* The same file through a bare analysis: the same total weight, and the
+     * profile's (stack, thread, state) entries hold exactly the non-failed
+     * samples with a non-empty stack (the empty stack, id 0, has no entry). */
+    r = open_input(data, size);
+    vmp_analysis *bare = NULL;
+    if (r == NULL || vmp_analysis_create(&bare, NULL) != VMP_OK)
+        abort();
+    vmp_asample as;
+    uint64_t all = 0, stacked = 0, failed = 0;
+    while (vmp_analysis_next(bare, r, &as) == VMP_OK) {
+        all += as.weight;
+        if (as.failed)
+            failed += as.weight;
+        else if (as.stack != 0)
+            stacked += as.weight;
+    }
+    vmp_analysis_free(bare);
+    vmp_reader_close(r);
+    if (all != tot->samples || failed != tot->failed)
+        abort();
     uint64_t stack_sum = 0;
     vmp_profile_foreach_stack(p, add_entry, &stack_sum);
-    if (stack_sum != tot->samples - tot->failed)
+    if (stack_sum != stacked)
         abort();
     vmp_analysis *a = vmp_profile_analysis(p);
     char name[64];
