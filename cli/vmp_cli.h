@@ -134,13 +134,12 @@ struct vmp_flame;
  *  truncated file gives a warning on stderr and counts as read; any other
  *  problem prints one line and returns VMP_EXIT_FAIL.
  *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
-int vmp_cli_flame_read(struct vmp_flame *f, const char *cmd, const char *path,
-                       unsigned int column);
+int vmp_cli_flame_read(struct vmp_flame *f, const char *cmd, const char *path, unsigned int column);
 
 /** Parse a number of pixels `arg` in [lo, hi] for option `opt` into `*out`.
  *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
-int vmp_cli_parse_px(const char *cmd, const char *opt, const char *arg, double lo, double hi,
-                     double *out);
+int vmp_cli_parse_px(
+    const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out);
 
 /** 1 when `path` (may be NULL) ends in ".svg". */
 int vmp_cli_ends_with_svg(const char *path);

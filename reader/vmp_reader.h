@@ -57,7 +57,6 @@ typedef struct vmp_reader_options {
         VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL \
     }
 
-
 /** Open the file at `path` ("-" reads standard input).  Reads and checks the
  *  file header frame.
  * @param[out] out  receives the reader; caller closes it with vmp_reader_close().
