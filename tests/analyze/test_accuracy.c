@@ -5,9 +5,10 @@
  *
  * usage: test_accuracy VMP_SIMVM WORKDIR
  * Runs vmp-simvm with several seeds, from no compaction to heavy compaction,
- * and checks that every sample, in file order, resolves to the truth's
- * thread, state, code kind, function and bytecode range, and that every
- * return address of its stack does too.
+ * with random stacks and with repeating call paths (--stacks), and checks
+ * that every sample, in file order, resolves to the truth's thread, state,
+ * code kind, function and bytecode range, and that every return address of
+ * its stack does too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,9 +29,10 @@ static int run_simvm(const char *out,
                      unsigned samples,
                      unsigned compactions,
                      unsigned zone,
-                     unsigned depth)
+                     unsigned depth,
+                     unsigned stacks)
 {
-    char s_seed[32], s_samples[32], s_comp[32], s_zone[32], s_depth[32];
+    char s_seed[32], s_samples[32], s_comp[32], s_zone[32], s_depth[32], s_stacks[32];
     pid_t pid;
     int status;
     snprintf(s_seed, sizeof s_seed, "%u", seed);
@@ -38,12 +40,15 @@ static int run_simvm(const char *out,
     snprintf(s_comp, sizeof s_comp, "%u", compactions);
     snprintf(s_zone, sizeof s_zone, "%u", zone);
     snprintf(s_depth, sizeof s_depth, "%u", depth);
+    snprintf(s_stacks, sizeof s_stacks, "%u", stacks);
     pid = fork();
     if (pid == 0) {
-        char *argv[] = {(char *)simvm, "--seed",        s_seed,        "--samples",
-                        s_samples,     "--compactions", s_comp,        "--zone-size",
-                        s_zone,        "--depth",       s_depth,       "-o",
-                        (char *)out,   "--truth",       (char *)truth, NULL};
+        char *argv[] = {(char *)simvm,   "--seed", s_seed,        "--samples", s_samples,
+                        "--compactions", s_comp,   "--zone-size", s_zone,      "--depth",
+                        s_depth,         "-o",     (char *)out,   "--truth",   (char *)truth,
+                        "--stacks",      s_stacks, NULL};
+        if (!stacks)
+            argv[15] = NULL; /* the default, random stacks */
         execv(simvm, argv);
         _exit(127);
     }
@@ -66,8 +71,13 @@ static void leaf_text(const vmp_analysis *a, uint32_t frame, char *out, size_t s
         snprintf(out, size, "%s\t%s\t", fn->kind, fn->name);
 }
 
-/* Check one profile against its truth; returns the number of mismatches. */
-static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_out)
+/* Check one profile against its truth; returns the number of mismatches and
+ * sets *n_out to the samples and *hits_out to the samples whose stack was
+ * resolved by one lookup (the analysis's cache_hits). */
+static uint64_t check_file(const char *vmp,
+                           const char *truth_path,
+                           uint64_t *n_out,
+                           uint64_t *hits_out)
 {
     vmp_reader *r = NULL;
     vmp_analysis *a = NULL;
@@ -140,6 +150,7 @@ static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_
                 "%s: %" PRIu64 " samples, generation %" PRIu64 ", %" PRIu64
                 " code objects, %" PRIu64 " cache hits, %" PRIu64 " misses\n",
                 vmp, n, stats.generation, stats.code_objects, stats.cache_hits, stats.cache_misses);
+        *hits_out = stats.cache_hits;
     }
     vmp_reader_close(r);
     vmp_analysis_free(a);
@@ -148,17 +159,24 @@ static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_
     return bad;
 }
 
-static void run_case(
-    unsigned seed, unsigned samples, unsigned compactions, unsigned zone, unsigned depth)
+static void run_case(unsigned seed,
+                     unsigned samples,
+                     unsigned compactions,
+                     unsigned zone,
+                     unsigned depth,
+                     unsigned stacks)
 {
     char vmp[1024], tsv[1024];
-    uint64_t n = 0, bad;
-    snprintf(vmp, sizeof vmp, "%s/acc-%u-%u.vmp", workdir, seed, compactions);
-    snprintf(tsv, sizeof tsv, "%s/acc-%u-%u.tsv", workdir, seed, compactions);
-    CHECK(run_simvm(vmp, tsv, seed, samples, compactions, zone, depth) == 0);
-    bad = check_file(vmp, tsv, &n);
+    uint64_t n = 0, hits = 0, bad;
+    snprintf(vmp, sizeof vmp, "%s/acc-%u-%u-%u.vmp", workdir, seed, compactions, stacks);
+    snprintf(tsv, sizeof tsv, "%s/acc-%u-%u-%u.tsv", workdir, seed, compactions, stacks);
+    CHECK(run_simvm(vmp, tsv, seed, samples, compactions, zone, depth, stacks) == 0);
+    bad = check_file(vmp, tsv, &n, &hits);
     CHECK_EQ_U64(n, samples);
     CHECK_EQ_U64(bad, 0);
+    /* repeating call paths: many samples reuse a stack already resolved */
+    if (stacks)
+        CHECK(hits >= n / 3);
     remove(vmp);
     remove(tsv);
 }
@@ -166,17 +184,26 @@ static void run_case(
 /* spec R-GEN-3: without compaction every sample resolves exactly. */
 static void test_accuracy_without_compaction(void)
 {
-    run_case(1, 5000, 0, 262144, 8);
+    run_case(1, 5000, 0, 262144, 8, 0);
 }
 
 /* spec R-GEN-3: code that moved or was freed still resolves to what was there
  * when the sample was taken, across many compactions and seeds. */
 static void test_accuracy_with_heavy_compaction(void)
 {
-    run_case(2, 20000, 100, 65536, 12);
-    run_case(3, 20000, 40, 131072, 8);
-    run_case(4, 10000, 200, 32768, 4);
-    run_case(5, 8000, 10, 262144, 32);
+    run_case(2, 20000, 100, 65536, 12, 0);
+    run_case(3, 20000, 40, 131072, 8, 0);
+    run_case(4, 10000, 200, 32768, 4, 0);
+    run_case(5, 8000, 10, 262144, 32, 0);
+}
+
+/* spec R-GEN-3 with stacks that repeat, as in a real program's profile: the
+ * same call paths run before and after compactions moved, freed and compiled
+ * again their methods, so one stack node's address means different code in
+ * different generations, and every sample still resolves exactly. */
+static void test_accuracy_with_repeating_stacks(void)
+{
+    run_case(6, 30000, 60, 65536, 12, 300);
 }
 
 int main(int argc, char **argv)
@@ -189,5 +216,6 @@ int main(int argc, char **argv)
     workdir = argv[2];
     VMP_TEST_RUN(test_accuracy_without_compaction);
     VMP_TEST_RUN(test_accuracy_with_heavy_compaction);
+    VMP_TEST_RUN(test_accuracy_with_repeating_stacks);
     VMP_TEST_EXIT();
 }

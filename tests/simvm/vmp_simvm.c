@@ -24,6 +24,7 @@
  * "function" or "function A->B", separated by ";"; empty for failed samples.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,23 +435,17 @@ static void make_map(scode *c, uint32_t bc_size)
     c->n_map = i;
 }
 
-static int compile(int kind)
+/* Compile code of `kind` (for methods and blocks: of function `fi`, which is
+ * not compiled) at the free pointer, compacting first when the zone is full.
+ * Returns 1, or 0 when it does not fit. */
+static int compile_at(int kind, size_t fi)
 {
     scode *c;
     uint64_t size;
-    size_t fi = 0, tries;
-    if (kind == K_METHOD || kind == K_BLOCK) {
-        for (tries = 0; tries < 16; tries++) {
-            fi = (size_t)below(N_FUNCS);
-            if (!funcs[fi].code && (funcs[fi].is_block == (kind == K_BLOCK)))
-                break;
-        }
-        if (tries == 16)
-            return 0;
+    if (kind == K_METHOD || kind == K_BLOCK)
         size = 64 + below(funcs[fi].bc_size * 6);
-    } else {
+    else
         size = 48 + below(96);
-    }
     size = (size + 7) & ~7ull;
     if (free_ptr + size > zone_end) {
         compact();
@@ -477,6 +472,23 @@ static int compile(int kind)
     emit_code(c);
     live_add((uint64_t)(c - codes));
     return 1;
+}
+
+/* Compile code of `kind`; methods and blocks of a random function that is
+ * not compiled.  Returns 1, or 0 when nothing was compiled. */
+static int compile(int kind)
+{
+    size_t fi = 0, tries;
+    if (kind == K_METHOD || kind == K_BLOCK) {
+        for (tries = 0; tries < 16; tries++) {
+            fi = (size_t)below(N_FUNCS);
+            if (!funcs[fi].code && (funcs[fi].is_block == (kind == K_BLOCK)))
+                break;
+        }
+        if (tries == 16)
+            return 0;
+    }
+    return compile_at(kind, fi);
 }
 
 /* ---- truth ------------------------------------------------------------------------ */
@@ -588,16 +600,44 @@ static size_t csym_of_group(int g)
     return 0;
 }
 
+/* Write sample `s` (a failed one when `failed`) and, when `truth` is not
+ * NULL, its truth line. */
+static void emit_sample(FILE *truth, vmp_sample *s, int failed)
+{
+    char kind[32], fn[160], range[32], callers[4096] = "";
+    size_t cl = 0;
+    uint32_t k;
+    if (failed)
+        check(vmp_writer_failed_sample(w, s, (uint32_t)below(3)), "failed_sample");
+    else
+        check(vmp_writer_sample(w, s), "sample");
+    samples_taken++;
+    if (!truth)
+        return;
+    truth_of(s->pc, kind, sizeof kind, fn, sizeof fn, range, sizeof range);
+    for (k = 1; !failed && k < s->depth; k++) {
+        char ck[32], cf[160], cr[32];
+        truth_of(s->frames[k].value - 1, ck, sizeof ck, cf, sizeof cf, cr, sizeof cr);
+        cl += (size_t)snprintf(callers + cl, sizeof callers - cl, "%s%s%s%s", k > 1 ? ";" : "", cf,
+                               cr[0] ? " " : "", cr);
+        if (cl >= sizeof callers)
+            cl = sizeof callers - 1;
+    }
+    if (s->thread == 1)
+        fprintf(truth, "main");
+    else
+        fprintf(truth, "worker-%" PRIu64, s->thread - 1);
+    fprintf(truth, "\t%s\t%s\t%s\t%s\t%s\n", states[s->state], kind, fn, range, callers);
+}
+
 static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
 {
     vmp_frame frames[256];
     vmp_sample s;
-    uint32_t depth = 0, want, k;
+    uint32_t depth = 0, want;
     double r = unit();
     int failed = 0;
     uint64_t pc, thread;
-    char kind[32], fn[160], range[32], callers[4096] = "";
-    size_t cl = 0;
 
     memset(&s, 0, sizeof s);
     thread = below(3) == 0 ? 1 + below(n_threads) : 1;
@@ -610,9 +650,7 @@ static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
         memcpy(frames, pp->frames, pp->depth * sizeof frames[0]);
         depth = pp->depth;
         s.state = pp->state;
-        s.pc = pc = frames[0].value;
-        truth_of(pc, kind, sizeof kind, fn, sizeof fn, range, sizeof range);
-        want = depth;
+        s.pc = frames[0].value;
         goto replay;
     }
     r = unit();
@@ -651,8 +689,6 @@ static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
     frames[depth].value = pc;
     frames[depth].bcpc = VMP_BCPC_NONE;
     depth++;
-    truth_of(pc, kind, sizeof kind, fn, sizeof fn, range, sizeof range);
-    callers[0] = '\0';
     if (!failed) {
         /* C callers for GC (vm::gc::collect calls the others), then methods */
         if (s.state == ST_GC && depth < want) {
@@ -677,28 +713,274 @@ static void take_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
             pp->depth = depth;
             pp->state = s.state;
         }
-    replay:
-        for (k = 1; k < depth; k++) {
-            char ck[32], cf[160], cr[32];
-            truth_of(frames[k].value - 1, ck, sizeof ck, cf, sizeof cf, cr, sizeof cr);
-            cl += (size_t)snprintf(callers + cl, sizeof callers - cl, "%s%s%s%s", k > 1 ? ";" : "",
-                                   cf, cr[0] ? " " : "", cr);
-            if (cl >= sizeof callers)
-                cl = sizeof callers - 1;
+    }
+replay:
+    s.frames = frames;
+    s.depth = depth;
+    emit_sample(truth, &s, failed);
+}
+
+/* ---- call paths (--stacks) ------------------------------------------------------------ */
+
+/* With --stacks N the simulated program runs N call paths again and again, as
+ * real programs do: a chain of methods, each calling the next from a fixed
+ * call site, down to a leaf (a method, a C function or a trampoline) whose
+ * pc is one of three hot pcs of the path.  A sample picks a path from
+ * a Zipf distribution.  A method of the path that a compaction freed is
+ * compiled again (at a new address) when the path runs next. */
+
+enum {
+    LEAF_FUNC,
+    LEAF_C,
+    LEAF_TRAMP
+};
+
+#define ZIPF_S 1.1
+
+typedef struct spath {
+    uint32_t first;     /* its first caller in path_fn[] and path_site[] */
+    uint32_t n_callers; /* methods calling down to the leaf, outermost first */
+    uint32_t leaf_kind; /* LEAF_* */
+    uint32_t leaf;      /* function, C symbol or trampoline index */
+    uint32_t leaf_site; /* fixes vm::gc::collect()'s call site above a GC leaf */
+    uint64_t salt;      /* fixes a C or trampoline leaf's hot pcs */
+} spath;
+
+static spath *paths;
+static size_t n_paths;
+static uint32_t *path_fn, *path_site;
+static size_t n_path_elems, cap_path_elems;
+static double *zipf_cdf;      /* by rank, the last one is 1 */
+static uint32_t *zipf_path;   /* rank -> path */
+static double compile_budget; /* code objects to compile before the next sample */
+
+/* A stateless 64-bit mix: fixed "random" choices (call sites, hot pcs). */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static void path_push(uint32_t fi, uint32_t site)
+{
+    if (n_path_elems == cap_path_elems) {
+        cap_path_elems = cap_path_elems ? 2 * cap_path_elems : 1024;
+        path_fn = realloc(path_fn, cap_path_elems * sizeof *path_fn);
+        path_site = realloc(path_site, cap_path_elems * sizeof *path_site);
+        if (!path_fn || !path_site)
+            die("call paths", VMP_ERR_NOMEM);
+    }
+    path_fn[n_path_elems] = fi;
+    path_site[n_path_elems] = site;
+    n_path_elems++;
+}
+
+/* Make `n` call paths of at most `max_depth` frames.  They form a call tree:
+ * most paths extend an earlier one (its callers and its leaf method become
+ * callers), so paths share their outer frames as real ones do. */
+static void make_paths(size_t n, uint32_t max_depth)
+{
+    size_t n_funcs = N_FUNCS < 32 + n / 16 ? N_FUNCS : 32 + n / 16, i;
+    uint32_t room = max_depth - 1; /* frames above the leaf */
+    double sum = 0;
+    paths = calloc(n, sizeof *paths);
+    zipf_cdf = malloc(n * sizeof *zipf_cdf);
+    zipf_path = malloc(n * sizeof *zipf_path);
+    if (!paths || !zipf_cdf || !zipf_path)
+        die("call paths", VMP_ERR_NOMEM);
+    for (i = 0; i < n; i++) {
+        spath *p = &paths[i];
+        uint32_t nc = 0, extra, j, r;
+        p->first = (uint32_t)n_path_elems;
+        if (i > 0 && below(8) != 0) {
+            const spath *q = &paths[below(i)];
+            for (j = 0; j < q->n_callers && nc < room; j++, nc++)
+                path_push(path_fn[q->first + j], path_site[q->first + j]);
+            if (q->leaf_kind == LEAF_FUNC && nc < room) {
+                path_push(q->leaf, (uint32_t)rnd());
+                nc++;
+            }
+            extra = (uint32_t)below(3);
+        } else {
+            extra = 1 + (uint32_t)below(3);
+        }
+        for (; extra > 0 && nc < room; extra--, nc++)
+            path_push((uint32_t)below(n_funcs), (uint32_t)rnd());
+        r = (uint32_t)below(100);
+        if (r < 70) {
+            p->leaf_kind = LEAF_FUNC;
+            p->leaf = (uint32_t)below(n_funcs);
+        } else if (r < 98) {
+            p->leaf_kind = LEAF_C;
+            p->leaf = (uint32_t)csym_of_group(r < 78 ? 0 : r < 88 ? 1 : r < 95 ? 2 : 3);
+            /* a GC leaf other than vm::gc::collect() is called by it */
+            if (csyms[p->leaf].group == 1 && p->leaf != 4 && nc == room && nc > 0)
+                nc--, n_path_elems--;
+        } else {
+            p->leaf_kind = LEAF_TRAMP;
+            p->leaf = (uint32_t)below(n_tramps);
+        }
+        p->n_callers = nc;
+        p->leaf_site = (uint32_t)rnd();
+        p->salt = rnd();
+    }
+    n_paths = n;
+    for (i = 0; i < n; i++) {
+        sum += 1.0 / pow((double)(i + 1), ZIPF_S);
+        zipf_cdf[i] = sum;
+        zipf_path[i] = (uint32_t)i;
+    }
+    for (i = 0; i < n; i++)
+        zipf_cdf[i] /= sum;
+    zipf_cdf[n - 1] = 1.0;
+    /* which paths are hot is not tied to the order they were made in */
+    for (i = n - 1; i > 0; i--) {
+        size_t k = (size_t)below(i + 1);
+        uint32_t t = zipf_path[i];
+        zipf_path[i] = zipf_path[k];
+        zipf_path[k] = t;
+    }
+}
+
+static const spath *pick_path(void)
+{
+    double u = unit();
+    size_t lo = 0, hi = n_paths - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (zipf_cdf[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return &paths[zipf_path[lo]];
+}
+
+/* Make sure the methods of path `p` are compiled: a method that a
+ * compaction freed is compiled again; that counts against the compile budget
+ * so that the number of compactions stays near --compactions.  A method that
+ * cannot be compiled (a tiny zone) is left out of the stack. */
+static void compile_path(const spath *p)
+{
+    uint32_t n = p->n_callers + (p->leaf_kind == LEAF_FUNC), j, round;
+    for (round = 0; round < 3; round++) {
+        int missing = 0;
+        for (j = 0; j < n; j++) {
+            uint32_t fi = j < p->n_callers ? path_fn[p->first + j] : p->leaf;
+            if (funcs[fi].code)
+                codes[funcs[fi].code - 1].last_used = samples_taken;
+        }
+        for (j = 0; j < n; j++) {
+            uint32_t fi = j < p->n_callers ? path_fn[p->first + j] : p->leaf;
+            if (!funcs[fi].code) {
+                missing = 1;
+                if (compile_at(funcs[fi].is_block ? K_BLOCK : K_METHOD, fi))
+                    compile_budget -= 1.0;
+            }
+        }
+        if (!missing)
+            return;
+    }
+}
+
+/* The return address of the call at fixed call site `site` of code `i`;
+ * like return_address_in(), half the sites are the last byte before a pc-map
+ * entry. */
+static uint64_t return_address_at(uint64_t i, uint32_t site)
+{
+    const scode *c = &codes[i];
+    uint64_t off;
+    if (c->n_map > 1 && (site & 1)) {
+        size_t j = 1 + (size_t)((site >> 1) % (c->n_map - 1));
+        off = c->off[j] ? c->off[j] - 1 : 0;
+    } else {
+        off = (site >> 1) % c->size;
+    }
+    return c->start + off + 1;
+}
+
+/* One of the three hot pcs of a path's leaf method, code `i`: each lies in a
+ * bytecode range fixed by the path's `salt` (the prologue before the first
+ * pc-map entry counts as a range), at an offset fixed by the code. */
+static uint64_t hot_pc_in(uint64_t i, uint64_t salt)
+{
+    const scode *c = &codes[i];
+    uint64_t h = below(3), r = mix64(salt + h) % (c->n_map + 1);
+    uint64_t lo = r ? c->off[r - 1] : 0, hi = r < c->n_map ? c->off[r] : c->size;
+    if (hi <= lo) {
+        lo = 0;
+        hi = c->size;
+    }
+    return c->start + lo + mix64(c->id << 8 | h << 4 | r) % (hi - lo);
+}
+
+static void take_path_sample(FILE *truth, uint64_t n_threads, uint32_t max_depth)
+{
+    vmp_frame frames[256];
+    vmp_sample s;
+    const spath *p;
+    uint32_t depth = 0, j;
+    double r = unit();
+    int failed = 0;
+    uint64_t pc = 0;
+
+    memset(&s, 0, sizeof s);
+    s.thread = below(3) == 0 ? 1 + below(n_threads) : 1;
+    s.generation = VMP_GENERATION_CURRENT;
+    p = pick_path();
+    compile_path(p);
+    if (p->leaf_kind == LEAF_FUNC && funcs[p->leaf].code) {
+        uint64_t i = funcs[p->leaf].code - 1;
+        s.state = ST_JIT;
+        pc = hot_pc_in(i, p->salt);
+    } else if (p->leaf_kind == LEAF_C || p->leaf_kind == LEAF_FUNC) {
+        /* a method that could not be compiled runs in the interpreter */
+        static const uint32_t state_of_group[] = {ST_INTERP, ST_GC, ST_PRIM, ST_IDLE, ST_PRIM};
+        size_t ci = p->leaf_kind == LEAF_C ? p->leaf : 0;
+        s.state = state_of_group[csyms[ci].group];
+        pc = csym_value[ci] + MOD_BIAS + mix64(p->salt + below(3)) % csym_extent[ci];
+    } else {
+        const scode *c = &codes[tramps[p->leaf]];
+        s.state = ST_INTERP;
+        pc = c->start + mix64(p->salt + below(2)) % c->size;
+    }
+    if (r < 0.03) {
+        failed = 1;
+    } else if (r < 0.045) {
+        s.state = ST_JIT;
+        pc = 0x10 + 16 * below(8); /* an address nothing covers */
+    }
+    s.pc = pc;
+    frames[depth].kind = VMP_FRAME_PC;
+    frames[depth].value = pc;
+    frames[depth].bcpc = VMP_BCPC_NONE;
+    depth++;
+    if (!failed) {
+        if (p->leaf_kind == LEAF_C && csyms[p->leaf].group == 1 && p->leaf != 4 &&
+            depth < max_depth) {
+            size_t ci = 4; /* vm::gc::collect() */
+            frames[depth].kind = VMP_FRAME_PC;
+            frames[depth].value =
+                csym_value[ci] + MOD_BIAS + 1 + p->leaf_site % (csym_extent[ci] - 1);
+            frames[depth].bcpc = VMP_BCPC_NONE;
+            depth++;
+        }
+        for (j = p->n_callers; j-- > 0 && depth < max_depth;) {
+            uint32_t fi = path_fn[p->first + j];
+            if (!funcs[fi].code)
+                continue;
+            frames[depth].kind = VMP_FRAME_PC;
+            frames[depth].value = return_address_at(funcs[fi].code - 1, path_site[p->first + j]);
+            frames[depth].bcpc = VMP_BCPC_NONE;
+            depth++;
         }
     }
     s.frames = frames;
     s.depth = depth;
-    if (failed)
-        check(vmp_writer_failed_sample(w, &s, (uint32_t)below(3)), "failed_sample");
-    else
-        check(vmp_writer_sample(w, &s), "sample");
-    if (thread == 1)
-        fprintf(truth, "main");
-    else
-        fprintf(truth, "worker-%" PRIu64, thread - 1);
-    fprintf(truth, "\t%s\t%s\t%s\t%s\t%s\n", states[s.state], kind, fn, range, callers);
-    samples_taken++;
+    emit_sample(truth, &s, failed);
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
@@ -713,6 +995,12 @@ static void usage(FILE *f)
                "  --compactions N   aim for about N code compactions (default 4)\n"
                "  --zone-size BYTES machine code zone size (default 262144)\n"
                "  --depth N         maximum stack depth (default 8)\n"
+               "  --stacks N        the program runs N call paths (chains of methods with\n"
+               "                    fixed call sites down to a leaf with a few hot pcs), one\n"
+               "                    picked per sample from a Zipf distribution (s = 1.1), so\n"
+               "                    that stacks repeat as in real profiles; code a compaction\n"
+               "                    freed is compiled again when its path runs (default 0:\n"
+               "                    random stacks, nearly all distinct)\n"
                "  -o FILE           profile to write (default simvm.vmp)\n"
                "  --truth FILE      truth TSV to write (default: none)\n"
                "  --help            this text\n");
@@ -734,14 +1022,14 @@ static int parse_u64(const char *s, uint64_t *out)
 int main(int argc, char **argv)
 {
     uint64_t seed = 1, n_samples = 10000, n_threads = 3, want_comp = 4, zone_size = 262144,
-             max_depth = 8, x, i, avg_size, region, total_bytes, interval = 1000000;
+             max_depth = 8, n_stacks = 0, x, i, avg_size, region, total_bytes, interval = 1000000;
     const char *out = "simvm.vmp", *truth_path = NULL;
     FILE *truth;
     vmp_writer_meta meta;
     vmp_writer_options opts = VMP_WRITER_OPTIONS_INIT;
     vmp_symbol_desc syms[N_CSYMS];
     char tname[32];
-    double compile_rate, acc = 0;
+    double compile_rate;
     int ai;
     static const char *const labels[] = {"benchmark", "simulated", "mode", "test"};
 
@@ -763,6 +1051,8 @@ int main(int argc, char **argv)
             dst = &zone_size;
         } else if (strcmp(a, "--depth") == 0) {
             dst = &max_depth;
+        } else if (strcmp(a, "--stacks") == 0) {
+            dst = &n_stacks;
         } else if (strcmp(a, "-o") == 0 && ai + 1 < argc) {
             out = argv[++ai];
             continue;
@@ -777,9 +1067,10 @@ int main(int argc, char **argv)
         }
         ai++;
     }
-    if (n_threads < 1 || max_depth < 1 || max_depth > 200 || zone_size < 16384) {
+    if (n_threads < 1 || max_depth < 1 || max_depth > 200 || zone_size < 16384 ||
+        n_stacks > 10000000) {
         fprintf(stderr, "vmp-simvm: need --threads >= 1, 1 <= --depth <= 200, "
-                        "--zone-size >= 16384\n");
+                        "--zone-size >= 16384, --stacks <= 10000000\n");
         return 2;
     }
 
@@ -831,9 +1122,9 @@ int main(int argc, char **argv)
     vclock = 1000;
     check(vmp_writer_open(&w, out, &meta, &opts), out);
 
-    truth = fopen(truth_path ? truth_path : "/dev/null", "w");
-    if (!truth) {
-        perror(truth_path ? truth_path : "/dev/null");
+    truth = truth_path ? fopen(truth_path, "w") : NULL;
+    if (truth_path && !truth) {
+        perror(truth_path);
         return 1;
     }
 
@@ -882,6 +1173,8 @@ int main(int argc, char **argv)
         }
     }
     region_start = free_ptr;
+    if (n_stacks)
+        make_paths((size_t)n_stacks, (uint32_t)max_depth);
     region = zone_end - region_start;
 
     /* Fill rate: about 30% of the region up front, then enough code per sample
@@ -894,7 +1187,7 @@ int main(int argc, char **argv)
 
     for (i = 0; i < n_samples; i++) {
         vclock += interval - interval / 10 + below(interval / 5);
-        for (acc += compile_rate; acc >= 1.0; acc -= 1.0) {
+        for (compile_budget += compile_rate; compile_budget >= 1.0; compile_budget -= 1.0) {
             uint64_t k = below(20);
             compile(k < 13 ? K_METHOD : k < 17 ? K_BLOCK : k < 19 ? K_CPIC : K_OPIC);
         }
@@ -921,14 +1214,17 @@ int main(int argc, char **argv)
         }
         if (below(250) == 0)
             check(vmp_writer_counter(w, 0, (int64_t)(1000000 + below(5000000))), "counter");
-        take_sample(truth, n_threads, (uint32_t)max_depth);
+        if (n_stacks)
+            take_path_sample(truth, n_threads, (uint32_t)max_depth);
+        else
+            take_sample(truth, n_threads, (uint32_t)max_depth);
         if ((i + 1) % FLUSH_EVERY == 0)
             check(vmp_writer_flush(w), "flush");
     }
     vclock += interval;
     check(vmp_writer_close(w, NULL), "close");
-    if (fclose(truth) != 0) {
-        perror(truth_path ? truth_path : "/dev/null");
+    if (truth && fclose(truth) != 0) {
+        perror(truth_path);
         return 1;
     }
     fprintf(stderr,
@@ -936,5 +1232,10 @@ int main(int argc, char **argv)
             n_samples, (uint64_t)n_codes, n_compactions);
     free(codes);
     free(live);
+    free(paths);
+    free(path_fn);
+    free(path_site);
+    free(zipf_cdf);
+    free(zipf_path);
     return 0;
 }
