@@ -9,8 +9,20 @@ import (
 	"context"
 	"os"
 	"runtime/pprof"
+	"syscall"
 	"time"
 )
+
+// cpuTime is the process's CPU time so far: the workloads below run for a
+// given amount of CPU, not of wall time, so that a loaded machine still
+// gives the profiler the same number of ticks to record.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 //go:noinline
 func fib(n int) int {
@@ -24,7 +36,7 @@ func square(x int) int { return x * x } // inlined by the compiler
 
 func spin(d time.Duration) int {
 	s := 0
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for end := cpuTime() + d; cpuTime() < end; {
 		for i := 0; i < 1000; i++ {
 			s += square(i)
 		}
@@ -42,8 +54,8 @@ func main() {
 	}
 	s := 0
 	pprof.Do(context.Background(), pprof.Labels("thread", "worker"), func(context.Context) {
-		start := time.Now()
-		for time.Since(start) < 600*time.Millisecond {
+		end := cpuTime() + 600*time.Millisecond
+		for cpuTime() < end {
 			s += fib(25)
 		}
 	})
