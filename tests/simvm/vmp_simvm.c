@@ -12,6 +12,11 @@
  * real thread does everything on a virtual clock, so the same seed gives the
  * same file and truth, byte for byte.
  *
+ * Stacks are random by default (nearly every sample makes new stack nodes);
+ * with --stacks N they follow N call paths picked from a Zipf distribution,
+ * so distinct stacks stay bounded by paths x hot pcs x generations, as in a
+ * real program's profile (see "call paths" below).
+ *
  * Truth TSV: one line per sample (failed ones too), in file order:
  *   thread-name TAB state TAB kind TAB function TAB range TAB callers
  * kind: the code object's kind name, "C" for module code, "unknown" otherwise;
@@ -996,11 +1001,13 @@ static void usage(FILE *f)
                "  --zone-size BYTES machine code zone size (default 262144)\n"
                "  --depth N         maximum stack depth (default 8)\n"
                "  --stacks N        the program runs N call paths (chains of methods with\n"
-               "                    fixed call sites down to a leaf with a few hot pcs), one\n"
+               "                    fixed call sites down to a leaf with three hot pcs), one\n"
                "                    picked per sample from a Zipf distribution (s = 1.1), so\n"
                "                    that stacks repeat as in real profiles; code a compaction\n"
-               "                    freed is compiled again when its path runs (default 0:\n"
-               "                    random stacks, nearly all distinct)\n"
+               "                    freed is compiled again when its path runs.  The paths\n"
+               "                    use 32 + N/16 methods (at most 3000): when those do not\n"
+               "                    fit in the zone, compactions exceed --compactions\n"
+               "                    (default 0: random stacks, nearly all distinct)\n"
                "  -o FILE           profile to write (default simvm.vmp)\n"
                "  --truth FILE      truth TSV to write (default: none)\n"
                "  --help            this text\n");
