@@ -110,8 +110,13 @@ static int run_demo_with(const char *vmp,
 
     snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s%s%s", agent_path, profile,
              agent_opts[0] ? "," : "", agent_opts);
-    snprintf(out_path, sizeof out_path, "%s.stdout", log_base ? log_base : profile);
-    snprintf(err_path, sizeof err_path, "%s.stderr", log_base ? log_base : profile);
+    const char *base = log_base ? log_base : profile;
+    if (strlen(base) + sizeof ".stdout" > sizeof out_path) {
+        fprintf(stderr, "test_jvmti: path too long: %s\n", base);
+        return -1;
+    }
+    snprintf(out_path, sizeof out_path, "%s.stdout", base);
+    snprintf(err_path, sizeof err_path, "%s.stderr", base);
     if (vmp != NULL) {
         argv[argc++] = vmp;
         argv[argc++] = "record";
