@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "vmp_convert.h"
+
 void vmp_cli_getopt_begin(void)
 {
     optind = 0; /* glibc: 0 re-initialises getopt completely */
@@ -30,6 +32,22 @@ int vmp_cli_bad_option(const char *cmd, char **argv, int c)
     if (optopt)
         return vmp_cli_usage_error(cmd, "unknown option '-%c'", optopt);
     return vmp_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int vmp_cli_help(const char *usage)
+{
+    fputs(usage, stdout);
+    return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+}
+
+int vmp_cli_one_file(const char **path, const char *cmd, int argc, char **argv)
+{
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE");
+    if (argc - optind > 1)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    *path = argv[optind];
+    return VMP_EXIT_OK;
 }
 
 int vmp_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -112,6 +130,92 @@ int vmp_cli_output_close(vmp_cli_output *out, const char *cmd)
     if (failed)
         return vmp_cli_fail(cmd, "%s: write error: %s", out->name, strerror(err ? err : EIO));
     return VMP_EXIT_OK;
+}
+
+int vmp_cli_open_io(
+    vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path, const char *outpath)
+{
+    int rc;
+    if (vmp_cli_open_reader(r, cmd, path) != VMP_EXIT_OK)
+        return VMP_EXIT_FAIL;
+    rc = vmp_cli_output_open(out, cmd, outpath);
+    if (rc != VMP_EXIT_OK) {
+        vmp_reader_close(*r);
+        *r = NULL;
+    }
+    return rc;
+}
+
+int vmp_cli_output_finish(
+    vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err)
+{
+    if (st >= 0)
+        return vmp_cli_output_close(out, cmd);
+    if (st == VMP_ERR_IO)
+        vmp_cli_fail(cmd, "%s: %s", out->name, err);
+    else
+        vmp_cli_fail(cmd, "%s", err);
+    vmp_cli_output_abandon(out, outpath);
+    return VMP_EXIT_FAIL;
+}
+
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path)
+{
+    vmp_status st = vmp_record_writer_open_file(w, path, NULL);
+    if (st >= 0)
+        return VMP_EXIT_OK;
+    vmp_cli_fail(cmd, "%s", *w ? vmp_record_writer_errmsg(*w) : "out of memory");
+    vmp_record_writer_close(*w);
+    *w = NULL;
+    return VMP_EXIT_FAIL;
+}
+
+int vmp_cli_flame_option(const char *cmd,
+                         char **argv,
+                         int c,
+                         struct vmp_flame_options *fo,
+                         struct vmp_flame_svg_options *so)
+{
+    double px;
+    switch (c) {
+    case VMP_CLI_OPT_THREAD_ROOT:
+        fo->flags |= VMP_FLAME_THREAD_ROOT;
+        break;
+    case VMP_CLI_OPT_STATE:
+        fo->flags |= VMP_FLAME_STATE;
+        break;
+    case VMP_CLI_OPT_TIERS:
+        fo->flags |= VMP_FLAME_TIERS;
+        break;
+    case VMP_CLI_OPT_TITLE:
+        so->title = optarg;
+        break;
+    case VMP_CLI_OPT_ICICLE:
+        so->icicle = 1;
+        break;
+    case VMP_CLI_OPT_WIDTH:
+        if (vmp_cli_parse_px(cmd, "--width", optarg, 200, 100000, &px))
+            return VMP_EXIT_USAGE;
+        so->width = (unsigned int)px;
+        break;
+    case VMP_CLI_OPT_MIN_WIDTH:
+        if (vmp_cli_parse_px(cmd, "--min-width", optarg, 0.01, 1000, &px))
+            return VMP_EXIT_USAGE;
+        so->min_width = px;
+        break;
+    default:
+        return vmp_cli_bad_option(cmd, argv, c);
+    }
+    return VMP_EXIT_OK;
+}
+
+int vmp_cli_flame_finish(vmp_cli_output *out, const char *cmd, vmp_status st)
+{
+    if (st == VMP_ERR_NOMEM) {
+        vmp_cli_output_close(out, cmd);
+        return vmp_cli_fail(cmd, "out of memory");
+    }
+    return vmp_cli_output_close(out, cmd);
 }
 
 void vmp_cli_remove_partial(const char *path)

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "vmp_reader.h"
+#include "vmp_record_writer.h"
 
 /** Exit codes of every command. */
 enum {
@@ -64,6 +65,17 @@ void vmp_cli_getopt_begin(void);
  *  @return VMP_EXIT_USAGE. */
 int vmp_cli_bad_option(const char *cmd, char **argv, int c);
 
+/** Print a command's --help text `usage` to stdout (the `-h`/`--help` case).
+ *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL when stdout could not be flushed. */
+int vmp_cli_help(const char *usage);
+
+/** After option parsing, check that exactly one operand FILE is left in
+ *  argv[optind..argc): with none, reports "missing FILE"; with more, "too many
+ *  arguments ('<the second>')" (usage errors).
+ *  @param[out] path  receives argv[optind] (borrowed) on success.
+ *  @return VMP_EXIT_OK or VMP_EXIT_USAGE. */
+int vmp_cli_one_file(const char **path, const char *cmd, int argc, char **argv);
+
 /** Print "vmp <cmd>: <problem>" and the --help hint to stderr.
  *  @return VMP_EXIT_USAGE. */
 int vmp_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -100,6 +112,28 @@ int vmp_cli_output_open(vmp_cli_output *out, const char *cmd, const char *path);
  *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL after printing the error. */
 int vmp_cli_output_close(vmp_cli_output *out, const char *cmd);
 
+/** Open the reader of `path` (vmp_cli_open_reader()), then the output
+ *  `outpath` (vmp_cli_output_open()); on any failure both are released.
+ *  @param[out] r    receives the reader; the caller closes it.
+ *  @param[out] out  the output; the caller closes it.
+ *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL after printing why. */
+int vmp_cli_open_io(
+    vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path, const char *outpath);
+
+/** End an output written by a converter that returned `st` and, on error,
+ *  the message `err`: on success as vmp_cli_output_close(); on failure print
+ *  `err` (prefixed with the output's name for VMP_ERR_IO) and abandon the
+ *  output (vmp_cli_output_abandon(out, outpath)).
+ *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
+int vmp_cli_output_finish(
+    vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err);
+
+/** Open a record writer on `path` (vmp_record_writer_open_file(), default
+ *  options).  On failure prints the writer's message (or "out of memory"),
+ *  releases it and returns VMP_EXIT_FAIL with `*w` NULL.
+ *  @param[out] w  receives the writer; the caller closes it. */
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path);
+
 /** Give up an output after an error was already reported: close it without
  *  another message and remove the partial file, but only when `path` names a
  *  regular file (never a device such as /dev/full, a pipe or a socket). */
@@ -129,6 +163,40 @@ void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns);
 /* ---- Shared by `vmp flame` and `vmp diff` (cli/vmp_cmd_flame.c) --------- */
 
 struct vmp_flame;
+struct vmp_flame_options;
+struct vmp_flame_svg_options;
+
+/** getopt_long() values of the options both commands take (--thread-root,
+ *  --state, --tiers, --title, --icicle, --width, --min-width); each command
+ *  numbers its own long-only options from VMP_CLI_OPT_FLAME_END. */
+enum {
+    VMP_CLI_OPT_THREAD_ROOT = 256,
+    VMP_CLI_OPT_STATE,
+    VMP_CLI_OPT_TIERS,
+    VMP_CLI_OPT_TITLE,
+    VMP_CLI_OPT_ICICLE,
+    VMP_CLI_OPT_WIDTH,
+    VMP_CLI_OPT_MIN_WIDTH,
+    VMP_CLI_OPT_FLAME_END
+};
+
+/** Apply the option getopt_long() returned as `c` (argument in optarg) to
+ *  `fo` and `so` when it is one of the VMP_CLI_OPT_* flame options; --width
+ *  and --min-width are checked with vmp_cli_parse_px().  Any other `c` is
+ *  reported as vmp_cli_bad_option() does.
+ *  @param so  its title borrows optarg (argv).
+ *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
+int vmp_cli_flame_option(const char *cmd,
+                         char **argv,
+                         int c,
+                         struct vmp_flame_options *fo,
+                         struct vmp_flame_svg_options *so);
+
+/** Close the output of a flame graph written with status `st`: VMP_ERR_NOMEM
+ *  is reported as "out of memory"; a write error (VMP_ERR_IO) is reported by
+ *  vmp_cli_output_close(), with errno.
+ *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
+int vmp_cli_flame_finish(vmp_cli_output *out, const char *cmd, vmp_status st);
 
 /** Read profile `path` into column `column` of `f` (vmp_flame_read()).  A
  *  truncated file gives a warning on stderr and counts as read; any other
