@@ -403,7 +403,7 @@ int vmp_cmd_decode(int argc, char **argv)
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *cmd = "decode", *outpath = NULL;
+    const char *cmd = "decode", *outpath = NULL, *path;
     int c, rc, rc_close;
     vmp_reader *r;
     vmp_record rec;
@@ -421,24 +421,17 @@ int vmp_cmd_decode(int argc, char **argv)
             outpath = optarg;
             break;
         case 'h':
-            fputs(decode_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(decode_usage);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
 
-    if (vmp_cli_open_reader(&r, cmd, argv[optind]) != VMP_EXIT_OK)
-        return VMP_EXIT_FAIL;
-    rc = vmp_cli_output_open(&out, cmd, outpath);
-    if (rc != VMP_EXIT_OK) {
-        vmp_reader_close(r);
+    rc = vmp_cli_open_io(&r, &out, cmd, path, outpath);
+    if (rc != VMP_EXIT_OK)
         return rc;
-    }
     e.f = out.f;
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
         emit_record(&e, &rec);
