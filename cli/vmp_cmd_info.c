@@ -408,17 +408,13 @@ int vmp_cmd_info(int argc, char **argv)
             outpath = optarg;
             break;
         case 'h':
-            fputs(info_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(info_usage);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
-    path = argv[optind];
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
 
     if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
