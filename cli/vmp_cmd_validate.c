@@ -56,17 +56,13 @@ int vmp_cmd_validate(int argc, char **argv)
             quiet = 1;
             break;
         case 'h':
-            fputs(validate_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(validate_usage);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
-    path = argv[optind];
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
 
     st = vmp_reader_open_file(&r, path, NULL);
     if (st < 0) {
