@@ -130,19 +130,15 @@ int vmp_cmd_import(int argc, char **argv)
             show_stats = 1;
             break;
         case 'h':
-            fputs(import_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(import_usage);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
     if (!outpath)
         return vmp_cli_usage_error(cmd, "missing -o OUT.vmp");
-    path = argv[optind];
 
     if (slurp(cmd, path, &data, &size) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
