@@ -74,39 +74,22 @@ int vmp_cmd_speedscope(int argc, char **argv)
             show_stats = 1;
             break;
         case 'h':
-            fputs(speedscope_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(speedscope_usage);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
-    path = argv[optind];
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
     if (!o.name)
         o.name = path;
 
-    if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
+    if (vmp_cli_open_io(&r, &out, cmd, path, outpath) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
-    rc = vmp_cli_output_open(&out, cmd, outpath);
-    if (rc != VMP_EXIT_OK) {
-        vmp_reader_close(r);
-        return rc;
-    }
     memset(&stats, 0, sizeof stats);
     st = vmp_speedscope_write(r, out.f, &o, &stats, err, sizeof err);
     vmp_reader_close(r);
-    if (st < 0) {
-        if (st == VMP_ERR_IO)
-            vmp_cli_fail(cmd, "%s: %s", out.name, err);
-        else
-            vmp_cli_fail(cmd, "%s", err);
-        vmp_cli_output_abandon(&out, outpath);
-        return VMP_EXIT_FAIL;
-    }
-    rc = vmp_cli_output_close(&out, cmd);
+    rc = vmp_cli_output_finish(&out, cmd, outpath, st, err);
     if (rc == VMP_EXIT_OK && show_stats)
         fprintf(stderr,
                 "vmp speedscope: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64
