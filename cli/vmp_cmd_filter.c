@@ -118,8 +118,7 @@ int vmp_cmd_filter(int argc, char **argv)
         uint64_t id;
         switch (c) {
         case 'h':
-            fputs(filter_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(filter_usage);
         case 't':
             if (o.n_thread_ids >= MAX_ARGS || o.n_thread_names >= MAX_ARGS)
                 return vmp_cli_usage_error(cmd, "too many --thread options");
@@ -164,13 +163,10 @@ int vmp_cmd_filter(int argc, char **argv)
             return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (optind + 1 < argc)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    if (vmp_cli_one_file(&in_path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
     if (!out_path)
         return vmp_cli_usage_error(cmd, "missing -o OUT");
-    in_path = argv[optind];
     o.thread_ids = tids;
     o.thread_names = tnames;
     o.states = states;
@@ -187,10 +183,8 @@ int vmp_cmd_filter(int argc, char **argv)
     rc = vmp_cli_open_reader(&r, cmd, in_path);
     if (rc != VMP_EXIT_OK)
         return rc;
-    st = vmp_record_writer_open_file(&w, out_path, NULL);
-    if (st < 0) {
-        rc = vmp_cli_fail(cmd, "%s", w ? vmp_record_writer_errmsg(w) : "out of memory");
-        vmp_record_writer_close(w);
+    rc = vmp_cli_open_writer(&w, cmd, out_path);
+    if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);
         return rc;
     }
