@@ -63,8 +63,7 @@ int vmp_cmd_merge(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            fputs(merge_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(merge_usage);
         case 'o':
             out_path = optarg;
             break;
@@ -85,11 +84,8 @@ int vmp_cmd_merge(int argc, char **argv)
         return vmp_cli_fail(cmd, "out of memory");
     for (i = 0; i < n && rc == VMP_EXIT_OK; i++)
         rc = vmp_cli_open_reader(&rs[i], cmd, argv[optind + i]);
-    if (rc == VMP_EXIT_OK) {
-        st = vmp_record_writer_open_file(&w, out_path, NULL);
-        if (st < 0)
-            rc = vmp_cli_fail(cmd, "%s", w ? vmp_record_writer_errmsg(w) : "out of memory");
-    }
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_open_writer(&w, cmd, out_path);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);
