@@ -166,8 +166,7 @@ int vmp_cmd_record(int argc, char **argv)
             agent_opt = optarg;
             break;
         case 'h':
-            fputs(record_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(record_usage);
         default:
             return vmp_cli_bad_option("record", argv, c);
         }
