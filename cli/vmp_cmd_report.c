@@ -663,8 +663,7 @@ int vmp_cmd_report(int argc, char **argv)
             out_path = optarg;
             break;
         case 'h':
-            fputs(report_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(report_usage);
         default:
             return vmp_cli_bad_option("report", argv, c);
         }
