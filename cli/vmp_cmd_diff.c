@@ -59,16 +59,9 @@ static const char diff_usage[] =
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
 
 enum {
-    OPT_NORMALIZE = 256,
+    OPT_NORMALIZE = VMP_CLI_OPT_FLAME_END,
     OPT_FOLDED,
-    OPT_FORMAT,
-    OPT_THREAD_ROOT,
-    OPT_STATE,
-    OPT_TIERS,
-    OPT_TITLE,
-    OPT_ICICLE,
-    OPT_WIDTH,
-    OPT_MIN_WIDTH
+    OPT_FORMAT
 };
 
 static double pct(uint64_t w, uint64_t total)
@@ -114,26 +107,27 @@ static vmp_status write_text(
 
 int vmp_cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
-                                             {"folded", no_argument, NULL, OPT_FOLDED},
-                                             {"format", required_argument, NULL, OPT_FORMAT},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
-                                             {"state", no_argument, NULL, OPT_STATE},
-                                             {"tiers", no_argument, NULL, OPT_TIERS},
-                                             {"title", required_argument, NULL, OPT_TITLE},
-                                             {"icicle", no_argument, NULL, OPT_ICICLE},
-                                             {"width", required_argument, NULL, OPT_WIDTH},
-                                             {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"normalize", no_argument, NULL, OPT_NORMALIZE},
+        {"folded", no_argument, NULL, OPT_FOLDED},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
+        {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},
+        {"state", no_argument, NULL, VMP_CLI_OPT_STATE},
+        {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},
+        {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},
+        {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},
+        {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},
+        {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *cmd = "diff", *outpath = NULL, *format = NULL, *base, *new_path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
     vmp_flame *f = NULL;
     vmp_cli_output out;
     vmp_status st;
-    double width = 1200, min_width = 0.1, scale = 1.0;
+    double scale = 1.0;
     int c, rc, normalize = 0, folded = 0;
     char *title = NULL;
 
@@ -143,6 +137,8 @@ int vmp_cmd_diff(int argc, char **argv)
         SVG
     } kind;
 
+    so.width = 1200;
+    so.min_width = 0.1;
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
@@ -158,34 +154,12 @@ int vmp_cmd_diff(int argc, char **argv)
         case 'o':
             outpath = optarg;
             break;
-        case OPT_THREAD_ROOT:
-            fo.flags |= VMP_FLAME_THREAD_ROOT;
-            break;
-        case OPT_STATE:
-            fo.flags |= VMP_FLAME_STATE;
-            break;
-        case OPT_TIERS:
-            fo.flags |= VMP_FLAME_TIERS;
-            break;
-        case OPT_TITLE:
-            so.title = optarg;
-            break;
-        case OPT_ICICLE:
-            so.icicle = 1;
-            break;
-        case OPT_WIDTH:
-            if (vmp_cli_parse_px(cmd, "--width", optarg, 200, 100000, &width))
-                return VMP_EXIT_USAGE;
-            break;
-        case OPT_MIN_WIDTH:
-            if (vmp_cli_parse_px(cmd, "--min-width", optarg, 0.01, 1000, &min_width))
-                return VMP_EXIT_USAGE;
-            break;
         case 'h':
-            fputs(diff_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(diff_usage);
         default:
-            return vmp_cli_bad_option(cmd, argv, c);
+            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
         }
     }
     if (format && strcmp(format, "text") != 0 && strcmp(format, "folded") != 0 &&
@@ -231,8 +205,6 @@ int vmp_cmd_diff(int argc, char **argv)
             so.title = title;
         }
         so.diff = 1;
-        so.width = (unsigned int)width;
-        so.min_width = min_width;
         st = so.title ? vmp_flame_write_svg(f, out.f, &so) : VMP_ERR_NOMEM;
     } else if (kind == FOLDED) {
         st = vmp_flame_write_folded(f, out.f, scale);
@@ -241,9 +213,5 @@ int vmp_cmd_diff(int argc, char **argv)
     }
     free(title);
     vmp_flame_free(f);
-    if (st == VMP_ERR_NOMEM) {
-        vmp_cli_output_close(&out, cmd);
-        return vmp_cli_fail(cmd, "out of memory");
-    }
-    return vmp_cli_output_close(&out, cmd);
+    return vmp_cli_flame_finish(&out, cmd, st);
 }

@@ -115,40 +115,35 @@ int vmp_cli_ends_with_svg(const char *path)
 }
 
 enum {
-    OPT_FORMAT = 256,
-    OPT_THREAD_ROOT,
-    OPT_STATE,
-    OPT_RANGES,
-    OPT_TIERS,
-    OPT_TITLE,
-    OPT_ICICLE,
-    OPT_WIDTH,
-    OPT_MIN_WIDTH
+    OPT_FORMAT = VMP_CLI_OPT_FLAME_END,
+    OPT_RANGES
 };
 
 int vmp_cmd_flame(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"thread-root", no_argument, NULL, OPT_THREAD_ROOT},
-                                             {"state", no_argument, NULL, OPT_STATE},
-                                             {"ranges", no_argument, NULL, OPT_RANGES},
-                                             {"tiers", no_argument, NULL, OPT_TIERS},
-                                             {"title", required_argument, NULL, OPT_TITLE},
-                                             {"icicle", no_argument, NULL, OPT_ICICLE},
-                                             {"width", required_argument, NULL, OPT_WIDTH},
-                                             {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
+        {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},
+        {"state", no_argument, NULL, VMP_CLI_OPT_STATE},
+        {"ranges", no_argument, NULL, OPT_RANGES},
+        {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},
+        {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},
+        {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},
+        {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},
+        {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *cmd = "flame", *outpath = NULL, *format = NULL, *path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
     vmp_flame *f = NULL;
     vmp_cli_output out;
     vmp_status st;
-    double width = 1200, min_width = 0.1;
     int c, svg, rc;
 
+    so.width = 1200;
+    so.min_width = 0.1;
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
@@ -158,49 +153,22 @@ int vmp_cmd_flame(int argc, char **argv)
         case 'o':
             outpath = optarg;
             break;
-        case OPT_THREAD_ROOT:
-            fo.flags |= VMP_FLAME_THREAD_ROOT;
-            break;
-        case OPT_STATE:
-            fo.flags |= VMP_FLAME_STATE;
-            break;
         case OPT_RANGES:
             fo.flags |= VMP_FLAME_RANGES;
             break;
-        case OPT_TIERS:
-            fo.flags |= VMP_FLAME_TIERS;
-            break;
-        case OPT_TITLE:
-            so.title = optarg;
-            break;
-        case OPT_ICICLE:
-            so.icicle = 1;
-            break;
-        case OPT_WIDTH:
-            if (vmp_cli_parse_px(cmd, "--width", optarg, 200, 100000, &width))
-                return VMP_EXIT_USAGE;
-            break;
-        case OPT_MIN_WIDTH:
-            if (vmp_cli_parse_px(cmd, "--min-width", optarg, 0.01, 1000, &min_width))
-                return VMP_EXIT_USAGE;
-            break;
         case 'h':
-            fputs(flame_usage, stdout);
-            return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+            return vmp_cli_help(flame_usage);
         default:
-            return vmp_cli_bad_option(cmd, argv, c);
+            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
         }
     }
     if (format && strcmp(format, "folded") != 0 && strcmp(format, "svg") != 0)
         return vmp_cli_usage_error(cmd, "unknown format '%s' (folded or svg)", format);
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
-    path = argv[optind];
+    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
+        return VMP_EXIT_USAGE;
     svg = format ? strcmp(format, "svg") == 0 : vmp_cli_ends_with_svg(outpath);
-    so.width = (unsigned int)width;
-    so.min_width = min_width;
     so.subtitle = strcmp(path, "-") == 0 ? "standard input" : path;
 
     if (vmp_flame_create(&f, &fo) != VMP_OK)
@@ -217,10 +185,5 @@ int vmp_cmd_flame(int argc, char **argv)
     }
     st = svg ? vmp_flame_write_svg(f, out.f, &so) : vmp_flame_write_folded(f, out.f, 1.0);
     vmp_flame_free(f);
-    if (st == VMP_ERR_NOMEM) {
-        vmp_cli_output_close(&out, cmd);
-        return vmp_cli_fail(cmd, "out of memory");
-    }
-    /* A write error (VMP_ERR_IO) is reported by the close, with errno. */
-    return vmp_cli_output_close(&out, cmd);
+    return vmp_cli_flame_finish(&out, cmd, st);
 }
