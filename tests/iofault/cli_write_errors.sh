@@ -4,9 +4,10 @@
 # disk: /dev/full gives ENOSPC) with exit status 1 and one line on standard
 # error, whether the output is -o FILE or standard output; and no command
 # removes a device it was given as output (a partial regular file may go).
-# usage: cli_write_errors.sh VMP PROFILE PPROF_INPUT WORKDIR
+# Also: a reader that goes away (EPIPE, SIGPIPE ignored) is a write error.
+# usage: cli_write_errors.sh VMP PROFILE PPROF_INPUT WORKDIR [VMP_SIMVM]
 set -u
-vmp=$1 prof=$2 pprof_in=$3 work=$4
+vmp=$1 prof=$2 pprof_in=$3 work=$4 simvm=${5:-}
 mkdir -p "$work"
 if [ ! -c /dev/full ]; then
   echo "no /dev/full character device here: skipped"
@@ -55,5 +56,28 @@ for mode in file stdout; do
   check "merge ($mode)" run merge "$prof" "$prof"
   check "import ($mode)" run import "$pprof_in"
 done
+# A closed pipe: output larger than the pipe's buffer, a reader that reads
+# one byte and leaves.
+if [ -n "$simvm" ]; then
+  "$simvm" -o "$work/big.vmp" --samples 3000 --threads 2 >/dev/null 2>&1
+  for c in decode "decode --json"; do
+    (
+      trap '' PIPE
+      {
+        # shellcheck disable=SC2086
+        "$vmp" $c "$work/big.vmp" 2>"$work/err.txt"
+        echo $? >"$work/rc.txt"
+      } | head -c 1 >/dev/null
+    )
+    rc=$(cat "$work/rc.txt")
+    lines=$(wc -l <"$work/err.txt")
+    if [ "$rc" -ne 1 ] || [ "$lines" -ne 1 ] || ! grep -q "Broken pipe" "$work/err.txt"; then
+      echo "FAIL $c | head -c 1: exit $rc, $lines lines: $(cat "$work/err.txt")"
+      fails=$((fails + 1))
+    else
+      echo "ok   $c | head -c 1: $(cat "$work/err.txt")"
+    fi
+  done
+fi
 echo "$fails failures"
 [ "$fails" -eq 0 ]
