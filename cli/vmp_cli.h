@@ -180,6 +180,19 @@ enum {
     VMP_CLI_OPT_FLAME_END
 };
 
+/** The `struct option` entries (getopt.h) of those options, for the long
+ *  option table of `vmp flame` and `vmp diff`. */
+/* clang-format off */
+#define VMP_CLI_FLAME_LONGOPTS                                       \
+    {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},     \
+    {"state", no_argument, NULL, VMP_CLI_OPT_STATE},                 \
+    {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},                 \
+    {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},           \
+    {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \
+    {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},           \
+    {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH}
+/* clang-format on */
+
 /** Apply the option getopt_long() returned as `c` (argument in optarg) to
  *  `fo` and `so` when it is one of the VMP_CLI_OPT_* flame options; --width
  *  and --min-width are checked with vmp_cli_parse_px().  Any other `c` is

@@ -107,20 +107,13 @@ static vmp_status write_text(
 
 int vmp_cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"normalize", no_argument, NULL, OPT_NORMALIZE},
-        {"folded", no_argument, NULL, OPT_FOLDED},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"output", required_argument, NULL, 'o'},
-        {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},
-        {"state", no_argument, NULL, VMP_CLI_OPT_STATE},
-        {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},
-        {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},
-        {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},
-        {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},
-        {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
+                                             {"folded", no_argument, NULL, OPT_FOLDED},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             VMP_CLI_FLAME_LONGOPTS,
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "diff", *outpath = NULL, *format = NULL, *base, *new_path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;

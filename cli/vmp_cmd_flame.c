@@ -121,19 +121,12 @@ enum {
 
 int vmp_cmd_flame(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"output", required_argument, NULL, 'o'},
-        {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},
-        {"state", no_argument, NULL, VMP_CLI_OPT_STATE},
-        {"ranges", no_argument, NULL, OPT_RANGES},
-        {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},
-        {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},
-        {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},
-        {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},
-        {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"ranges", no_argument, NULL, OPT_RANGES},
+                                             VMP_CLI_FLAME_LONGOPTS,
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "flame", *outpath = NULL, *format = NULL, *path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
