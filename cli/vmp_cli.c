@@ -24,12 +24,16 @@ void vmp_cli_getopt_begin(void)
 int vmp_cli_bad_option(const char *cmd, char **argv, int c)
 {
     const char *arg = (optind > 0) ? argv[optind - 1] : "";
+    /* getopt_long() sets optopt to a long option's value, which is no
+     * character for the long-only options (values from 256): name those by
+     * the word on the command line. */
+    int short_opt = optopt > 0 && optopt < 256;
     if (c == ':') {
-        if (optopt)
+        if (short_opt)
             return vmp_cli_usage_error(cmd, "option '-%c' needs a value", optopt);
         return vmp_cli_usage_error(cmd, "option '%s' needs a value", arg);
     }
-    if (optopt)
+    if (short_opt)
         return vmp_cli_usage_error(cmd, "unknown option '-%c'", optopt);
     return vmp_cli_usage_error(cmd, "unknown option '%s'", arg);
 }
