@@ -382,9 +382,11 @@ typedef struct vmp_profile_stack_entry {
     uint64_t weight;
 } vmp_profile_stack_entry;
 
-/** Call `fn` for every distinct (stack, thread, state) of non-failed samples,
- *  in an unspecified but deterministic order.  A non-zero return from `fn`
- *  stops the walk and is returned. */
+/** Call `fn` for every distinct (stack, thread, state) of non-failed samples
+ *  that have a stack, in an unspecified but deterministic order.  Samples
+ *  with the empty stack (id 0) are not visited: their weight is the
+ *  difference between the totals and the sum of the visited entries.  A
+ *  non-zero return from `fn` stops the walk and is returned. */
 VMP_API int vmp_profile_foreach_stack(const vmp_profile *p,
                                       int (*fn)(const vmp_profile_stack_entry *e, void *payload),
                                       void *payload);
