@@ -59,7 +59,7 @@ done
 # A closed pipe: output larger than the pipe's buffer, a reader that reads
 # one byte and leaves.
 if [ -n "$simvm" ]; then
-  "$simvm" -o "$work/big.vmp" --samples 3000 --threads 2 >/dev/null 2>&1
+  "$simvm" -o "$work/big.vmp" --samples 30000 --threads 2 >/dev/null 2>&1
   for c in decode "decode --json"; do
     (
       trap '' PIPE
