@@ -131,6 +131,12 @@ typedef struct vmp_afunction {
     uint64_t function_id;   /* FUNCTION id, 0 == none */
     uint64_t module_id;     /* MODULE id for VMP_CLASS_NATIVE, else 0 */
     uint64_t bytecode_size; /* 0 == unknown */
+    /* CODE_ZONE id of the code object resolved to this function first, for
+     * the code objects' functions (functions are shared by name and kind, so
+     * code of one name in two zones counts under the first); 0 for the
+     * others ("inlined", "interpreted", C, symbolic, unknown) and for code
+     * objects without a zone.  Added in 0.2. */
+    uint64_t zone_id;
 } vmp_afunction;
 
 /** A resolved frame: a function and, when known, a bytecode range. */
@@ -249,6 +255,18 @@ VMP_API const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a);
 /** Name of VM state `state` from the header; "state#N" past the vocabulary.
  *  Borrowed; valid until vmp_analysis_free(). */
 VMP_API const char *vmp_analysis_state_name(vmp_analysis *a, uint32_t state);
+/** Name of code zone `id` (its CODE_ZONE record), "zone#ID" when no record
+ *  named it.  Borrowed; valid until vmp_analysis_free().  Added in 0.2. */
+VMP_API const char *vmp_analysis_zone_name(vmp_analysis *a, uint64_t id);
+/** Path of module `id` (its MODULE record), "module#ID" when no record gave
+ *  one.  Borrowed; valid until vmp_analysis_free().  Added in 0.2. */
+VMP_API const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id);
+/** The resolved function (vmp_afunction id, named as the naming rules say)
+ *  of the code object `code_id` fed so far, at any generation: a code id is
+ *  never reused, so a freed code object still answers (this is how a
+ *  sample's `blame` resolves).  @return 0 when no CODE_OBJECT record defined
+ *  `code_id`, or out of memory.  Added in 0.2. */
+VMP_API uint32_t vmp_analysis_code_function(vmp_analysis *a, uint64_t code_id);
 /** Name of thread `id`: the first non-empty name of its THREAD records, as
  *  "first (latest)" when a later record renamed it (see "Thread names"
  *  above), or "thread#ID" when it has none.  Borrowed; valid until
@@ -373,6 +391,26 @@ VMP_API int vmp_profile_thread(const vmp_profile *p,
 /** Per event kind totals, indexed by kind; per counter kind. */
 VMP_API const vmp_profile_events *vmp_profile_event_totals(const vmp_profile *p, size_t *n_out);
 VMP_API const vmp_profile_counter *vmp_profile_counters(const vmp_profile *p, size_t *n_out);
+
+/** Weight of samples whose executing frame is not generated code (code
+ *  class other than VMP_CLASS_GENERATED: interpreter, GC, primitives, C,
+ *  symbolic frames, unknown pcs, failed samples) per (blame, state): blame
+ *  is the sample's blame code id (spec §5.12 key 8, the last exited JIT
+ *  unit), 0 when it carried none.  This is the "time blamed on JIT units"
+ *  matrix; its weights sum to totals.samples - totals.generated. */
+typedef struct vmp_profile_blame {
+    uint64_t code;  /* blamed code id (vmp_analysis_code_function()), 0 == none */
+    uint32_t state; /* VM state index (capped as vmp_profile_state_weights()) */
+    uint64_t weight;
+} vmp_profile_blame;
+
+/** The (blame, state) cells, in order of first occurrence; `*n_out`
+ *  receives their count.  Borrowed: valid until the next feed or
+ *  vmp_profile_free().  Added in 0.2. */
+VMP_API const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p, size_t *n_out);
+/** Weight of the samples that carried a blame (whatever their executing
+ *  code): 0 when the file has no blame at all.  Added in 0.2. */
+VMP_API uint64_t vmp_profile_blamed_samples(const vmp_profile *p);
 
 /** One distinct (resolved stack, thread, state) with its weight. */
 typedef struct vmp_profile_stack_entry {

@@ -31,6 +31,10 @@ struct vmp_profile {
     vmp_profile_stack_entry *entries;
     size_t n_entries, cap_entries;
     vmp_hmap entry_idx; /* (stack | state << 32, thread) -> index + 1 */
+    vmp_profile_blame *blame;
+    size_t n_blame, cap_blame;
+    vmp_hmap blame_idx; /* (code, state) -> index + 1 */
+    uint64_t blamed;
     int any_sample;
 };
 
@@ -82,6 +86,8 @@ void vmp_profile_free(vmp_profile *p)
     free(p->ctrs);
     free(p->entries);
     vmp_hmap__free(&p->entry_idx);
+    free(p->blame);
+    vmp_hmap__free(&p->blame_idx);
     free(p);
 }
 
@@ -121,6 +127,25 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     if (vec_add(&p->state_w, state, w) ||
         vec_add(&p->state_class_w, (size_t)state * 4 + (size_t)cls, w))
         return VMP_ERR_NOMEM;
+
+    if (s->blame)
+        p->blamed += w;
+    if (cls != VMP_CLASS_GENERATED) {
+        uint32_t bi = vmp_hmap__get(&p->blame_idx, s->blame, state);
+        if (!bi) {
+            vmp_profile_blame *b;
+            if (vmp_grow__((void **)&p->blame, &p->cap_blame, p->n_blame + 1, sizeof *p->blame))
+                return VMP_ERR_NOMEM;
+            b = &p->blame[p->n_blame++];
+            b->code = s->blame;
+            b->state = state;
+            b->weight = 0;
+            bi = (uint32_t)p->n_blame;
+            if (vmp_hmap__put(&p->blame_idx, s->blame, state, bi))
+                return VMP_ERR_NOMEM;
+        }
+        p->blame[bi - 1].weight += w;
+    }
 
     ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);
     if (!ti) {
@@ -327,4 +352,15 @@ int vmp_profile_foreach_stack(const vmp_profile *p,
             return rc;
     }
     return 0;
+}
+
+const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->n_blame;
+    return p->blame;
+}
+
+uint64_t vmp_profile_blamed_samples(const vmp_profile *p)
+{
+    return p->blamed;
 }

@@ -136,6 +136,8 @@ struct vmp_analysis {
     size_t n_mods, cap_mods;
 
     vmp_hmap thread_names;
+    vmp_hmap zone_names;   /* (CODE_ZONE id, 0) -> name sid */
+    vmp_hmap module_names; /* (MODULE id, 0) -> path sid */
 
     snode *nodes;
     size_t n_nodes, cap_nodes;
@@ -288,6 +290,8 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->syms);
     free(a->mods);
     vmp_hmap__free(&a->thread_names);
+    vmp_hmap__free(&a->zone_names);
+    vmp_hmap__free(&a->module_names);
     free(a->nodes);
     vmp_hmap__free(&a->node_by_id);
     free(a->node_dense);
@@ -480,6 +484,7 @@ static uint32_t intern_func(vmp_analysis *a,
     f->function_id = function_id;
     f->module_id = module_id;
     f->bytecode_size = bc_size;
+    f->zone_id = 0; /* code_afunc() sets it */
     a->stats.memory_bytes += sizeof *f + 24;
     return id;
 }
@@ -965,6 +970,11 @@ static vmp_status take_module(vmp_analysis *a, const vmp_rec_module *m)
     d->bias = m->bias;
     d->start = m->start;
     d->end = m->end;
+    if (m->path.len) {
+        uint32_t sid = intern_n(a, m->path.s, m->path.len);
+        if (!sid || vmp_hmap__put(&a->module_names, m->id, 0, sid))
+            return VMP_ERR_NOMEM;
+    }
     return VMP_OK;
 }
 
@@ -1085,6 +1095,8 @@ static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
     }
     id = intern_func(a, name_sid, code_kind_name(a, o->kind), VMP_CLASS_GENERATED, o->kind,
                      o->function, 0, f ? f->bytecode_size : 0);
+    if (id && !a->funcs[id].zone_id)
+        a->funcs[id].zone_id = o->zone;
     if (f || !o->function)
         o->afunc = id; /* cache only once the answer cannot change */
     return id;
@@ -1592,6 +1604,13 @@ vmp_status vmp_analysis_feed(vmp_analysis *a,
         }
         return VMP_OK;
     }
+    case VMP_REC_CODE_ZONE:
+        if (rec->u.code_zone.name.len) {
+            uint32_t sid = intern_n(a, rec->u.code_zone.name.s, rec->u.code_zone.name.len);
+            if (!sid || vmp_hmap__put(&a->zone_names, rec->u.code_zone.id, 0, sid))
+                return VMP_ERR_NOMEM;
+        }
+        return VMP_OK;
     case VMP_REC_FUNCTION:
         return take_function(a, &rec->u.function);
     case VMP_REC_CODE_OBJECT:
@@ -1690,4 +1709,36 @@ void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out)
                           a->thread_names.cap + a->node_by_id.cap + a->func_key.cap +
                           a->frame_key.cap + a->stack_key.cap + a->scache.cap) *
                          sizeof(vmp_hmap_entry);
+}
+
+/* ---- zones, modules, code ids ------------------------------------------------------ */
+
+/* The string of sid, else "<prefix>#<id>" interned. */
+static const char *name_or_id(vmp_analysis *a, uint32_t sid, const char *prefix, uint64_t id)
+{
+    char buf[64];
+    if (!sid) {
+        snprintf(buf, sizeof buf, "%s#%" PRIu64, prefix, id);
+        sid = intern(a, buf);
+    }
+    return sid ? a->strs[sid] : prefix;
+}
+
+const char *vmp_analysis_zone_name(vmp_analysis *a, uint64_t id)
+{
+    return name_or_id(a, vmp_hmap__get(&a->zone_names, id, 0), "zone", id);
+}
+
+const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id)
+{
+    return name_or_id(a, vmp_hmap__get(&a->module_names, id, 0), "module", id);
+}
+
+uint32_t vmp_analysis_code_function(vmp_analysis *a, uint64_t code_id)
+{
+    code_obj *o;
+    if (!a || !code_id)
+        return 0;
+    o = find_code(a, code_id);
+    return o ? code_afunc(a, o) : 0;
 }

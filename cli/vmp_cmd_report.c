@@ -13,7 +13,8 @@
 #include "vmp_cli.h"
 
 static const char report_usage[] =
-    "usage: vmp report [--top N] [--min-percent P] [--no-ranges]\n"
+    "usage: vmp report [--by function|module|thread|state] [--top N]\n"
+    "                  [--min-percent P] [--no-ranges]\n"
     "                  [--format text|json|csv] [-o FILE] FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
@@ -37,9 +38,27 @@ static const char report_usage[] =
     "  of the frame's code (C code, a stub, unknown) or who have no pc;\n"
     "  generated code by kind; the four sections sum to the total;\n"
     "  GC, code compactions, events and counters; VM states (summing to 100%);\n"
-    "  threads (a renamed thread as 'first (latest)'); failed samples by reason.\n"
+    "  threads (a renamed thread as 'first (latest)'); failed samples by reason;\n"
+    "  when any sample carries a blame (the code id of the JIT unit its thread\n"
+    "  last exited, spec.md 5.12 key 8): 'time blamed on JIT units', a matrix of\n"
+    "  the samples not in generated code (interpreter, GC, primitives, C, ...):\n"
+    "  one row per blamed unit (its method name, whatever the generation; a\n"
+    "  freed unit still counts) plus '[no blame]' for samples without one, one\n"
+    "  column per VM state, with row and column totals (json: 'blame').\n"
+    "\n"
+    "With --by module|thread|state, print instead one ranked table of all\n"
+    "samples (share, samples, cumulative share) per key:\n"
+    "  module: the module (path) of a C function; '[generated code: ZONE]' for\n"
+    "  JIT code, by its code zone ('[generated code]' for inlined and\n"
+    "  interpreted frames of symbolic stacks); '[symbolic]' for symbolic frames;\n"
+    "  '[unknown]' for unknown pcs and samples without any frame;\n"
+    "  thread: the thread's name as above (threads of one name are one key);\n"
+    "  state: the VM state.\n"
+    "--top and --min-percent (of all samples) apply to text and json; csv has\n"
+    "one row per key (KEY,samples) and sums to the total.\n"
     "\n"
     "options:\n"
+    "  --by K            function (default: the full report), module, thread, state\n"
     "  --top N           list at most N entries per section (0 = all; default 30);\n"
     "                    the rest are summed as '...others...'\n"
     "  --min-percent P   list entries of at least P% of their section (default 0)\n"
@@ -59,11 +78,19 @@ enum {
     FMT_CSV
 };
 
+enum {
+    BY_FUNCTION,
+    BY_MODULE,
+    BY_THREAD,
+    BY_STATE
+};
+
 typedef struct rep_opts {
     size_t top;
     double min_percent;
     int ranges;
     int format;
+    int by; /* BY_* */
 } rep_opts;
 
 typedef struct entry {
@@ -82,6 +109,9 @@ typedef struct report {
     size_t n_frames;
     const char *error; /* reader error message, or NULL */
 } report;
+
+static void text_blame(FILE *f, const report *r, const rep_opts *o);
+static void json_blame(FILE *f, const report *r, const rep_opts *o);
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -435,6 +465,7 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
                         vmp_analysis_failure_reason_name(r->a, (uint32_t)i), pct(fw[i], t->failed),
                         fw[i]);
     }
+    text_blame(f, r, o);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -550,7 +581,9 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
         json_str(f, vmp_analysis_failure_reason_name(r->a, (uint32_t)i));
         fprintf(f, ",\"samples\":%" PRIu64 "}", fw[i]);
     }
-    fprintf(f, "],\"error\":");
+    fprintf(f, "]");
+    json_blame(f, r, o);
+    fprintf(f, ",\"error\":");
     if (r->error)
         json_str(f, r->error);
     else
@@ -615,13 +648,406 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
     }
 }
 
+/* ---- --by module|thread|state --------------------------------------------- */
+
+typedef struct kentry {
+    const char *name; /* borrowed from the analysis, static, or `owned` */
+    char *owned;      /* malloc'd name, or NULL */
+    uint64_t w;
+} kentry;
+
+static void free_table(kentry *e, size_t n)
+{
+    size_t i;
+    for (i = 0; e && i < n; i++)
+        free(e[i].owned);
+    free(e);
+}
+
+static int cmp_kentry_name(const void *x, const void *y)
+{
+    return strcmp(((const kentry *)x)->name, ((const kentry *)y)->name);
+}
+
+static int cmp_kentry_weight(const void *x, const void *y)
+{
+    const kentry *a = x, *b = y;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The module a resolved function's samples count under (see the help). */
+static const char *module_key(const report *r, const vmp_afunction *fn, char *buf, size_t size)
+{
+    switch (fn->code_class) {
+    case VMP_CLASS_NATIVE:
+        return vmp_analysis_module_name(r->a, fn->module_id);
+    case VMP_CLASS_GENERATED:
+        if (!fn->zone_id)
+            return "[generated code]";
+        snprintf(buf, size, "[generated code: %s]", vmp_analysis_zone_name(r->a, fn->zone_id));
+        return buf;
+    case VMP_CLASS_SYMBOLIC:
+        return "[symbolic]";
+    default:
+        return "[unknown]";
+    }
+}
+
+/* Sum the samples per key of `by` (names borrowed from the analysis or
+ * static), ranked by weight then name; NULL on no memory.  Keys that read
+ * alike (two threads of one name) are one key. */
+static kentry *by_table(const report *r, int by, size_t *n_out)
+{
+    size_t cap = 8, n = 0, i, m;
+    kentry *e = malloc(cap * sizeof *e);
+    uint64_t sum = 0;
+    if (!e)
+        return NULL;
+/* OWN: NAME when it is ours to free, else NULL */
+#define ADD_KEY(NAME, OWN, W)                            \
+    do {                                                 \
+        if (n == cap) {                                  \
+            kentry *g = realloc(e, 2 * cap * sizeof *e); \
+            if (!g) {                                    \
+                free(OWN);                               \
+                free_table(e, n);                        \
+                return NULL;                             \
+            }                                            \
+            e = g;                                       \
+            cap *= 2;                                    \
+        }                                                \
+        e[n].name = (NAME);                              \
+        e[n].owned = (OWN);                              \
+        e[n].w = (W);                                    \
+        sum += e[n].w;                                   \
+        n++;                                             \
+    } while (0)
+    if (by == BY_THREAD) {
+        uint64_t tid, w;
+        for (i = 0; vmp_profile_thread(r->p, i, &tid, &w); i++)
+            if (w)
+                ADD_KEY(vmp_analysis_thread_name(r->a, tid), NULL, w);
+    } else if (by == BY_STATE) {
+        const uint64_t *sw = vmp_profile_state_weights(r->p, &m);
+        for (i = 0; i < m; i++)
+            if (sw[i])
+                ADD_KEY(vmp_analysis_state_name(r->a, (uint32_t)i), NULL, sw[i]);
+    } else {
+        for (i = 1; i < r->n_fw; i++) {
+            const vmp_afunction *fn = fn_of(r, (uint32_t)i);
+            char buf[512];
+            const char *k;
+            if (!fn || !r->fw[i])
+                continue;
+            k = module_key(r, fn, buf, sizeof buf);
+            if (k == buf) { /* a name of our own: one copy per zone */
+                size_t j, len = strlen(buf) + 1;
+                char *own;
+                for (j = 0; j < n && strcmp(e[j].name, buf) != 0; j++)
+                    ;
+                if (j < n) {
+                    e[j].w += r->fw[i];
+                    sum += r->fw[i];
+                    continue;
+                }
+                own = malloc(len);
+                if (!own) {
+                    free_table(e, n);
+                    return NULL;
+                }
+                memcpy(own, buf, len);
+                ADD_KEY(own, own, r->fw[i]);
+                continue;
+            }
+            ADD_KEY(k, NULL, r->fw[i]);
+        }
+        /* samples with no executing frame at all (failed, no pc) */
+        if (r->t->samples > sum)
+            ADD_KEY("[unknown]", NULL, r->t->samples - sum);
+    }
+#undef ADD_KEY
+    qsort(e, n, sizeof *e, cmp_kentry_name);
+    for (i = 0, m = 0; i < n; i++) {
+        if (m && strcmp(e[m - 1].name, e[i].name) == 0) {
+            e[m - 1].w += e[i].w;
+            free(e[i].owned); /* owned names are unique: never taken here */
+        } else
+            e[m++] = e[i];
+    }
+    qsort(e, m, sizeof *e, cmp_kentry_weight);
+    *n_out = m;
+    return e;
+}
+
+static const char *const by_names[] = {"function", "module", "thread", "state"};
+
+static void by_report(
+    FILE *f, const report *r, const rep_opts *o, const char *path, const kentry *e, size_t n)
+{
+    uint64_t total = r->t->samples, cum = 0, rest = 0;
+    size_t k = 0, i;
+    const char *what = by_names[o->by];
+    while (k < n && (o->top == 0 || k < o->top) && pct(e[k].w, total) >= o->min_percent)
+        k++;
+    for (i = k; i < n; i++)
+        rest += e[i].w;
+    if (o->format == FMT_CSV) {
+        fprintf(f, "%s,samples\n", what);
+        for (i = 0; i < n; i++) {
+            csv_field(f, e[i].name);
+            fprintf(f, ",%" PRIu64 "\n", e[i].w);
+        }
+        return;
+    }
+    if (o->format == FMT_JSON) {
+        fprintf(f, "{\"file\":");
+        json_str(f, path);
+        fprintf(f, ",\"by\":\"%s\",\"samples\":%" PRIu64 ",\"entries\":[", what, total);
+        for (i = 0; i < k; i++) {
+            cum += e[i].w;
+            fprintf(f, "%s{\"name\":", i ? "," : "");
+            json_str(f, e[i].name);
+            fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"cumulative\":%.4f}", e[i].w,
+                    pct(e[i].w, total), pct(cum, total));
+        }
+        fprintf(f, "],\"others\":{\"%ss\":%zu,\"samples\":%" PRIu64 "},\"error\":", what, n - k,
+                rest);
+        if (r->error)
+            json_str(f, r->error);
+        else
+            fprintf(f, "null");
+        fprintf(f, "}\n");
+        return;
+    }
+    fprintf(f, "vmp report: %s\n", path);
+    fprintf(f, "\nsamples by %s (%" PRIu64 " samples)\n", what, total);
+    if (n == 0) {
+        fprintf(f, "  (none)\n");
+        return;
+    }
+    fprintf(f, "  %8s %10s %8s  %s\n", "%", "samples", "cumul.", what);
+    for (i = 0; i < k; i++) {
+        cum += e[i].w;
+        fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%%  %s\n", pct(e[i].w, total), e[i].w,
+                pct(cum, total), e[i].name);
+    }
+    if (k < n)
+        fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%%  ...others... (%zu)\n", pct(rest, total), rest,
+                100.0, n - k);
+}
+
+/* ---- time blamed on JIT units ---------------------------------------------- */
+
+#define ROW_NO_BLAME  UINT32_MAX       /* samples without blame */
+#define ROW_UNDEFINED (UINT32_MAX - 1) /* blame naming no CODE_OBJECT */
+
+typedef struct brow {
+    uint32_t fn; /* afunction of the blamed code, or ROW_* */
+    uint64_t total;
+    uint64_t *cells; /* n_states weights */
+} brow;
+
+typedef struct bmatrix {
+    brow *rows;
+    size_t n_rows, n_states;
+    uint64_t *cells, *col, total;
+} bmatrix;
+
+static int cmp_brow(const void *x, const void *y)
+{
+    const brow *a = x, *b = y;
+    if (a->total != b->total)
+        return a->total > b->total ? -1 : 1;
+    return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+static void bmatrix_free(bmatrix *m)
+{
+    free(m->rows);
+    free(m->cells);
+    free(m->col);
+}
+
+/* Build the matrix from the profile's (blame, state) cells: one row per
+ * blamed function (code objects of one function are one row).  -1 on no
+ * memory. */
+static int bmatrix_build(const report *r, bmatrix *m)
+{
+    size_t n, i, j;
+    const vmp_profile_blame *b = vmp_profile_blame_weights(r->p, &n);
+    uint32_t *row_of = malloc((n + 1) * sizeof *row_of);
+    memset(m, 0, sizeof *m);
+    if (!row_of)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (b[i].state + 1 > m->n_states)
+            m->n_states = b[i].state + 1;
+    m->rows = calloc(n + 1, sizeof *m->rows);
+    m->cells = calloc((n + 1) * (m->n_states + 1), sizeof *m->cells);
+    m->col = calloc(m->n_states + 1, sizeof *m->col);
+    if (!m->rows || !m->cells || !m->col) {
+        free(row_of);
+        bmatrix_free(m);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t fn = ROW_NO_BLAME;
+        if (b[i].code) {
+            fn = vmp_analysis_code_function(r->a, b[i].code);
+            if (!fn)
+                fn = ROW_UNDEFINED;
+        }
+        for (j = 0; j < m->n_rows && m->rows[j].fn != fn; j++)
+            ;
+        if (j == m->n_rows) {
+            m->rows[j].fn = fn;
+            m->n_rows++;
+        }
+        row_of[i] = (uint32_t)j;
+    }
+    for (j = 0; j < m->n_rows; j++)
+        m->rows[j].cells = m->cells + j * m->n_states;
+    for (i = 0; i < n; i++) {
+        brow *row = &m->rows[row_of[i]];
+        row->cells[b[i].state] += b[i].weight;
+        row->total += b[i].weight;
+        m->col[b[i].state] += b[i].weight;
+        m->total += b[i].weight;
+    }
+    free(row_of);
+    qsort(m->rows, m->n_rows, sizeof *m->rows, cmp_brow);
+    return 0;
+}
+
+static const char *brow_name(const report *r, const brow *row)
+{
+    if (row->fn == ROW_NO_BLAME)
+        return "[no blame]";
+    if (row->fn == ROW_UNDEFINED)
+        return "[undefined code]";
+    return fn_of(r, row->fn)->name;
+}
+
+static const char *brow_kind(const report *r, const brow *row)
+{
+    return row->fn == ROW_NO_BLAME || row->fn == ROW_UNDEFINED ? "" : fn_of(r, row->fn)->kind;
+}
+
+/* Rows shown under --top and --min-percent (of the matrix total). */
+static size_t brows_shown(const rep_opts *o, const bmatrix *m)
+{
+    size_t k = 0;
+    while (k < m->n_rows && (o->top == 0 || k < o->top) &&
+           pct(m->rows[k].total, m->total) >= o->min_percent)
+        k++;
+    return k;
+}
+
+static void text_blame(FILE *f, const report *r, const rep_opts *o)
+{
+    bmatrix m;
+    size_t i, s, k;
+    uint64_t *rest;
+    if (!vmp_profile_blamed_samples(r->p))
+        return;
+    if (bmatrix_build(r, &m) != 0) {
+        fprintf(f, "\ntime blamed on JIT units: out of memory\n");
+        return;
+    }
+    fprintf(f,
+            "\ntime blamed on JIT units (samples not in generated code, by the JIT unit last "
+            "exited; %" PRIu64 " samples, %.2f%% of total)\n",
+            m.total, pct(m.total, r->t->samples));
+    fprintf(f, "  %8s %10s", "%", "samples");
+    for (s = 0; s < m.n_states; s++)
+        if (m.col[s])
+            fprintf(f, " %12.12s", vmp_analysis_state_name(r->a, (uint32_t)s));
+    fprintf(f, "  JIT unit\n");
+    k = brows_shown(o, &m);
+    rest = m.cells + m.n_rows * m.n_states; /* the spare row */
+    for (i = 0; i < m.n_rows; i++) {
+        const brow *row = &m.rows[i];
+        if (i >= k) {
+            for (s = 0; s < m.n_states; s++)
+                rest[s] += row->cells[s];
+            continue;
+        }
+        fprintf(f, "  %7.2f%% %10" PRIu64, pct(row->total, m.total), row->total);
+        for (s = 0; s < m.n_states; s++)
+            if (m.col[s])
+                fprintf(f, " %12" PRIu64, row->cells[s]);
+        if (row->fn == ROW_NO_BLAME || row->fn == ROW_UNDEFINED)
+            fprintf(f, "  %s\n", brow_name(r, row));
+        else
+            fprintf(f, "  %s [%s]\n", brow_name(r, row), brow_kind(r, row));
+    }
+    if (k < m.n_rows) {
+        uint64_t w = 0;
+        for (s = 0; s < m.n_states; s++)
+            w += rest[s];
+        fprintf(f, "  %7.2f%% %10" PRIu64, pct(w, m.total), w);
+        for (s = 0; s < m.n_states; s++)
+            if (m.col[s])
+                fprintf(f, " %12" PRIu64, rest[s]);
+        fprintf(f, "  ...others... (%zu)\n", m.n_rows - k);
+    }
+    fprintf(f, "  %7.2f%% %10" PRIu64, 100.0, m.total);
+    for (s = 0; s < m.n_states; s++)
+        if (m.col[s])
+            fprintf(f, " %12" PRIu64, m.col[s]);
+    fprintf(f, "  total\n");
+    bmatrix_free(&m);
+}
+
+static void json_blame(FILE *f, const report *r, const rep_opts *o)
+{
+    bmatrix m;
+    size_t i, s, k;
+    uint64_t rest = 0;
+    if (!vmp_profile_blamed_samples(r->p))
+        return;
+    if (bmatrix_build(r, &m) != 0)
+        return;
+    fprintf(f, ",\"blame\":{\"samples\":%" PRIu64 ",\"blamed\":%" PRIu64 ",\"states\":[", m.total,
+            vmp_profile_blamed_samples(r->p));
+    for (s = 0; s < m.n_states; s++) {
+        fprintf(f, "%s", s ? "," : "");
+        json_str(f, vmp_analysis_state_name(r->a, (uint32_t)s));
+    }
+    fprintf(f, "],\"totals\":[");
+    for (s = 0; s < m.n_states; s++)
+        fprintf(f, "%s%" PRIu64, s ? "," : "", m.col[s]);
+    fprintf(f, "],\"units\":[");
+    k = brows_shown(o, &m);
+    for (i = 0; i < k; i++) {
+        const brow *row = &m.rows[i];
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        json_str(f, brow_name(r, row));
+        fprintf(f, ",\"kind\":");
+        json_str(f, brow_kind(r, row));
+        fprintf(f, ",\"samples\":%" PRIu64 ",\"by_state\":[", row->total);
+        for (s = 0; s < m.n_states; s++)
+            fprintf(f, "%s%" PRIu64, s ? "," : "", row->cells[s]);
+        fprintf(f, "]}");
+    }
+    for (i = k; i < m.n_rows; i++)
+        rest += m.rows[i].total;
+    fprintf(f, "],\"others\":{\"units\":%zu,\"samples\":%" PRIu64 "}}", m.n_rows - k, rest);
+    bmatrix_free(&m);
+}
+
 int vmp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"top", required_argument, NULL, 't'}, {"min-percent", required_argument, NULL, 'm'},
-        {"no-ranges", no_argument, NULL, 'R'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    rep_opts o = {30, 0.0, 1, FMT_TEXT};
+    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
+                                             {"min-percent", required_argument, NULL, 'm'},
+                                             {"no-ranges", no_argument, NULL, 'R'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"by", required_argument, NULL, 'b'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    rep_opts o = {30, 0.0, 1, FMT_TEXT, BY_FUNCTION};
     const char *out_path = NULL, *path;
     vmp_reader *rd = NULL;
     vmp_cli_output out;
@@ -649,6 +1075,15 @@ int vmp_cmd_report(int argc, char **argv)
         case 'R':
             o.ranges = 0;
             break;
+        case 'b': {
+            int k;
+            for (k = 0; k < 4 && strcmp(optarg, by_names[k]) != 0; k++)
+                ;
+            if (k == 4)
+                return vmp_cli_usage_error("report", "unknown --by '%s'", optarg);
+            o.by = k;
+            break;
+        }
         case 'f':
             if (strcmp(optarg, "text") == 0)
                 o.format = FMT_TEXT;
@@ -710,7 +1145,15 @@ int vmp_cmd_report(int argc, char **argv)
     if (st < 0 && r.t->records == 0) {
         rc = vmp_cli_fail("report", "%s", r.error);
     } else if ((rc = vmp_cli_output_open(&out, "report", out_path)) == VMP_EXIT_OK) {
-        if (o.format == FMT_JSON)
+        if (o.by != BY_FUNCTION) {
+            size_t n_keys = 0;
+            kentry *keys = by_table(&r, o.by, &n_keys);
+            if (keys)
+                by_report(out.f, &r, &o, path, keys, n_keys);
+            else
+                r.error = "out of memory";
+            free_table(keys, n_keys);
+        } else if (o.format == FMT_JSON)
             json_report(out.f, &r, &o, path);
         else if (o.format == FMT_CSV)
             csv_report(out.f, &r, &o);

@@ -211,6 +211,10 @@ static uint64_t vclock;
 static uint64_t zone_id, zone_start, zone_end, region_start, free_ptr;
 static uint64_t samples_taken;
 static uint64_t n_compactions;
+/* --blame: per thread, the code id of the last JIT-compiled unit (method,
+ * block, PIC) a sample ran in, i.e. the last one the thread "exited";
+ * NULL without --blame. */
+static uint64_t *last_exited;
 
 /* Recently taken stacks, replayed to make a profile's stacks repeat as real
  * ones do; forgotten whenever code moves or is freed. */
@@ -612,6 +616,21 @@ static void emit_sample(FILE *truth, vmp_sample *s, int failed)
     char kind[32], fn[160], range[32], callers[4096] = "";
     size_t cl = 0;
     uint32_t k;
+    if (last_exited && !failed) {
+        size_t i;
+        const scode *in = NULL;
+        for (i = 0; i < n_live; i++) {
+            const scode *c = &codes[live[i]];
+            if (c->alive && s->pc >= c->start && s->pc < c->start + c->size) {
+                in = c;
+                break;
+            }
+        }
+        if (s->state == ST_JIT && in)
+            last_exited[s->thread] = in->id;
+        else if (s->state == ST_INTERP || s->state == ST_GC || s->state == ST_PRIM)
+            s->blame = last_exited[s->thread];
+    }
     if (failed)
         check(vmp_writer_failed_sample(w, s, (uint32_t)below(3)), "failed_sample");
     else
@@ -1010,6 +1029,10 @@ static void usage(FILE *f)
                "                    (default 0: random stacks, nearly all distinct)\n"
                "  -o FILE           profile to write (default simvm.vmp)\n"
                "  --truth FILE      truth TSV to write (default: none)\n"
+               "  --blame           give samples in the interpreter, GC and primitive states\n"
+               "                    a blame: the code id of the method, block or PIC its\n"
+               "                    thread last ran in (default: no blame; the truth TSV is\n"
+               "                    the same either way)\n"
                "  --help            this text\n");
 }
 
@@ -1037,7 +1060,7 @@ int main(int argc, char **argv)
     vmp_symbol_desc syms[N_CSYMS];
     char tname[32];
     double compile_rate;
-    int ai;
+    int ai, blame = 0;
     static const char *const labels[] = {"benchmark", "simulated", "mode", "test"};
 
     for (ai = 1; ai < argc; ai++) {
@@ -1046,6 +1069,9 @@ int main(int argc, char **argv)
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(a, "--blame") == 0) {
+            blame = 1;
+            continue;
         } else if (strcmp(a, "--seed") == 0) {
             dst = &seed;
         } else if (strcmp(a, "--samples") == 0) {
@@ -1081,6 +1107,13 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (blame) {
+        last_exited = calloc(n_threads + 1, sizeof *last_exited);
+        if (!last_exited) {
+            fprintf(stderr, "vmp-simvm: out of memory\n");
+            return 1;
+        }
+    }
     x = seed;
     for (i = 0; i < 4; i++)
         rng_s[i] = splitmix(&x);
@@ -1244,5 +1277,6 @@ int main(int argc, char **argv)
     free(path_site);
     free(zipf_cdf);
     free(zipf_path);
+    free(last_exited);
     return 0;
 }
