@@ -355,8 +355,8 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     } else {
         snprintf(date, sizeof date, "unknown");
     }
-    fprintf(f, "producer: %s; vm: %s %s\n", h ? h->producer.s : "", h ? h->vm_name.s : "",
-            h ? h->vm_version.s : "");
+    fprintf(f, "producer: %s; vm: %s%s%s\n", h ? h->producer.s : "", h ? h->vm_name.s : "",
+            h && h->vm_version.len ? " " : "", h ? h->vm_version.s : "");
     fprintf(f, "date: %s; duration: %.3f s", date, dur);
     if (h && h->interval_ns)
         fprintf(f, "; sampling frequency: %.1f Hz", 1e9 / (double)h->interval_ns);
