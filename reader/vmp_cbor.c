@@ -220,32 +220,83 @@ static vmp_status past_end(vmp_cbor_parser *p, uint64_t need, const char *what)
     return vmp_cbor_fail(p, VMP_ERR_LIMIT, "%s runs past the record size limit", what);
 }
 
-vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok)
+/* The heads that make up most of a profile, decoded without the callback
+ * round trip: a uint whose value is in the head byte or follows it in 1, 2,
+ * 4 or 8 bytes (RFC 8949 §3.1, major type 0, additional info 0..27), and an
+ * array or map head whose count is in the head byte (major types 4 and 5,
+ * additional info 0..23).  Returns the bytes the head takes, or 0 when the
+ * item is anything else, or needs more bytes than the chunk has left: then
+ * libcbor decodes it (and reports those errors) as before. */
+static size_t quick_head(const uint8_t *b, size_t avail, vmp_cbor_token *tok)
 {
-    tok_ctx ctx = {{VMP_CBOR_SIMPLE, 0, NULL}, 0};
-    struct cbor_decoder_result res;
-    size_t left_after;
+    uint8_t ib = b[0];
+    uint8_t info = ib & 0x1f;
+    size_t n, i;
+    uint64_t v;
+
+    switch (ib >> 5) {
+    case 0:
+        if (info < 24) {
+            tok->kind = VMP_CBOR_UINT;
+            tok->u = info;
+            return 1;
+        }
+        if (info > 27)
+            return 0;
+        n = (size_t)1 << (info - 24); /* 1, 2, 4 or 8 bytes */
+        if (n >= avail)
+            return 0;
+        v = 0;
+        for (i = 1; i <= n; i++)
+            v = v << 8 | b[i];
+        tok->kind = VMP_CBOR_UINT;
+        tok->u = v;
+        return n + 1;
+    case 4:
+    case 5:
+        if (info >= 24)
+            return 0;
+        tok->kind = ib >> 5 == 4 ? VMP_CBOR_ARRAY : VMP_CBOR_MAP;
+        tok->u = info;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+vmp_status vmp_cbor_next_item(vmp_cbor_parser *p, vmp_cbor_token *tok)
+{
+    size_t left_after, read;
 
     p->err_pos = p->pos;
     if (p->pos >= p->end)
         return past_end(p, 1, "item");
-    res = cbor_stream_decode(p->base + p->pos, p->hard_end - p->pos, &token_callbacks, &ctx);
-    if (res.status == CBOR_DECODER_NEDATA)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "item runs past the end of the chunk");
-    if (res.status != CBOR_DECODER_FINISHED || res.read == 0)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "malformed CBOR (byte 0x%02x)", p->base[p->pos]);
-    /* spec R-REC-3: writers use definite lengths; this reader rejects the rest */
-    if (ctx.bad)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "indefinite-length item or break");
-    if (res.read > p->end - p->pos)
-        return past_end(p, res.read, vmp_cbor_kind_name(ctx.tok.kind));
-    p->pos += res.read;
+    tok->ptr = NULL;
+    read = quick_head(p->base + p->pos, p->hard_end - p->pos, tok);
+    if (read == 0) {
+        tok_ctx ctx = {{VMP_CBOR_SIMPLE, 0, NULL}, 0};
+        struct cbor_decoder_result res;
+
+        res = cbor_stream_decode(p->base + p->pos, p->hard_end - p->pos, &token_callbacks, &ctx);
+        if (res.status == CBOR_DECODER_NEDATA)
+            return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "item runs past the end of the chunk");
+        if (res.status != CBOR_DECODER_FINISHED || res.read == 0)
+            return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "malformed CBOR (byte 0x%02x)",
+                                 p->base[p->pos]);
+        /* spec R-REC-3: writers use definite lengths; this reader rejects the rest */
+        if (ctx.bad)
+            return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "indefinite-length item or break");
+        read = res.read;
+        /* field by field: a whole-struct copy right after the callbacks'
+         * narrow stores defeats store forwarding and costs a stall per token */
+        tok->kind = ctx.tok.kind;
+        tok->u = ctx.tok.u;
+        tok->ptr = ctx.tok.ptr;
+    }
+    if (read > p->end - p->pos)
+        return past_end(p, read, vmp_cbor_kind_name(tok->kind));
+    p->pos += read;
     left_after = p->end - p->pos;
-    /* field by field: a whole-struct copy right after the callbacks' narrow
-     * stores defeats store forwarding and costs a stall per token */
-    tok->kind = ctx.tok.kind;
-    tok->u = ctx.tok.u;
-    tok->ptr = ctx.tok.ptr;
     switch (tok->kind) {
     case VMP_CBOR_BSTR:
     case VMP_CBOR_TSTR:

@@ -69,7 +69,25 @@ void vmp_cbor_init(vmp_cbor_parser *p,
  * @return VMP_OK; VMP_ERR_CORRUPT (malformed, indefinite length, break, or
  *         runs past the chunk end); VMP_ERR_LIMIT (string or container past
  *         max_items, or the record past its byte limit).  p->msg says why. */
-vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok);
+static inline vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok);
+
+/** vmp_cbor_next() for every item but the one-byte uints it decodes inline. */
+vmp_status vmp_cbor_next_item(vmp_cbor_parser *p, vmp_cbor_token *tok);
+
+static inline vmp_status vmp_cbor_next(vmp_cbor_parser *p, vmp_cbor_token *tok)
+{
+    /* a uint 0..23 is its own head byte (RFC 8949 §3.1): the commonest item
+     * of a profile, keys included */
+    if (p->pos < p->end && p->base[p->pos] < 24) {
+        p->err_pos = p->pos;
+        tok->kind = VMP_CBOR_UINT;
+        tok->u = p->base[p->pos];
+        tok->ptr = NULL;
+        p->pos++;
+        return VMP_OK;
+    }
+    return vmp_cbor_next_item(p, tok);
+}
 
 /** Skip the rest of the item whose head `tok` was just read.  `depth` is the
  *  number of containers that enclose that item (1 for a value of a record's

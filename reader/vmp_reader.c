@@ -71,6 +71,12 @@ void vmp_rd_arena_reset(vmp_reader *r)
     vmp_rd_block *keep = NULL;
     size_t hdr = (sizeof(vmp_rd_block) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 
+    /* the usual case: one default-sized block, already the one to keep */
+    if (r->arena == NULL || (r->arena->next == NULL && r->arena->size == ARENA_FIRST_BLOCK)) {
+        if (r->arena != NULL)
+            r->arena->used = 0;
+        return;
+    }
     /* Keep one default-sized block; larger ones were for one big record. */
     while (r->arena != NULL) {
         vmp_rd_block *b = r->arena;

@@ -650,11 +650,17 @@ static vmp_status read_field(dec *d, const field *f)
     return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: unknown field kind");
 }
 
-static void set_defaults(vmp_record *rec, const field *fields)
+/* Set the defaults of the record's fields; returns the mask of its required
+ * keys (bit k: key k) and adds the table's entries to *n_fields. */
+static uint64_t set_defaults(vmp_record *rec, const field *fields, size_t *n_fields)
 {
     const field *f;
+    uint64_t required = 0;
 
     for (f = fields; f->key != 0; f++) {
+        ++*n_fields;
+        if (f->required)
+            required |= (uint64_t)1 << f->key;
         if (f->kind == F_STR) {
             vmp_str empty = {"", 0};
             put(rec, f->off, &empty, sizeof empty);
@@ -673,10 +679,70 @@ static void set_defaults(vmp_record *rec, const field *fields)
     default:
         break;
     }
+    return required;
+}
+
+/* The entry of `fields` for `key`, or NULL.  Most tables list keys 1, 2, ...
+ * in order, so entry key-1 is tried first. */
+static const field *find_field(const field *fields, uint64_t key, size_t n_fields)
+{
+    const field *f;
+
+    if (key >= 1 && key <= n_fields && fields[key - 1].key == key)
+        return &fields[key - 1];
+    for (f = fields; f->key != 0 && f->key != key; f++)
+        ;
+    return f->key != 0 ? f : NULL;
+}
+
+/* Bytes of the union member that a record of `type` uses: all of it for an
+ * unknown type, which uses none but is delivered zeroed as before. */
+static size_t body_size(int type)
+{
+    vmp_record *rec = NULL;
+
+    switch (type) {
+    case VMP_REC_HEADER:
+        return sizeof rec->u.header;
+    case VMP_REC_END:
+        return sizeof rec->u.end;
+    case VMP_REC_MODULE:
+        return sizeof rec->u.module;
+    case VMP_REC_MODULE_SYMBOLS:
+        return sizeof rec->u.module_symbols;
+    case VMP_REC_THREAD:
+        return sizeof rec->u.thread;
+    case VMP_REC_FUNCTION:
+        return sizeof rec->u.function;
+    case VMP_REC_CODE_ZONE:
+        return sizeof rec->u.code_zone;
+    case VMP_REC_CODE_OBJECT:
+        return sizeof rec->u.code_object;
+    case VMP_REC_CODE_SNAPSHOT:
+        return sizeof rec->u.code_snapshot;
+    case VMP_REC_CODE_COMPACTION:
+        return sizeof rec->u.code_compaction;
+    case VMP_REC_CODE_FREE:
+        return sizeof rec->u.code_free;
+    case VMP_REC_CODE_MOVE:
+        return sizeof rec->u.code_move;
+    case VMP_REC_STACK_NODE:
+        return sizeof rec->u.stack_node;
+    case VMP_REC_SAMPLE:
+    case VMP_REC_FAILED_SAMPLE:
+        return sizeof rec->u.sample;
+    case VMP_REC_EVENT:
+        return sizeof rec->u.event;
+    case VMP_REC_COUNTER:
+        return sizeof rec->u.counter;
+    default:
+        return sizeof rec->u;
+    }
 }
 
 /* Decode the map entries after the type key; `pairs` are left. */
-static vmp_status decode_body(dec *d, const field *fields, uint64_t pairs)
+static vmp_status decode_body(
+    dec *d, const field *fields, size_t n_fields, uint64_t required, uint64_t pairs)
 {
     uint64_t seen = 0; /* bit k: known key k seen */
     uint64_t i;
@@ -690,12 +756,8 @@ static vmp_status decode_body(dec *d, const field *fields, uint64_t pairs)
         if (st < 0)
             return st;
         f = NULL;
-        if (t.kind == VMP_CBOR_UINT && fields != NULL) {
-            for (f = fields; f->key != 0 && f->key != t.u; f++)
-                ;
-            if (f->key == 0)
-                f = NULL;
-        }
+        if (t.kind == VMP_CBOR_UINT && fields != NULL)
+            f = find_field(fields, t.u, n_fields);
         if (t.kind == VMP_CBOR_UINT && t.u == VMP_KEY_TYPE)
             /* spec R-REC-1: every key at most once */
             return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "duplicate key 0 (type)");
@@ -724,8 +786,8 @@ static vmp_status decode_body(dec *d, const field *fields, uint64_t pairs)
     }
     if (fields == NULL)
         return VMP_OK;
-    /* spec R-REC-4: required keys */
-    for (f = fields; f->key != 0; f++) {
+    /* spec R-REC-4: required keys; the loop names the first one missing */
+    for (f = fields; (seen & required) != required && f->key != 0; f++) {
         if (f->required && !(seen & ((uint64_t)1 << f->key)))
             return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ": missing required key %u",
                                  d->type, (unsigned)f->key);
@@ -746,7 +808,8 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
     vmp_cbor_parser *p = &r->cbor;
     vmp_cbor_token t;
     const field *fields;
-    uint64_t pairs, time = r->sample_time;
+    uint64_t pairs, time = r->sample_time, required = 0;
+    size_t n_fields = 0;
     vmp_status st;
 
     st = vmp_cbor_next(p, &t);
@@ -774,9 +837,12 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
     rec->raw_type = t.u;
     fields = fields_of(t.u);
     rec->type = fields != NULL ? (int)t.u : VMP_REC_UNKNOWN;
+    /* the union member of this type starts all zero (then its defaults);
+     * clearing only it spares a sample the size of the largest member */
+    memset(&rec->u, 0, body_size(rec->type));
     if (fields != NULL)
-        set_defaults(rec, fields);
-    st = decode_body(d, fields, pairs - 1);
+        required = set_defaults(rec, fields, &n_fields);
+    st = decode_body(d, fields, n_fields, required, pairs - 1);
     if (st < 0)
         return st;
     if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE) {
@@ -803,7 +869,8 @@ vmp_status vmp_rd_decode_record(vmp_reader *r, vmp_record *rec)
     vmp_status st;
 
     vmp_rd_arena_reset(r);
-    memset(rec, 0, sizeof *rec);
+    /* the common part; decode() clears the member its type uses */
+    memset(rec, 0, offsetof(vmp_record, u));
     rec->chunk_index = r->chunk_index;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = start;
