@@ -57,10 +57,10 @@ extern "C" {
  * With VMP_FLAME_TIERS the frames of resolved functions get the suffixes of
  * async-profiler's folded output, which flamegraph.pl's java palette colours:
  *   "_[j]"  JIT-compiled code (a code object of any kind but "interpreter")
- *   "_[i]"  inlined code (reserved: the analysis does not yet expand inline
- *           chains, so no frame gets it today)
- *   "_[0]"  interpreted code (a symbolic frame, or a code object of kind
- *           "interpreter")
+ *   "_[i]"  inlined code: an innermost frame the analysis placed in an
+ *           inlining record by its pc (kind "inlined", vmp_analyze.h)
+ *   "_[0]"  interpreted code (a symbolic frame, a frame of kind
+ *           "interpreted", or a code object of kind "interpreter")
  *   "_[k]"  C code: the VM's own functions and libraries (module symbols)
  * and no suffix for unknown pcs and synthetic frames.
  */
