@@ -16,6 +16,9 @@ typedef struct u64vec {
     size_t n, cap;
 } u64vec;
 
+#define THREAD_CACHE 64u
+#define BLAME_CACHE  256u
+
 struct vmp_profile {
     vmp_analysis *a;
     vmp_profile_totals t;
@@ -31,9 +34,26 @@ struct vmp_profile {
     vmp_profile_stack_entry *entries;
     size_t n_entries, cap_entries;
     vmp_hmap entry_idx; /* (stack | state << 32, thread) -> index + 1 */
+    /* Per analysis stack id, the two entries (index + 1) of that stack used
+     * last, most recent first: most samples repeat a recent (thread, state)
+     * of their stack, and this array is far cheaper than entry_idx. */
+    uint32_t *stack_recent;
+    size_t cap_recent;
     vmp_profile_blame *blame;
     size_t n_blame, cap_blame;
     vmp_hmap blame_idx; /* (code, state) -> index + 1 */
+
+    /* Direct-mapped caches in front of thread_idx and blame_idx. */
+    struct {
+        uint64_t id;
+        uint32_t ti;
+    } thread_cache[THREAD_CACHE];
+
+    struct {
+        uint64_t code;
+        uint32_t state, bi;
+    } blame_cache[BLAME_CACHE];
+
     uint64_t blamed;
     int any_sample;
 };
@@ -86,6 +106,7 @@ void vmp_profile_free(vmp_profile *p)
     free(p->ctrs);
     free(p->entries);
     vmp_hmap__free(&p->entry_idx);
+    free(p->stack_recent);
     free(p->blame);
     vmp_hmap__free(&p->blame_idx);
     free(p);
@@ -94,6 +115,18 @@ void vmp_profile_free(vmp_profile *p)
 /* Vocabulary indexes past this are summed under it: a hostile file cannot
  * make the per-state and per-reason arrays huge. */
 #define MAX_INDEX 0xFFFFu
+
+/* Slot of key k in a direct-mapped cache of n (a power of two) slots. */
+static size_t cache_slot(uint64_t k, size_t n)
+{
+    return (size_t)(vmp_mix64__(k) & (n - 1));
+}
+
+/* Whether entry e aggregates sample s's (stack, thread, state). */
+static int entry_is(const vmp_profile_stack_entry *e, const vmp_asample *s)
+{
+    return e->stack == s->stack && e->state == s->state && e->thread == s->thread;
+}
 
 static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
 {
@@ -104,6 +137,7 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
     int cls = fn ? fn->code_class : VMP_CLASS_UNKNOWN;
     uint32_t ti;
+    size_t tslot;
 
     p->t.samples += w;
     if (!p->any_sample)
@@ -131,7 +165,10 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     if (s->blame)
         p->blamed += w;
     if (cls != VMP_CLASS_GENERATED) {
-        uint32_t bi = vmp_hmap__get(&p->blame_idx, s->blame, state);
+        size_t slot = cache_slot(s->blame ^ (uint64_t)state << 40, BLAME_CACHE);
+        uint32_t bi = p->blame_cache[slot].bi;
+        if (!bi || p->blame_cache[slot].code != s->blame || p->blame_cache[slot].state != state)
+            bi = vmp_hmap__get(&p->blame_idx, s->blame, state);
         if (!bi) {
             vmp_profile_blame *b;
             if (vmp_grow__((void **)&p->blame, &p->cap_blame, p->n_blame + 1, sizeof *p->blame))
@@ -144,10 +181,16 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
             if (vmp_hmap__put(&p->blame_idx, s->blame, state, bi))
                 return VMP_ERR_NOMEM;
         }
+        p->blame_cache[slot].code = s->blame;
+        p->blame_cache[slot].state = state;
+        p->blame_cache[slot].bi = bi;
         p->blame[bi - 1].weight += w;
     }
 
-    ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);
+    tslot = cache_slot(s->thread, THREAD_CACHE);
+    ti = p->thread_cache[tslot].ti;
+    if (!ti || p->thread_cache[tslot].id != s->thread)
+        ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);
     if (!ti) {
         if (vmp_grow__((void **)&p->thread_ids, &p->cap_threads, p->n_threads + 1,
                        sizeof *p->thread_ids))
@@ -157,12 +200,31 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
         if (vmp_hmap__put(&p->thread_idx, s->thread, 0, ti))
             return VMP_ERR_NOMEM;
     }
+    p->thread_cache[tslot].id = s->thread;
+    p->thread_cache[tslot].ti = ti;
     if (vec_add(&p->thread_w, ti - 1, w))
         return VMP_ERR_NOMEM;
 
     if (s->stack) {
         uint64_t ka = (uint64_t)s->stack | (uint64_t)s->state << 32;
-        uint32_t ei = vmp_hmap__get(&p->entry_idx, ka, s->thread);
+        uint32_t *recent, ei;
+        if (2 * (size_t)s->stack + 1 >= p->cap_recent) {
+            size_t old = p->cap_recent;
+            if (vmp_grow__((void **)&p->stack_recent, &p->cap_recent, 2 * ((size_t)s->stack + 1),
+                           sizeof *p->stack_recent))
+                return VMP_ERR_NOMEM;
+            memset(p->stack_recent + old, 0, (p->cap_recent - old) * sizeof *p->stack_recent);
+        }
+        recent = &p->stack_recent[2 * (size_t)s->stack];
+        if (recent[0] && entry_is(&p->entries[recent[0] - 1], s)) {
+            ei = recent[0];
+        } else if (recent[1] && entry_is(&p->entries[recent[1] - 1], s)) {
+            ei = recent[1];
+            recent[1] = recent[0];
+            recent[0] = ei;
+        } else {
+            ei = vmp_hmap__get(&p->entry_idx, ka, s->thread);
+        }
         if (!ei) {
             vmp_profile_stack_entry *e;
             if (vmp_grow__((void **)&p->entries, &p->cap_entries, p->n_entries + 1,
@@ -176,6 +238,10 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
             ei = (uint32_t)p->n_entries;
             if (vmp_hmap__put(&p->entry_idx, ka, s->thread, ei))
                 return VMP_ERR_NOMEM;
+        }
+        if (recent[0] != ei) {
+            recent[1] = recent[0];
+            recent[0] = ei;
         }
         p->entries[ei - 1].weight += w;
     }

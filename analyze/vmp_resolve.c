@@ -155,6 +155,11 @@ struct vmp_analysis {
     vmp_astack *stacks;
     size_t n_stacks, cap_stacks;
     vmp_hmap stack_key;
+    /* Per stack id, the child interned last: frame << 32 | child id, 0 when
+     * none.  Resolving a chain again (a new generation, same code) finds its
+     * stacks here without a stack_key lookup. */
+    uint64_t *last_child;
+    size_t cap_last_child;
     vmp_hmap scache;
     uint64_t max_sample_gen;
     int any_sample;
@@ -301,6 +306,7 @@ void vmp_analysis_free(vmp_analysis *a)
     vmp_hmap__free(&a->frame_key);
     free(a->stacks);
     vmp_hmap__free(&a->stack_key);
+    free(a->last_child);
     vmp_hmap__free(&a->scache);
     free(a->chain);
     free(a);
@@ -518,16 +524,32 @@ static uint32_t intern_frame(
 
 static uint32_t intern_stack(vmp_analysis *a, uint32_t parent, uint32_t frame)
 {
-    uint32_t id = vmp_hmap__get(&a->stack_key, parent, frame);
+    uint64_t last = parent < a->cap_last_child ? a->last_child[parent] : 0;
+    uint32_t id;
     vmp_astack *s;
-    if (id)
+    if (last && (uint32_t)(last >> 32) == frame)
+        return (uint32_t)last;
+    id = vmp_hmap__get(&a->stack_key, parent, frame);
+    if (id) {
+        if (parent < a->cap_last_child)
+            a->last_child[parent] = (uint64_t)frame << 32 | id;
         return id;
+    }
     if (a->n_stacks >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&a->stacks, &a->cap_stacks, a->n_stacks + 1, sizeof *a->stacks))
         return 0;
+    if (a->n_stacks + 1 > a->cap_last_child) {
+        size_t old = a->cap_last_child;
+        if (vmp_grow__((void **)&a->last_child, &a->cap_last_child, a->n_stacks + 1,
+                       sizeof *a->last_child))
+            return 0;
+        memset(a->last_child + old, 0, (a->cap_last_child - old) * sizeof *a->last_child);
+    }
     id = (uint32_t)a->n_stacks;
     if (vmp_hmap__put(&a->stack_key, parent, frame, id))
         return 0;
+    a->last_child[parent] = (uint64_t)frame << 32 | id;
+    a->last_child[id] = 0;
     s = &a->stacks[a->n_stacks++];
     s->parent = parent;
     s->frame = frame;
@@ -1709,6 +1731,7 @@ void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out)
                           a->thread_names.cap + a->node_by_id.cap + a->func_key.cap +
                           a->frame_key.cap + a->stack_key.cap + a->scache.cap) *
                          sizeof(vmp_hmap_entry);
+    out->memory_bytes += a->cap_last_child * sizeof *a->last_child;
 }
 
 /* ---- zones, modules, code ids ------------------------------------------------------ */
