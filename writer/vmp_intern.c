@@ -30,6 +30,9 @@ int vmp_intern__init(vmp_intern *t)
     t->tab = calloc(t->cap, sizeof *t->tab);
     t->cache = NULL;
     t->cache_frames = NULL;
+    t->cache_slots = VMP_STACK_CACHE_SLOTS;
+    t->cache_lookups = 0;
+    t->cache_evictions = 0;
     return t->tab ? 0 : -1;
 }
 
@@ -101,14 +104,76 @@ int vmp_intern__get(vmp_intern *t, uint64_t parent, const vmp_frame *f, uint64_t
     return 1;
 }
 
+static uint64_t frame_word(const vmp_frame *f)
+{
+    return f->value * 0xff51afd7ed558ccdull + ((uint64_t)f->bcpc << 32 | f->kind);
+}
+
+/* Four independent lanes, so that the multiplies of consecutive frames
+ * overlap instead of forming one chain of 2 * depth multiplies. */
 static uint64_t stack_hash(const vmp_frame *frames, uint32_t depth)
 {
-    uint64_t h = depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h = (h ^ frames[i].value) * 0x9e3779b97f4a7c15ull;
-        h = (h ^ ((uint64_t)frames[i].bcpc << 32 | frames[i].kind)) * 0xff51afd7ed558ccdull;
+    const uint64_t k = 0x9e3779b97f4a7c15ull;
+    uint64_t a = depth, b = 0x243f6a8885a308d3ull, c = 0x13198a2e03707344ull,
+             d = 0xa4093822299f31d0ull;
+    uint32_t i = 0;
+    for (; i + 4 <= depth; i += 4) {
+        a = (a ^ frame_word(&frames[i])) * k;
+        b = (b ^ frame_word(&frames[i + 1])) * k;
+        c = (c ^ frame_word(&frames[i + 2])) * k;
+        d = (d ^ frame_word(&frames[i + 3])) * k;
     }
-    return mix(h);
+    for (; i < depth; i++)
+        a = (a ^ frame_word(&frames[i])) * k;
+    return mix(a ^ mix(b ^ mix(c ^ mix(d))));
+}
+
+/* Allocate an empty cache of `slots` slots; -1 (nothing changed) on failure. */
+static int cache_alloc(vmp_intern *t, size_t slots)
+{
+    vmp_stack_cache_entry *c = calloc(slots, sizeof *c);
+    vmp_frame *f = malloc(slots * VMP_STACK_CACHE_DEPTH * sizeof *f);
+    if (!c || !f) {
+        free(c);
+        free(f);
+        return -1;
+    }
+    t->cache = c;
+    t->cache_frames = f;
+    t->cache_slots = slots;
+    return 0;
+}
+
+static void cache_store(
+    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf)
+{
+    size_t set = (size_t)hash & (t->cache_slots / 2 - 1);
+    size_t way = t->cache[2 * set].lru;
+    size_t slot = 2 * set + way;
+    vmp_stack_cache_entry *c = &t->cache[slot];
+    if (c->leaf)
+        t->cache_evictions++;
+    c->hash = hash;
+    c->leaf = leaf;
+    c->depth = depth;
+    t->cache[2 * set].lru = (uint32_t)(1 - way);
+    memcpy(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames, depth * sizeof *frames);
+}
+
+/* Double the cache, keeping its entries; keeps the old one on failure. */
+static void cache_grow(vmp_intern *t)
+{
+    vmp_stack_cache_entry *old = t->cache;
+    vmp_frame *old_frames = t->cache_frames;
+    size_t old_slots = t->cache_slots;
+    if (cache_alloc(t, old_slots * 2) < 0)
+        return;
+    for (size_t i = 0; i < old_slots; i++)
+        if (old[i].leaf)
+            cache_store(t, old[i].hash, old_frames + i * VMP_STACK_CACHE_DEPTH, old[i].depth,
+                        old[i].leaf);
+    free(old);
+    free(old_frames);
 }
 
 uint64_t vmp_intern__stack_find(vmp_intern *t,
@@ -123,7 +188,14 @@ uint64_t vmp_intern__stack_find(vmp_intern *t,
     *hash_out = h;
     if (!t->cache)
         return 0;
-    size_t set = (size_t)h & (VMP_STACK_CACHE_SLOTS / 2 - 1);
+    if (++t->cache_lookups == VMP_STACK_CACHE_WINDOW) {
+        if (t->cache_evictions > (VMP_STACK_CACHE_WINDOW >> VMP_STACK_CACHE_EVICT_SHIFT) &&
+            t->cache_slots < VMP_STACK_CACHE_MAX_SLOTS)
+            cache_grow(t);
+        t->cache_lookups = 0;
+        t->cache_evictions = 0;
+    }
+    size_t set = (size_t)h & (t->cache_slots / 2 - 1);
     for (size_t way = 0; way < 2; way++) {
         size_t slot = 2 * set + way;
         const vmp_stack_cache_entry *c = &t->cache[slot];
@@ -143,25 +215,7 @@ void vmp_intern__stack_put(
 {
     if (depth == 0 || depth > VMP_STACK_CACHE_DEPTH || leaf == 0)
         return;
-    if (!t->cache) {
-        t->cache = calloc(VMP_STACK_CACHE_SLOTS, sizeof *t->cache);
-        t->cache_frames =
-            malloc((size_t)VMP_STACK_CACHE_SLOTS * VMP_STACK_CACHE_DEPTH * sizeof *frames);
-        if (!t->cache || !t->cache_frames) {
-            free(t->cache);
-            free(t->cache_frames);
-            t->cache = NULL;
-            t->cache_frames = NULL;
-            return;
-        }
-    }
-    size_t set = (size_t)hash & (VMP_STACK_CACHE_SLOTS / 2 - 1);
-    size_t way = t->cache[2 * set].lru;
-    size_t slot = 2 * set + way;
-    vmp_stack_cache_entry *c = &t->cache[slot];
-    c->hash = hash;
-    c->leaf = leaf;
-    c->depth = depth;
-    t->cache[2 * set].lru = (uint32_t)(1 - way);
-    memcpy(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames, depth * sizeof *frames);
+    if (!t->cache && cache_alloc(t, t->cache_slots) < 0)
+        return;
+    cache_store(t, hash, frames, depth, leaf);
 }

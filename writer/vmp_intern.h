@@ -23,9 +23,19 @@ typedef struct vmp_intern_entry {
 /* The stack cache: whole stacks (frames compared exactly) -> leaf node id,
  * two-way set-associative with LRU replacement, so that a stack seen before
  * costs one hash and one compare instead of a table probe per frame.
- * Entries are never stale: node ids are never reassigned. */
-#define VMP_STACK_CACHE_SLOTS 4096u /* power of 2: SLOTS / 2 sets of 2 ways */
-#define VMP_STACK_CACHE_DEPTH 64u   /* deeper stacks bypass the cache */
+ * Entries are never stale: node ids are never reassigned.
+ * It starts with VMP_STACK_CACHE_SLOTS slots and doubles, up to
+ * VMP_STACK_CACHE_MAX_SLOTS, whenever, in a window of
+ * VMP_STACK_CACHE_WINDOW lookups, more than 1 in 2^VMP_STACK_CACHE_EVICT_SHIFT
+ * evicted a cached stack (more distinct hot stacks than slots; filling empty
+ * slots does not count).  A slot holds
+ * VMP_STACK_CACHE_DEPTH frames of 16 bytes: 4 MiB at the start, 16 MiB at
+ * most, touched only as slots fill. */
+#define VMP_STACK_CACHE_SLOTS       4096u  /* power of 2: SLOTS / 2 sets of 2 ways */
+#define VMP_STACK_CACHE_MAX_SLOTS   16384u /* power of 2 */
+#define VMP_STACK_CACHE_DEPTH       64u    /* deeper stacks bypass the cache */
+#define VMP_STACK_CACHE_WINDOW      8192u
+#define VMP_STACK_CACHE_EVICT_SHIFT 6u
 
 typedef struct vmp_stack_cache_entry {
     uint64_t hash;
@@ -39,8 +49,11 @@ typedef struct vmp_intern {
     size_t cap; /* power of 2 */
     size_t count;
     uint64_t next_id;
-    vmp_stack_cache_entry *cache; /* VMP_STACK_CACHE_SLOTS, allocated on first use */
+    vmp_stack_cache_entry *cache; /* cache_slots, allocated on first use */
     vmp_frame *cache_frames;      /* VMP_STACK_CACHE_DEPTH frames per slot */
+    size_t cache_slots;           /* power of 2 */
+    uint32_t cache_lookups;       /* in the current window */
+    uint32_t cache_evictions;     /* in the current window */
 } vmp_intern;
 
 int vmp_intern__init(vmp_intern *t);

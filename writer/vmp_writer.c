@@ -201,6 +201,9 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
     vmp_chunk__add(w, w->scratch.data, w->scratch.len);
 }
 
+/* bytes of the next ring slot to prefetch: its header and 64 frames */
+#define PREFETCH_BYTES 1152u
+
 /* Write the published samples at positions below `limit`.  With `*wait`, a
  * claimed but unpublished slot is waited for, briefly: its producer may be a
  * thread that the scheduler or the VM has stopped.  After one timeout the
@@ -220,6 +223,12 @@ static void drain_samples(vmp_writer *w, uint64_t limit, int *wait)
             waited += 50000;
             continue;
         }
+        /* the next slot was written by another core: start fetching its
+         * header and first frames while this one is emitted (a hint only) */
+        const char *next = (const char *)vmp_ring__slot(&w->ring, w->ring.tail + 1);
+        size_t ahead = w->ring.stride < PREFETCH_BYTES ? w->ring.stride : PREFETCH_BYTES;
+        for (size_t b = 0; b < ahead; b += 64)
+            __builtin_prefetch(next + b);
         emit_sample(w, slot);
         vmp_ring__release(&w->ring, slot);
     }
