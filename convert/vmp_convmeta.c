@@ -6,6 +6,8 @@
  */
 #include "vmp_convmeta.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +82,16 @@ int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len)
     t->len[t->n] = len;
     t->slot[j] = (uint32_t)t->n + 1;
     return (int64_t)t->n++;
+}
+
+void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
 }
 
 void vmp_strtab__free(vmp_strtab *t)

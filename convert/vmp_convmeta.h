@@ -27,6 +27,11 @@ typedef struct vmp_strtab {
 int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len);
 void vmp_strtab__free(vmp_strtab *t);
 
+/* Format a converter's one-line error into err[0..size); a NULL or empty
+ * buffer is left alone. */
+void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 typedef struct vmp_cm_function {
     uint64_t id;
     uint32_t file, signature; /* string ids */

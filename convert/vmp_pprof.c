@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -52,19 +51,6 @@ typedef struct pprof_conv {
     uint64_t samples, weight;
     vmp_strtab out; /* the Profile's string table */
 } pprof_conv;
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
 
 static int take_sample(pprof_conv *c, const vmp_asample *s)
 {
@@ -608,7 +594,7 @@ static vmp_status write_profile(pprof_conv *c,
     memset(&b, 0, sizeof b);
     g = calloc(1, sizeof *g);
     if (!g || prepare_profile(c, &b)) {
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
@@ -617,14 +603,14 @@ static vmp_status write_profile(pprof_conv *c,
     g->raw = o->gzip_level < 0;
     if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 6, Z_DEFLATED, 15 + 16, 8,
                                 Z_DEFAULT_STRATEGY) != Z_OK) {
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
     if (stream_samples(c, &b, g, o->flags) || finish_profile(c, &b)) {
         if (!g->raw)
             deflateEnd(&g->z);
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
@@ -633,7 +619,7 @@ static vmp_status write_profile(pprof_conv *c,
     if (!g->raw)
         deflateEnd(&g->z);
     if (g->failed || fflush(out) != 0 || ferror(out)) {
-        set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
+        vmp_conv__set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
         st = VMP_ERR_IO;
         goto cleanup;
     }
@@ -666,20 +652,20 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     if (err && err_size)
         err[0] = '\0';
     if (!r || !out || (opts && opts->version != VMP_PPROF_OPTIONS_VERSION)) {
-        set_err(err, err_size, "invalid argument");
+        vmp_conv__set_err(err, err_size, "invalid argument");
         return VMP_ERR_INVALID_ARG;
     }
     if (opts)
         o = *opts;
     if (o.gzip_level > 9) {
-        set_err(err, err_size, "gzip level %d is not in 1..9", o.gzip_level);
+        vmp_conv__set_err(err, err_size, "gzip level %d is not in 1..9", o.gzip_level);
         return VMP_ERR_INVALID_ARG;
     }
     memset(&c, 0, sizeof c);
     aopts.flags = (o.flags & VMP_PPROF_INLINES) ? VMP_ANALYSIS_INLINES : 0;
     st = vmp_analysis_create(&c.a, &aopts);
     if (st < 0) {
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
         return st;
     }
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
@@ -698,13 +684,13 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     if (st == VMP_END) {
         st = write_profile(&c, out, &o, stats_out, err, err_size);
     } else if (st == VMP_ERR_NOMEM) {
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
     } else if (st < 0) {
         const char *m = vmp_reader_errmsg(r);
         if (m && *m)
-            set_err(err, err_size, "%s", m);
+            vmp_conv__set_err(err, err_size, "%s", m);
         else
-            set_err(err, err_size, "record %s: %s", "analysis", vmp_status_str(st));
+            vmp_conv__set_err(err, err_size, "record %s: %s", "analysis", vmp_status_str(st));
     }
     if (stats_out) {
         stats_out->samples = c.samples;

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,19 +55,6 @@ typedef struct ss_conv {
     uint32_t *chain;
     size_t cap_chain;
 } ss_conv;
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
 
 static int spool_flush(ss_conv *c, thread_spool *t)
 {
@@ -424,7 +410,7 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     if (err && err_size)
         err[0] = '\0';
     if (!r || !out || (opts && opts->version != VMP_SPEEDSCOPE_OPTIONS_VERSION)) {
-        set_err(err, err_size, "invalid argument");
+        vmp_conv__set_err(err, err_size, "invalid argument");
         return VMP_ERR_INVALID_ARG;
     }
     if (opts)
@@ -433,7 +419,7 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     c.flags = o.flags;
     st = vmp_analysis_create(&c.a, NULL);
     if (st < 0) {
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
         return st;
     }
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
@@ -450,7 +436,7 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     if (rc == -1) {
         st = VMP_ERR_NOMEM;
     } else if (rc == -2) {
-        set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
+        vmp_conv__set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
         st = VMP_ERR_IO;
     } else if (st == VMP_END) {
         long pos = ftell(out);
@@ -459,20 +445,20 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
         if (rc == -1) {
             st = VMP_ERR_NOMEM;
         } else if (rc == -2) {
-            set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
+            vmp_conv__set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
             st = VMP_ERR_IO;
         } else if (fflush(out) != 0 || ferror(out)) {
-            set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
+            vmp_conv__set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
             st = VMP_ERR_IO;
         } else {
             st = VMP_OK;
         }
     } else if (st < 0) {
         const char *m = vmp_reader_errmsg(r);
-        set_err(err, err_size, "%s", m && *m ? m : vmp_status_str(st));
+        vmp_conv__set_err(err, err_size, "%s", m && *m ? m : vmp_status_str(st));
     }
     if (st == VMP_ERR_NOMEM)
-        set_err(err, err_size, "out of memory");
+        vmp_conv__set_err(err, err_size, "out of memory");
     if (stats_out) {
         memset(stats_out, 0, sizeof *stats_out);
         stats_out->samples = c.samples;
