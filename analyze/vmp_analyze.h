@@ -29,6 +29,10 @@
  *     "closed PIC", ...; "kind#N" when the index is past the vocabulary);
  *   - a code object without a function: its own name ("code#ID" if empty);
  *   - a module symbol: its demangled name (vmp_demangle()), kind "C";
+ *   - an address inside a module's mapping [start, end) that no symbol
+ *     covers: "<basename of the module's path>+0x<address - bias>"
+ *     ("module#<id>+0x..." without a path), kind "C", code class
+ *     VMP_CLASS_NATIVE with the module's id (spec "Resolution of a pc");
  *   - a symbolic stack frame (function id + bcpc): the function's name as
  *     above, kind "function", code class VMP_CLASS_SYMBOLIC, range "b->b"
  *     when its bcpc b is known (outer frames always; the innermost frame
@@ -137,6 +141,10 @@ typedef struct vmp_afunction {
      * others ("inlined", "interpreted", C, symbolic, unknown) and for code
      * objects without a zone.  Added in 0.2. */
     uint64_t zone_id;
+    /* For a "<module>+0x<offset>" function (an address in a module that no
+     * symbol covers): the runtime address it was first resolved at (the
+     * address looked up: a return address minus 1); else 0.  Added in 0.2. */
+    uint64_t address;
 } vmp_afunction;
 
 /** A resolved frame: a function and, when known, a bytecode range. */
@@ -159,7 +167,7 @@ typedef struct vmp_asample {
     uint64_t time_ns;
     uint64_t thread;
     uint64_t generation; /* the sample's generation (even under a fixed generation) */
-    uint64_t weight;     /* >= 1 */
+    uint64_t weight;     /* the record's weight; 0 counts 0 samples */
     uint64_t pc;         /* valid when has_pc */
     uint64_t blame;      /* code id, 0 == none */
     uint32_t state;      /* index into the header's states */

@@ -423,6 +423,45 @@ static uint32_t native_fn(merger *m, vmp_analysis *a, uint32_t af, vmp_status *s
     return *st < 0 ? 0 : id;
 }
 
+/* The output function for input function `id` named by a symbolic stack
+ * frame.  A function the input has not defined yet keeps the label its input
+ * shows, spec R-RES-9 and R-ID-2: a stand-in FUNCTION named "function#ID"
+ * with the input's id is written for it.  Keys of the fns map: (id, 0) the
+ * output id of the definition (code objects and inline records name it even
+ * before it, as their resolution waits for it), (id, 2) set once the input
+ * defined it, (id, 3) the stand-in's output id. */
+static uint32_t fn_ref(merger *m, uint64_t id, vmp_status *st)
+{
+    uint32_t v;
+    vmp_record rec;
+    char name[64];
+    if (!id)
+        return 0;
+    if (vmp_hmap__get(&m->fns, id, 2)) {
+        v = map_id(&m->fns, id, &m->next_fn, NULL);
+        if (!v)
+            *st = nomem(m);
+        return v;
+    }
+    v = vmp_hmap__get(&m->fns, id, 3);
+    if (v)
+        return v;
+    v = m->next_fn++;
+    if (vmp_hmap__put(&m->fns, id, 3, v)) {
+        *st = nomem(m);
+        return 0;
+    }
+    snprintf(name, sizeof name, "function#%" PRIu64, id);
+    memset(&rec, 0, sizeof rec);
+    rec.type = VMP_REC_FUNCTION;
+    rec.u.function.id = v;
+    rec.u.function.name.s = name;
+    rec.u.function.name.len = strlen(name);
+    rec.u.function.scope.s = rec.u.function.signature.s = rec.u.function.file.s = "";
+    *st = emit(m, &rec);
+    return *st < 0 ? 0 : v;
+}
+
 /* Whether machine address `addr` of the input, which resolved to `f`, resolves
  * alike in the output: generated code always does (the input's generations
  * are its own); a module symbol does when its module is in the output for
@@ -459,11 +498,9 @@ static uint32_t out_level(merger *m,
     const vmp_afunction *f = fr ? vmp_analysis_function(a, fr->function) : NULL;
     uint64_t addr;
     if (n && n->is_function) {
-        uint32_t fn = map_id(&m->fns, n->value, &m->next_fn, NULL);
-        if (!fn && n->value) {
-            *st = nomem(m);
+        uint32_t fn = fn_ref(m, n->value, st);
+        if (*st < 0)
             return 0;
-        }
         return intern_node(m, parent, 1, fn, n->has_bcpc, n->bcpc, st);
     }
     if (n)
@@ -687,11 +724,15 @@ static vmp_status take_record(
             t->end_time_ns += sh;
         break;
     }
-    case VMP_REC_FUNCTION:
-        rec->u.function.id = map_id(&m->fns, rec->u.function.id, &m->next_fn, NULL);
-        if (!rec->u.function.id)
+    case VMP_REC_FUNCTION: {
+        uint64_t in_id = rec->u.function.id;
+        if (vmp_hmap__get(&m->fns, in_id, 2))
+            return VMP_OK; /* defined twice: the first definition holds (R-ID-5) */
+        if (vmp_hmap__put(&m->fns, in_id, 2, 1) ||
+            !(rec->u.function.id = map_id(&m->fns, in_id, &m->next_fn, NULL)))
             return nomem(m);
         break;
+    }
     case VMP_REC_CODE_ZONE: {
         int fresh;
         uint32_t id = map_id(&m->zones, rec->u.code_zone.id, &m->next_zone, &fresh);

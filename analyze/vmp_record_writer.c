@@ -394,7 +394,7 @@ static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
         kv_uint(w, VMP_SMP_GENERATION, s->generation, 0);
         if (!failed)
             kv_uint(w, VMP_SMP_STACK, s->stack, 0);
-        kv_uint(w, VMP_SMP_WEIGHT, s->weight ? s->weight : 1, 1);
+        kv_uint(w, VMP_SMP_WEIGHT, s->weight, 1); /* spec R-SMP-4: 0 stays 0 */
         if (!failed)
             kv_uint(w, VMP_SMP_BLAME, s->blame, 0);
         else

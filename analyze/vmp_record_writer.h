@@ -92,7 +92,8 @@ VMP_API vmp_status vmp_record_writer_open_fd(vmp_record_writer **out,
  *  are skipped (their bytes are not kept by the reader).  A SAMPLE's or
  *  FAILED_SAMPLE's `time_ns` is absolute (since the time origin); the writer
  *  computes the deltas.  A CODE_OBJECT's `pc_map` holds absolute offsets, as
- *  the reader delivers them.
+ *  the reader delivers them.  A sample's `weight` is written as given: 0
+ *  stands for 0 samples (spec R-SMP-4), as the reader delivers it.
  * @param rec  borrowed for the call.
  * @return VMP_OK, VMP_ERR_INVALID_ARG (order broken), VMP_ERR_NOMEM,
  *         VMP_ERR_IO, or VMP_ERR_CLOSED after an earlier error. */

@@ -83,7 +83,12 @@ typedef struct sym {
     uint32_t raw_sid;
     uint32_t afunc;
     uint64_t size;
+    uint64_t seq; /* position in the file, for ties (spec R-RES-6) */
+    size_t up;    /* 1 + index of the nearest earlier symbol ending past addr, or 0 */
 } sym;
+
+/* Symbols a lookup inspects at most on its way out of nested symbols. */
+#define SYM_CHAIN_MAX 256
 
 typedef struct module_rec {
     uint64_t id, bias, start, end;
@@ -491,6 +496,7 @@ static uint32_t intern_func(vmp_analysis *a,
     f->module_id = module_id;
     f->bytecode_size = bc_size;
     f->zone_id = 0; /* code_afunc() sets it */
+    f->address = 0; /* module_offset_func() sets it */
     a->stats.memory_bytes += sizeof *f + 24;
     return id;
 }
@@ -619,22 +625,21 @@ static int take_lines(vmp_analysis *a, fdef *d, const uint64_t *lines, size_t n)
 static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
 {
     uint32_t idx = vmp_hmap__get(&a->fn_by_id, f->id, 0);
-    uint32_t sid = full_name_sid(a, &f->scope, &f->name);
+    uint32_t sid;
     fdef *d;
+    if (idx)
+        return VMP_OK; /* spec R-ID-5: the first definition wins entirely */
+    sid = full_name_sid(a, &f->scope, &f->name);
     if (!sid)
         return VMP_ERR_NOMEM;
-    if (!idx) {
-        if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
-            return VMP_ERR_NOMEM;
-        memset(&a->fns[a->n_fns], 0, sizeof a->fns[0]);
-        idx = (uint32_t)++a->n_fns;
-        if (vmp_hmap__put(&a->fn_by_id, f->id, 0, idx))
-            return VMP_ERR_NOMEM;
-        a->stats.memory_bytes += sizeof *d + 24;
-    }
+    if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
+        return VMP_ERR_NOMEM;
+    memset(&a->fns[a->n_fns], 0, sizeof a->fns[0]);
+    idx = (uint32_t)++a->n_fns;
+    if (vmp_hmap__put(&a->fn_by_id, f->id, 0, idx))
+        return VMP_ERR_NOMEM;
+    a->stats.memory_bytes += sizeof *d + 24;
     d = &a->fns[idx - 1];
-    free(d->runs);
-    memset(d, 0, sizeof *d);
     d->name_sid = sid;
     d->bytecode_size = f->bytecode_size;
     return take_lines(a, d, f->lines, f->n_lines) ? VMP_ERR_NOMEM : VMP_OK;
@@ -1022,6 +1027,7 @@ static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms
         s->size = ms->symbols[i].size;
         s->module = ms->module;
         s->afunc = 0;
+        s->seq = a->n_syms;
         s->raw_sid = intern_n(a, ms->symbols[i].name.s, ms->symbols[i].name.len);
         if (!s->raw_sid)
             return VMP_ERR_NOMEM;
@@ -1040,7 +1046,7 @@ static int cmp_sym(const void *x, const void *y)
         return a->addr < b->addr ? -1 : 1;
     if (a->size != b->size)
         return a->size > b->size ? -1 : 1; /* the larger symbol first */
-    return a->raw_sid < b->raw_sid ? -1 : a->raw_sid > b->raw_sid;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 static void sort_syms(vmp_analysis *a)
@@ -1065,6 +1071,18 @@ static void sort_syms(vmp_analysis *a)
                 }
         }
     }
+    /* up: the nearest earlier symbol that ends past this one's start.  The
+     * chain from the last symbol starting at or before a pc passes through
+     * every symbol covering that pc (each covers the start of every later
+     * symbol up to the pc).  Found by walking the previous symbols' chains:
+     * the symbols a chain skips end at or before this one's start. */
+    for (i = 0; i < a->n_syms; i++) {
+        sym *s = &a->syms[i];
+        size_t j = i; /* candidate + 1 */
+        while (j && a->syms[j - 1].end <= s->addr)
+            j = a->syms[j - 1].up;
+        s->up = j;
+    }
     a->syms_sorted = 1;
 }
 
@@ -1083,13 +1101,23 @@ static const sym *find_sym(vmp_analysis *a, uint64_t addr)
     }
     if (lo == 0)
         return NULL;
-    /* the first symbol at that address is the largest one */
+    /* spec R-RES-6: the smallest symbol covering addr; of equal sizes the
+     * one starting last, then the first in the file */
     {
-        uint64_t at = a->syms[lo - 1].addr;
-        size_t k = lo - 1;
-        while (k > 0 && a->syms[k - 1].addr == at)
-            k--;
-        return addr < a->syms[k].end ? &a->syms[k] : NULL;
+        const sym *best = NULL;
+        size_t k = lo, steps = 0;
+        while (k && steps++ < SYM_CHAIN_MAX) {
+            const sym *s = &a->syms[k - 1];
+            if (addr < s->end) {
+                uint64_t sz = s->end - s->addr, bsz = best ? best->end - best->addr : 0;
+                if (!best || sz < bsz ||
+                    (sz == bsz &&
+                     (s->addr > best->addr || (s->addr == best->addr && s->seq < best->seq))))
+                    best = s;
+            }
+            k = s->up;
+        }
+        return best;
     }
 }
 
@@ -1133,6 +1161,44 @@ static uint32_t unknown_func(vmp_analysis *a)
                 : 0;
     }
     return a->unknown_func;
+}
+
+/* The module whose mapping [start, end) holds addr, or NULL. */
+static const module_rec *module_at(const vmp_analysis *a, uint64_t addr)
+{
+    size_t i;
+    for (i = 0; i < a->n_mods; i++)
+        if (a->mods[i].start <= addr && addr < a->mods[i].end)
+            return &a->mods[i];
+    return NULL;
+}
+
+/* The function "<module basename>+0x<addr - bias>" (kind "C") of an address
+ * inside module m that no symbol covers: the offset is the link-time address
+ * that addr2line and objdump take. */
+static uint32_t module_offset_func(vmp_analysis *a, const module_rec *m, uint64_t addr)
+{
+    char buf[512];
+    uint32_t path = vmp_hmap__get(&a->module_names, m->id, 0), sid, id;
+    const char *base = path ? str_of(a, path) : NULL;
+    int n;
+
+    if (base) {
+        const char *slash = strrchr(base, '/');
+        base = slash ? slash + 1 : base;
+    }
+    if (base && *base)
+        n = snprintf(buf, sizeof buf, "%.400s+0x%llx", base, (unsigned long long)(addr - m->bias));
+    else
+        n = snprintf(buf, sizeof buf, "module#%llu+0x%llx", (unsigned long long)m->id,
+                     (unsigned long long)(addr - m->bias));
+    if (n <= 0)
+        return 0;
+    sid = intern_n(a, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    id = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE, 0, m->id, 0) : 0;
+    if (id && !a->funcs[id].address)
+        a->funcs[id].address = addr;
+    return id;
 }
 
 static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
@@ -1192,6 +1258,13 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
                                 : 0;
             }
             return intern_frame(a, sy->afunc, 0, 0, 0);
+        }
+    }
+    {
+        const module_rec *m = module_at(a, addr);
+        if (m) {
+            uint32_t fn = module_offset_func(a, m, addr);
+            return fn ? intern_frame(a, fn, 0, 0, 0) : 0;
         }
     }
     return intern_frame(a, unknown_func(a), 0, 0, 0);
@@ -1549,7 +1622,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     out->time_ns = s->time_ns;
     out->thread = s->thread;
     out->generation = s->generation;
-    out->weight = s->weight ? s->weight : 1;
+    out->weight = s->weight; /* spec R-SMP-4: weight 0 counts 0 samples */
     out->pc = s->pc;
     out->has_pc = s->has_pc;
     out->blame = s->blame;

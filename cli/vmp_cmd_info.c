@@ -24,7 +24,8 @@ static const char info_usage[] =
     "  complete (END record[, seek table])\n"
     "  truncated: <why>      the file ends without an END record, or a chunk\n"
     "                        is damaged; every complete chunk before it is\n"
-    "                        summarized\n"
+    "                        summarized (\"truncated, no complete chunk\" when\n"
+    "                        the file ends inside chunk 0)\n"
     "\n"
     "options:\n"
     "  --json        print one JSON object instead of text.  Keys: file, format,\n"
@@ -42,7 +43,8 @@ static const char info_usage[] =
     "\n"
     "Exit status: 0 when the file could be read, even if it is truncated (its\n"
     "complete chunks are usable; the status line says so); 1 when it cannot be\n"
-    "read at all (not a vmp profile, unknown version, no readable record) or\n"
+    "read at all (not a vmp profile, unknown version, no readable record in a\n"
+    "file that is not truncated) or\n"
     "the output cannot be written; 2 usage error.\n";
 
 typedef struct thread_info {
@@ -292,7 +294,9 @@ static void print_text(FILE *f,
     if (sum->samples)
         fprintf(f, " (%.1f bytes per sample)", (double)file_bytes / (double)sum->samples);
     fputc('\n', f);
-    if (error)
+    if (error && ri->chunks == 0)
+        fprintf(f, "status:           truncated, no complete chunk: %s\n", error);
+    else if (error)
         fprintf(f, "status:           truncated: %s\n", error);
     else if (!sum->have_end)
         fprintf(f, "status:           truncated: no END record (the writer did not close "
@@ -429,7 +433,8 @@ int vmp_cmd_info(int argc, char **argv)
     vmp_reader_get_info(r, &ri);
     if (st < 0)
         error = vmp_reader_errmsg(r);
-    if (ri.records == 0) {
+    /* spec R-CHK-6: a file cut inside chunk 0 still has a version */
+    if (ri.records == 0 && !(st == VMP_ERR_TRUNCATED && ri.format_major != 0)) {
         vmp_cli_fail(cmd, "%s", error && error[0] ? error : "no record could be read");
         summary_free(&sum);
         vmp_reader_close(r);

@@ -198,7 +198,9 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
  *                  VMP_PPROF_NO_RANGES leaves the pseudo Lines out.  mapping_id
  *                  = the module's Mapping for C code, the code zone's for
  *                  generated code when the file has a single zone; no address
- *                  (a location stands for many pcs).
+ *                  (a location stands for many pcs), except for a pc in a
+ *                  module that no symbol covers ("libc.so.6+0x9e3c0", one pc
+ *                  per function): its runtime address.
  *   Mapping        one per MODULE (path, build id as hex, [start, end)) and
  *                  one per CODE_ZONE (its name, [start, end)); all marked as
  *                  having functions, file names and line numbers so that

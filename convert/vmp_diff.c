@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_diff.c - per-function change of share between two profiles read into
- * one frame tree (resolution as in spec.md §5 "Resolution of a pc", names as
+ * one frame tree (resolution as in spec.md §5 "Resolution", names as
  * in vmp_analyze.h).
  *
  * A function is a frame name (range frames count for the frame above them).

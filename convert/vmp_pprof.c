@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_pprof.c - `vmp pprof`: a vmp profile, resolved through the analysis
- * (spec.md §5 "Generations", "Resolution of a pc", §5.12), as one gzip'd
+ * (spec.md §5 "Generations", "Resolution", §5.12), as one gzip'd
  * pprof Profile message (convert/profile.proto).  vmp_convert.h documents
  * the mapping.
  *
@@ -322,6 +322,8 @@ static uint32_t new_location(
     l->n_line = nl;
     l->id = b->n_locs;
     l->mapping_id = frame_mapping(c, fn);
+    if (l->mapping_id && fn->address) /* "<module>+0x...": no symbol, the address */
+        l->address = fn->address;
     b->seq_off[b->n_locs - 1] = SIZE_MAX;
     return (uint32_t)b->n_locs;
 }

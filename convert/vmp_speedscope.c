@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_speedscope.c - `vmp speedscope`: a vmp profile, resolved through the
- * analysis (spec.md §5 "Generations", "Resolution of a pc", §5.12), in
+ * analysis (spec.md §5 "Generations", "Resolution", §5.12), in
  * speedscope's JSON file format.  vmp_convert.h documents the mapping.
  *
  * Outline: one streaming pass resolves every sample and appends (stack,

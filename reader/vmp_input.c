@@ -76,8 +76,10 @@ static vmp_status fill(vmp_reader *r, size_t need)
 }
 
 /* Skip `n` bytes of the frame that starts at `frame_off`, keeping the last
- * (up to) 8 skipped bytes in `tail`. */
-static vmp_status skip_bytes(vmp_reader *r, uint64_t n, uint64_t frame_off, uint8_t tail[8])
+ * (up to) 8 skipped bytes in `tail` and, when `copy` is not NULL, all of
+ * them in `copy`. */
+static vmp_status skip_bytes(
+    vmp_reader *r, uint64_t n, uint64_t frame_off, uint8_t tail[8], uint8_t *copy)
 {
     while (n > 0) {
         size_t take;
@@ -93,6 +95,10 @@ static vmp_status skip_bytes(vmp_reader *r, uint64_t n, uint64_t frame_off, uint
         take = avail(r);
         if ((uint64_t)take > n)
             take = (size_t)n;
+        if (copy != NULL) {
+            memcpy(copy, r->data + r->data_pos, take);
+            copy += take;
+        }
         if (tail != NULL) {
             if (take >= 8) {
                 memcpy(tail, r->data + r->data_pos + take - 8, 8);
@@ -154,7 +160,7 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     r->info.format_major = major;
     r->info.format_minor = minor;
     r->data_pos += hdr;
-    st = skip_bytes(r, (uint64_t)size - VMP_FILE_HEADER_SIZE, 0, NULL);
+    st = skip_bytes(r, (uint64_t)size - VMP_FILE_HEADER_SIZE, 0, NULL, NULL);
     if (st < 0)
         return st;
     r->info.bytes_consumed = cur_off(r);
@@ -223,9 +229,65 @@ void vmp_rd_zstd_free(vmp_reader *r)
 
 /* ---- frames -------------------------------------------------------------- */
 
+/* One step of the digest of the chunks' (offset, size, content size). */
+static uint64_t digest_step(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdu;
+}
+
+/* A CBOR head of major type `major` with a definite argument; 0 on anything
+ * else or at the end. */
+static int seek_head(const uint8_t **p, const uint8_t *end, unsigned major, uint64_t *v)
+{
+    unsigned ai, n, i;
+    if (*p >= end || (**p >> 5) != major)
+        return 0;
+    ai = **p & 0x1f;
+    (*p)++;
+    if (ai < 24) {
+        *v = ai;
+        return 1;
+    }
+    if (ai > 27)
+        return 0;
+    n = 1u << (ai - 24);
+    if ((size_t)(end - *p) < n)
+        return 0;
+    for (*v = 0, i = 0; i < n; i++)
+        *v = *v << 8 | (*p)[i];
+    *p += n;
+    return 1;
+}
+
+/* spec R-SEEK-1: whether the seek table's content (without its footer) is
+ * an array of one entry per chunk read, each with that chunk's offset, size
+ * and content size. */
+static int seek_table_agrees(const vmp_reader *r, const uint8_t *p, size_t n)
+{
+    const uint8_t *end = p + n;
+    uint64_t count, len, v, h = 0, i, k, fields[3];
+    if (!seek_head(&p, end, 4, &count) || count != r->chunks_seen)
+        return 0;
+    for (i = 0; i < count; i++) {
+        if (!seek_head(&p, end, 4, &len) || len < 6)
+            return 0;
+        for (k = 0; k < len; k++) {
+            if (!seek_head(&p, end, 0, &v))
+                return 0;
+            if (k < 3)
+                fields[k] = v;
+        }
+        for (k = 0; k < 3; k++)
+            h = digest_step(h, fields[k]);
+    }
+    return p == end && h == r->chunk_digest;
+}
+
 static vmp_status skippable_frame(vmp_reader *r, uint32_t magic, uint64_t frame_off)
 {
     uint8_t tail[8] = {0};
+    uint8_t *table = NULL;
     uint32_t size;
     vmp_status st = fill(r, VMP_SKIPPABLE_HEADER_SIZE);
 
@@ -235,15 +297,25 @@ static vmp_status skippable_frame(vmp_reader *r, uint32_t magic, uint64_t frame_
         return vmp_rd_fail(r, VMP_ERR_TRUNCATED, frame_off, "file ends inside a frame header");
     size = load_le32(r->data + r->data_pos + 4);
     r->data_pos += VMP_SKIPPABLE_HEADER_SIZE;
+    /* spec R-SEEK-1: a table no larger than a chunk is kept to be checked;
+     * a larger one counts as absent */
+    if (magic == VMP_SEEK_FRAME_MAGIC && size >= VMP_SEEK_FOOTER_SIZE && size <= r->max_chunk) {
+        table = vmp_rd_alloc(r, size);
+        if (table == NULL)
+            return vmp_rd_fail(r, VMP_ERR_NOMEM, frame_off, "seek table: out of memory");
+    }
     /* spec R-CHK-4 */
-    st = skip_bytes(r, size, frame_off, tail);
+    st = skip_bytes(r, size, frame_off, tail, table);
+    /* spec §6, R-SEEK-1: only noted, never required; the footer must agree,
+     * and so must every entry with the chunks read */
+    if (st >= 0 && table != NULL && memcmp(tail + 4, VMP_SEEK_FOOTER_MAGIC, 4) == 0 &&
+        load_le32(tail) == (uint64_t)size + VMP_SKIPPABLE_HEADER_SIZE &&
+        seek_table_agrees(r, table, size - VMP_SEEK_FOOTER_SIZE))
+        r->info.seek_table = 1;
+    if (table != NULL)
+        vmp_rd_free(r, table, size);
     if (st < 0)
         return st;
-    /* spec §6, R-SEEK-1: only noted, never required; the footer must agree */
-    if (magic == VMP_SEEK_FRAME_MAGIC && size >= VMP_SEEK_FOOTER_SIZE &&
-        memcmp(tail + 4, VMP_SEEK_FOOTER_MAGIC, 4) == 0 &&
-        load_le32(tail) == (uint64_t)size + VMP_SKIPPABLE_HEADER_SIZE)
-        r->info.seek_table = 1;
     r->info.bytes_consumed = cur_off(r);
     return VMP_OK;
 }
@@ -353,6 +425,9 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
     r->chunk_index = index;
     r->chunk_offset = frame_off;
     r->sample_time = 0; /* spec R-SMP-1: deltas restart in every chunk */
+    r->chunk_digest = digest_step(r->chunk_digest, frame_off);
+    r->chunk_digest = digest_step(r->chunk_digest, cur_off(r) - frame_off);
+    r->chunk_digest = digest_step(r->chunk_digest, out.pos);
     r->chunks_seen++;
     r->info.chunks++;
     r->info.bytes_consumed = cur_off(r);

@@ -79,6 +79,7 @@ struct vmp_reader {
     uint64_t chunk_offset; /* file offset of the current chunk's frame */
     uint64_t sample_time;  /* running sum of time deltas in this chunk */
     uint64_t chunks_seen;  /* data frames decoded so far */
+    uint64_t chunk_digest; /* of (offset, size, content size) of every chunk (R-SEEK-1) */
 
     /* per-record decoding */
     vmp_rd_block *arena;

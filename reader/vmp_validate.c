@@ -529,6 +529,13 @@ static int check_record(vstate *v, const vmp_record *rec)
                             "before",
                             (unsigned long long)s->blame);
         }
+        /* spec R-SMP-3: after the change record that made its generation */
+        if (s->generation > (v->have_change ? v->last_gen : 0))
+            return fail(v, "R-SMP-3",
+                        "generation %llu exceeds the generation %llu of the latest change "
+                        "record before the sample",
+                        (unsigned long long)s->generation,
+                        (unsigned long long)(v->have_change ? v->last_gen : 0));
         if (v->samples == 1 || s->generation > v->max_sample_gen) {
             v->max_sample_gen = s->generation;
             v->max_sample_gen_chunk = rec->chunk_index;

@@ -178,6 +178,8 @@ static void caller(vmp_analysis *a, uint64_t stack, uint64_t pc, char *buf, size
         vmp_analysis_format_frame(a, buf, size, vmp_analysis_stack(a, st->parent)->frame);
 }
 
+/* spec R-RES-5: a pc in the symbolic frame's function's code: one frame, the
+ * code object's, with the pc map's range */
 static void test_compiled_frame_takes_code_kind_and_pc_map_range(void)
 {
     vmp_analysis *a = NULL;
@@ -281,6 +283,8 @@ static void test_interpreted_frame_takes_line_range(void)
     vmp_analysis_free(a);
 }
 
+/* spec R-RES-5: a pc in no code of the symbolic frame's function keeps the
+ * symbolic frame */
 static void test_other_pcs_keep_the_symbolic_frame(void)
 {
     vmp_analysis *a = NULL;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * test_demangle.c - the compact Itanium demangler used to name module
- * symbols (spec.md §5.3: symbol names are stored mangled).
+ * symbols (spec.md §5.3: symbol names are stored mangled; R-RES-3: tools
+ * show the Itanium C++ ABI demangled form).
  */
 #include "vmp_analyze.h"
 #include "vmp_test.h"

@@ -146,6 +146,7 @@ static void test_resolve_bytecode_ranges(void)
     vmp_analysis_free(a);
 }
 
+/* spec R-RES-1: code object, else module symbol, else unknown */
 static void test_resolve_symbols(void)
 {
     vmp_analysis *a = NULL;
@@ -155,9 +156,39 @@ static void test_resolve_symbols(void)
     CHECK_STR(at(a, 0x40017f, 0, 0), "zero"); /* size 0: up to the next symbol */
     CHECK_STR(at(a, 0x400185, 0, 0), "vm::gc::collect()");
     CHECK_STR(kind_at(a, 0x400185, 0), "C");
-    CHECK_STR(at(a, 0x400190, 0, 0), "[unknown]");
-    CHECK_STR(kind_at(a, 0x400190, 0), "unknown");
-    CHECK_STR(at(a, 0x4000ff, 0, 0), "[unknown]");
+    /* A pc inside a module that no symbol covers: module+0xOFFSET, offset =
+     * pc - bias; a module without a path is named by its id (spec.md
+     * "Resolution of a pc"). */
+    CHECK_STR(at(a, 0x400190, 0, 0), "module#1+0x190");
+    CHECK_STR(kind_at(a, 0x400190, 0), "C");
+    CHECK_STR(at(a, 0x400191, 0, 1), "module#1+0x190"); /* return address: at -1 */
+    CHECK_STR(at(a, 0x4000ff, 0, 0), "[unknown]");      /* outside every module */
+    CHECK_STR(at(a, 0x400200, 0, 0), "[unknown]");      /* end is exclusive */
+    vmp_analysis_free(a);
+}
+
+static void test_resolve_module_offset(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    uint32_t f = 0;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE;
+    r.u.module.id = 7;
+    r.u.module.path.s = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    r.u.module.path.len = strlen(r.u.module.path.s);
+    r.u.module.bias = 0x7f0000000000;
+    r.u.module.start = 0x7f0000028000;
+    r.u.module.end = 0x7f00001bd000;
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(at(a, 0x7f000009e3c0, 0, 0), "libc.so.6+0x9e3c0");
+    CHECK_STR(kind_at(a, 0x7f000009e3c0, 0), "C");
+    CHECK(vmp_analysis_resolve_pc(a, &f, 0x7f000009e3c0, 0, 0) == VMP_OK);
+    CHECK(vmp_analysis_function(a, vmp_analysis_frame(a, f)->function)->module_id == 7);
+    /* the runtime address, for pprof's Location.address */
+    CHECK(vmp_analysis_function(a, vmp_analysis_frame(a, f)->function)->address == 0x7f000009e3c0);
+    CHECK_STR(at(a, 0x7f00001bd000, 0, 0), "[unknown]");
     vmp_analysis_free(a);
 }
 
@@ -291,9 +322,12 @@ static void test_profile_sums_weights(void)
     r.u.sample.thread = 1;
     CHECK(vmp_profile_feed(p, &r) == VMP_OK);
     r.u.sample.pc = 0x400185;
-    r.u.sample.weight = 0; /* default 1 */
+    r.u.sample.weight = 1;
     r.u.sample.state = 1;
     CHECK(vmp_profile_feed(p, &r) == VMP_OK);
+    r.u.sample.weight = 0; /* spec R-SMP-4: weight 0 counts 0 samples */
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK);
+    r.u.sample.weight = 1;
     r.type = VMP_REC_FAILED_SAMPLE;
     r.u.sample.has_pc = 0;
     r.u.sample.thread = 2;
@@ -312,7 +346,8 @@ static void test_profile_sums_weights(void)
     vmp_profile_free(p);
 }
 
-/* spec §5.7 inline records, expanded with VMP_ANALYSIS_INLINES */
+/* spec §5.7 inline records, expanded with VMP_ANALYSIS_INLINES (R-RES-8:
+ * only then do they change the innermost function of a pc-only sample) */
 static void test_resolve_expands_inlined_frames(void)
 {
     static const uint64_t chain0[] = {2, 7, 1, 5};
@@ -515,6 +550,7 @@ static void test_resolve_survives_inconsistent_records(void)
             r.u.sample.state = fz(4) == 0 ? UINT64_MAX : fz(4);
             r.u.sample.reason = fz(4) == 0 ? UINT64_MAX : fz(4);
             r.u.sample.thread = fz(5);
+            r.u.sample.weight = fz(3); /* 0 included */
             break;
         }
         if (vmp_profile_feed(p, &r) < 0)
@@ -530,6 +566,7 @@ int main(void)
 {
     VMP_TEST_RUN(test_resolve_bytecode_ranges);
     VMP_TEST_RUN(test_resolve_symbols);
+    VMP_TEST_RUN(test_resolve_module_offset);
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);

@@ -9,6 +9,7 @@
 # usage: run_cli_tests.sh VMP SELFPROF ALLRECORDS TEST_VALIDATE WORKDIR
 set -u
 vmp=$1 selfprof=$2 allrecords=$3 test_validate=$4 work=$5
+golden=$(cd "$(dirname "$0")/../golden/valid" && pwd) || exit 1
 rm -rf "$work" && mkdir -p "$work/cases" || exit 1
 cd "$work" || exit 1
 failures=0 checks=0
@@ -97,6 +98,54 @@ expect 0 "$vmp" info "$noend" && contains out.txt "status:           truncated: 
 expect 0 "$vmp" info --json all.vmp && contains out.txt '"complete":true' && lines out.txt 1
 expect 0 "$vmp" info --json truncated.vmp && contains out.txt '"complete":false' &&
     contains out.txt '"status":"truncated"'
+# spec R-SMP-4: weight 0 counts 0 samples (weights 3, 0, 1: 4 samples) in info,
+# report and every csv view; the samples have neither pc nor stack and still
+# count under [unknown] so that the csv rows sum to the total.
+w0=cases/valid-weight-zero.vmp
+expect 0 "$vmp" info "$w0" && contains out.txt "samples:          3 (failed 0, weight 4)"
+expect 0 "$vmp" report "$w0" && contains out.txt "samples: 4 total;"
+expect 0 "$vmp" report --by function --format csv "$w0" &&
+    contains out.txt "unknown,unknown,[unknown],,4" && lines out.txt 2
+# spec R-RES-6: the smallest covering symbol; past a nested symbol, the outer
+# one; a size-0 last symbol runs to the module's end.
+expect 0 "$vmp" report --by function --format csv cases/valid-nested-symbols.vmp &&
+    contains out.txt "vanilla,C,inner,,1" && contains out.txt "vanilla,C,outer,,1" &&
+    contains out.txt "vanilla,C,last,,1"
+# every csv view sums to the total, samples with neither pc nor stack included
+for by in function module thread state; do
+    expect 0 "$vmp" report --by "$by" --format csv "$golden/non-shortest.vmp" &&
+        sum=$(awk -F, 'NR > 1 { s += $NF } END { print s + 0 }' out.txt) &&
+        [ "$sum" -eq 4 ] || fail "report --by $by --format csv non-shortest.vmp sums to $sum, not 4"
+done
+# spec R-SEEK-1: a seek table that contradicts the chunks is treated as absent
+expect 0 "$vmp" info "$golden/seek-table-lies.vmp" &&
+    contains out.txt "status:           complete (END record)" &&
+    ! grep -q "seek table" out.txt || fail "info shows the lying seek table as present"
+expect 0 "$vmp" info --json "$golden/seek-table-lies.vmp" && contains out.txt '"seek_table":false'
+expect 0 "$vmp" info "$golden/writer-all-records.vmp" &&
+    contains out.txt "status:           complete (END record, seek table)"
+# spec R-ID-5: a FUNCTION defined twice keeps its first definition entirely
+# (name "first" and bytecode_size 10, so the last range ends at 9); R-RES-2:
+# scope>>name; R-RES-4: a pc before the first pc-map entry has no range, equal
+# mcpc offsets: the last entry wins, B = next bcpc - 1 clamped to A.
+expect 0 "$vmp" report --by function --format csv cases/valid-pc-map-edges.vmp &&
+    contains out.txt "generated,kind#0,Obj>>first,3->9,1" &&
+    contains out.txt "generated,kind#0,Obj>>first,5->5,1" &&
+    contains out.txt "generated,kind#0,Obj>>first,,1" && lines out.txt 4
+# spec R-SNAP-2: a snapshot frees only the objects written before it; code
+# written after it, even at an older generation, stays.
+expect 0 "$vmp" report --by function --format csv cases/valid-snapshot-then-later-code.vmp &&
+    contains out.txt "generated,kind#0,code#1,,1" && contains out.txt "generated,kind#0,code#2,,1" &&
+    contains out.txt "generated,kind#0,code#3,,1"
+# spec R-CHK-6: a file cut inside chunk 0 is truncated with no complete chunk:
+# info shows the file header's version, report an empty profile, both exit 0.
+c0=cases/r-chk-3-cut-inside-chunk-0.vmp
+expect 0 "$vmp" info "$c0" && contains out.txt "format:           1.0" &&
+    contains out.txt "status:           truncated, no complete chunk: "
+expect 0 "$vmp" info --json "$c0" && contains out.txt '"status":"truncated"'
+expect 0 "$vmp" report "$c0" && contains out.txt "samples: 0 total;" &&
+    contains out.txt "note: the input is damaged"
+
 
 # ---- decode -----------------------------------------------------------------------
 expect 0 "$vmp" decode all.vmp && cp out.txt decode1.txt &&

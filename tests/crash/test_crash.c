@@ -207,9 +207,10 @@ static pid_t spawn(const char *path, enum child_end how)
     return pid;
 }
 
+/* Up to 60 s: a sanitizer build on a loaded machine starts slowly. */
 static void wait_ready(pid_t pid)
 {
-    for (int i = 0; i < 20000 && !atomic_load(&sh->ready); i++) {
+    for (int i = 0; i < 600000 && !atomic_load(&sh->ready); i++) {
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) {
             fprintf(stderr, "child exited early: status %d\n", status);

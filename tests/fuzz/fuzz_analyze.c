@@ -2,7 +2,7 @@
  *
  * fuzz_analyze.c - libFuzzer target: a whole file through the analysis path
  * that `vmp report` and `vmp flame` use (spec.md §5 "Generations",
- * "Resolution of a pc", §5.11, §5.12): every record fed to a vmp_profile,
+ * "Resolution", §5.11, §5.12): every record fed to a vmp_profile,
  * then the same file read into a flame graph and written as folded stacks
  * into memory.  An input that does not start like a vmp file is taken as
  * the content of one chunk and wrapped into a valid file (header frame and

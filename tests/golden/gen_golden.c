@@ -247,6 +247,58 @@ static void seek_table_lies(void)
     save(&f, "valid", "seek-table-lies.vmp");
 }
 
+/* A file cut inside chunk 0: truncated, no complete chunk (R-CHK-6). */
+static void truncated_in_chunk0(void)
+{
+    tf_file f;
+    begin(&f, 16, 1, 0, 0);
+    minimal_valid_body(&f);
+    f.out.n = 24 + 20; /* the file header frame and 20 bytes of chunk 0 */
+    save(&f, "valid", "truncated-in-chunk0.vmp");
+}
+
+/* A file that ends cleanly between frames without an END record: truncated
+ * (R-CHK-6), every chunk usable. */
+static void truncated_no_end(void)
+{
+    tf_file f;
+    begin(&f, 16, 1, 0, 0);
+    tf_header(&f);
+    tf_thread(&f, 1, "main");
+    tf_node_pc(&f, 1, 0, 0x1010);
+    tf_sample(&f, 100, 1, 0, 1);
+    tf_chunk_end(&f);
+    save(&f, "valid", "truncated-no-end.vmp");
+}
+
+/* A snapshot and code objects written after it (R-SNAP-2): code 1 is freed by
+ * the empty snapshot at generation 1; code 2 (generation 1) and code 3
+ * (generation 0) come after the snapshot and are not freed by it. */
+static void snapshot_later_code(void)
+{
+    tf_file f;
+    begin(&f, 16, 1, 0, 0);
+    tf_header(&f);
+    tf_zone(&f, 1, 0x1000, 0x9000);
+    tf_code(&f, 1, 1, 0x1000, 0x100, 0);
+    tf_node_pc(&f, 1, 0, 0x1010);
+    tf_node_pc(&f, 2, 0, 0x2010);
+    tf_sample(&f, 10, 1, 0, 1);
+    tf_rec(&f, 9, 3); /* CODE_SNAPSHOT {zone 1, generation 1, entries []} */
+    tf_ku(&f, 1, 1);
+    tf_ku(&f, 2, 1);
+    tf_uint(&f, 3);
+    tf_array(&f, 0);
+    tf_code(&f, 2, 1, 0x1000, 0x100, 1);
+    tf_code(&f, 3, 1, 0x2000, 0x100, 0);
+    tf_sample(&f, 10, 1, 1, 1); /* code 2 */
+    tf_sample(&f, 10, 1, 1, 2); /* code 3 */
+    tf_chunk_end(&f);
+    tf_end(&f, 3, 0, 1, 1);
+    tf_chunk_end(&f);
+    save(&f, "valid", "snapshot-later-code.vmp");
+}
+
 /* ---- invalid files, named after the rule they break ------------------------------ */
 
 static void invalid_header(void)
@@ -505,6 +557,9 @@ int main(int argc, char **argv)
     non_shortest();
     ids_late_vocab();
     seek_table_lies();
+    truncated_in_chunk0();
+    truncated_no_end();
+    snapshot_later_code();
     invalid_header();
     invalid_chunks();
     invalid_records();

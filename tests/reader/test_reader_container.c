@@ -17,6 +17,7 @@ typedef struct small_file {
     tbuf f;
     size_t frame_end[4]; /* end offsets: header frame, chunk 0, 1, 2 */
     uint64_t records_before[4];
+    size_t content_len[3]; /* decompressed size of chunk 0, 1, 2 */
 } small_file;
 
 static void add_samples(tbuf *c, int n, uint64_t first_pc)
@@ -39,17 +40,20 @@ static void build_small(small_file *s)
     rec_start(&c, 2, VMP_REC_HEADER);
     kv_str(&c, VMP_HDR_PRODUCER, "t");
     add_samples(&c, 1, 100);
+    s->content_len[0] = c.len;
     f_chunk(&s->f, &c);
     s->frame_end[1] = s->f.len;
     s->records_before[1] = 2;
     c.len = 0;
     add_samples(&c, 3, 200);
+    s->content_len[1] = c.len;
     f_chunk(&s->f, &c);
     s->frame_end[2] = s->f.len;
     s->records_before[2] = 5;
     c.len = 0;
     rec_start(&c, 2, VMP_REC_END);
     kv_uint(&c, VMP_END_SAMPLES, 4);
+    s->content_len[2] = c.len;
     f_chunk(&s->f, &c);
     s->frame_end[3] = s->f.len;
     s->records_before[3] = 6;
@@ -325,18 +329,24 @@ static void test_version_and_magic(void)
     tb_free(&f);
 }
 
-static void test_seek_table_is_noted_not_required(void)
+/* Append a seek table frame to `s`: one entry per chunk when `agree`, else
+ * an empty table, which contradicts the chunks. */
+static void add_seek_table(small_file *s, int agree)
 {
-    small_file s;
     tbuf t = {0};
-    vmp_reader *r;
-    vmp_reader_info info;
-    uint64_t n;
     uint8_t footer[8];
     uint32_t frame_size;
-
-    build_small(&s);
-    c_array(&t, 0);
+    size_t i;
+    c_array(&t, agree ? 3 : 0);
+    for (i = 0; agree && i < 3; i++) {
+        c_array(&t, 6);
+        c_uint(&t, s->frame_end[i]);
+        c_uint(&t, s->frame_end[i + 1] - s->frame_end[i]);
+        c_uint(&t, s->content_len[i]);
+        c_uint(&t, 0);
+        c_uint(&t, 0);
+        c_uint(&t, 0);
+    }
     frame_size = (uint32_t)(t.len + 8 + 8);
     footer[0] = (uint8_t)frame_size;
     footer[1] = (uint8_t)(frame_size >> 8);
@@ -344,16 +354,31 @@ static void test_seek_table_is_noted_not_required(void)
     footer[3] = 0;
     memcpy(footer + 4, "VMPS", 4);
     tb_put(&t, footer, 8);
-    f_skippable(&s.f, VMP_SEEK_FRAME_MAGIC, t.p, t.len);
-    CHECK(vmp_reader_open_memory(&r, s.f.p, s.f.len, "seek.vmp", NULL) == VMP_OK);
-    CHECK(read_all(r, &n) == VMP_END);
-    CHECK_EQ_U64(n, 6);
-    vmp_reader_get_info(r, &info);
-    CHECK(info.seek_table == 1);
-    CHECK_EQ_U64(info.bytes_consumed, s.f.len);
-    vmp_reader_close(r);
+    f_skippable(&s->f, VMP_SEEK_FRAME_MAGIC, t.p, t.len);
     tb_free(&t);
-    tb_free(&s.f);
+}
+
+/* spec §6, R-SEEK-1: a seek table is noted when its entries agree with the
+ * chunks, and treated as absent when they contradict them. */
+static void test_seek_table_is_noted_not_required(void)
+{
+    int agree;
+    for (agree = 0; agree < 2; agree++) {
+        small_file s;
+        vmp_reader *r;
+        vmp_reader_info info;
+        uint64_t n;
+        build_small(&s);
+        add_seek_table(&s, agree);
+        CHECK(vmp_reader_open_memory(&r, s.f.p, s.f.len, "seek.vmp", NULL) == VMP_OK);
+        CHECK(read_all(r, &n) == VMP_END);
+        CHECK_EQ_U64(n, 6);
+        vmp_reader_get_info(r, &info);
+        CHECK(info.seek_table == agree);
+        CHECK_EQ_U64(info.bytes_consumed, s.f.len);
+        vmp_reader_close(r);
+        tb_free(&s.f);
+    }
 }
 
 /* A file larger than the input buffer, with incompressible strings. */

@@ -539,6 +539,7 @@ static void write_tiny(const char *file, const char *sym, unsigned char bid, int
         rec.u.sample.pc = 0x11010;
         rec.u.sample.has_pc = 1;
         rec.u.sample.stack = i < n ? 1 : 0;
+        rec.u.sample.weight = 1; /* written as given: 0 would count 0 (R-SMP-4) */
         CHECK(vmp_record_writer_write(w, &rec) == VMP_OK);
     }
     CHECK(vmp_record_writer_finish(w, NULL) == VMP_OK);
@@ -570,7 +571,8 @@ static void test_merge_keeps_modules_apart(void)
         if (strcmp(m.lines[i], "S|thread#1|running|beta;") == 0)
             beta_fn = m.w[i];
     }
-    /* alpha: 5 + 4 samples and both failed ones (module shared) */
+    /* alpha: 5 + 4 samples and both failed ones (module shared; R-RES-7: a
+     * FAILED_SAMPLE is resolved by its pc) */
     CHECK(alpha == 5 + 1 + 4 + 1);
     /* beta: its 3 samples; its failed sample has only a pc, which no module
      * of the output may resolve: it becomes unknown */

@@ -1033,7 +1033,24 @@ static void usage(FILE *f)
                "                    a blame: the code id of the method, block or PIC its\n"
                "                    thread last ran in (default: no blame; the truth TSV is\n"
                "                    the same either way)\n"
-               "  --help            this text\n");
+               "  --help            this text\n"
+               "\n"
+               "The truth TSV has one line per sample, in the order the samples are taken\n"
+               "(failed samples included), with six tab-separated columns:\n"
+               "  1 thread    \"main\" (thread 1) or \"worker-N\" (thread N + 1)\n"
+               "  2 state     the VM state: one of the header's states\n"
+               "  3 kind      the code kind of the sample's pc (\"method\", \"block\",\n"
+               "              \"closed PIC\", ...), \"C\" for a symbol of the VM's\n"
+               "              module, \"unknown\" when the pc lies in neither\n"
+               "  4 function  the display name of the pc (spec.md R-RES-2: scope>>name,\n"
+               "              the code object's name when it has no function, the\n"
+               "              symbol's name, or \"[unknown]\")\n"
+               "  5 range     the bytecode range \"A->B\" of the pc (spec.md R-RES-4);\n"
+               "              empty outside generated code or before the first pc-map\n"
+               "              entry\n"
+               "  6 callers   the caller frames, innermost first, separated by ';',\n"
+               "              each \"function\" or \"function A->B\" (return address - 1);\n"
+               "              empty for a failed sample or a one-frame stack\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)

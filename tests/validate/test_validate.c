@@ -349,6 +349,19 @@ static void build_smp3_generation_past_final(tf_file *f)
     finish(f, 1, 0);
 }
 
+/* spec R-SMP-3: a sample at generation 1 written before the generation-1
+ * CODE_FREE (a streaming reader would resolve it before the free applies) */
+static void build_smp3_sample_before_its_change(tf_file *f)
+{
+    begin(f);
+    tf_zone(f, 1, 0x1000, 0x9000);
+    tf_code(f, 1, 1, 0x1000, 0x100, 0);
+    tf_node_pc(f, 1, 0, 0x1010);
+    tf_sample(f, 10, 1, 1, 1);
+    tf_free_code(f, 1, 1);
+    finish(f, 1, 1);
+}
+
 static void build_end1_samples_wrong(tf_file *f)
 {
     begin(f);
@@ -437,6 +450,137 @@ static void build_hdr1_not_a_profile(tf_file *f)
     f->out.p[9] = 'X';
 }
 
+/* spec R-SMP-4: weights 3, 0 and 1 (the default) count 4 samples; none of
+ * them has a pc or a stack, so every view shows them as unknown. */
+static void build_valid_weight_zero(tf_file *f)
+{
+    static const uint64_t weights[] = {3, 0, 1};
+    size_t i;
+    begin(f);
+    for (i = 0; i < 3; i++) {
+        tf_rec(f, VMP_REC_SAMPLE, 3);
+        tf_ku(f, VMP_SMP_TIME_DELTA, 1000);
+        tf_ku(f, VMP_SMP_THREAD, 1);
+        tf_ku(f, VMP_SMP_WEIGHT, weights[i]);
+    }
+    finish(f, 3, 0);
+}
+
+/* spec R-RES-6: `outer` [0x400100, 0x400200) holds `inner` [0x400110,
+ * 0x400120); `last` is the module's last symbol, of size 0.  Samples at
+ * 0x400118 (inner), 0x400180 (outer: past inner, inside outer) and 0x400300
+ * (last: a size-0 last symbol runs to the module's end). */
+static void build_valid_nested_symbols(tf_file *f)
+{
+    static const uint64_t pcs[] = {0x400118, 0x400180, 0x400300};
+    size_t i;
+    begin(f);
+    tf_rec(f, VMP_REC_MODULE, 4);
+    tf_ku(f, VMP_MOD_ID, 1);
+    tf_uint(f, VMP_MOD_PATH);
+    tf_tstr(f, "/bin/vm");
+    tf_ku(f, VMP_MOD_START, 0x400000);
+    tf_ku(f, VMP_MOD_END, 0x401000);
+    tf_rec(f, VMP_REC_MODULE_SYMBOLS, 2);
+    tf_ku(f, VMP_SYMS_MODULE, 1);
+    tf_uint(f, VMP_SYMS_LIST);
+    tf_array(f, 9);
+    tf_uint(f, 0x400100);
+    tf_uint(f, 0x100);
+    tf_tstr(f, "outer");
+    tf_uint(f, 0x400110);
+    tf_uint(f, 0x10);
+    tf_tstr(f, "inner");
+    tf_uint(f, 0x400200);
+    tf_uint(f, 0);
+    tf_tstr(f, "last");
+    for (i = 0; i < 3; i++) {
+        tf_rec(f, VMP_REC_SAMPLE, 3);
+        tf_ku(f, VMP_SMP_TIME_DELTA, 1000);
+        tf_ku(f, VMP_SMP_THREAD, 1);
+        tf_ku(f, VMP_SMP_PC, pcs[i]);
+    }
+    finish(f, 3, 0);
+}
+
+/* spec R-CHK-6: a file cut inside its first chunk has no complete chunk */
+static void build_chk3_cut_inside_chunk0(tf_file *f)
+{
+    begin(f);
+    tf_thread(f, 1, "main");
+    finish(f, 0, 0);
+    f->out.n -= 7;
+}
+
+/* spec R-ID-5, R-RES-2, R-RES-4: FUNCTION 1 "Obj" "first" (bytecode_size 10)
+ * defined twice; code object 1 at 0x1000 with pc map offsets 0x10 -> bcpc 2,
+ * 0x10 -> 5 (equal offsets: the last wins), 0x20 -> 3 (below 5: the range
+ * before it is clamped to 5->5).  Samples at 0x1008 (before the first entry:
+ * no range), 0x1018 (5->5) and 0x1030 (the last range, 3->9). */
+static void build_valid_pc_map_edges(tf_file *f)
+{
+    static const uint64_t pcs[] = {0x1008, 0x1018, 0x1030};
+    static const char *const names[] = {"first", "second"};
+    size_t i;
+    begin(f);
+    for (i = 0; i < 2; i++) {
+        tf_rec(f, VMP_REC_FUNCTION, 4);
+        tf_ku(f, VMP_FN_ID, 1);
+        tf_uint(f, VMP_FN_SCOPE);
+        tf_tstr(f, "Obj");
+        tf_uint(f, VMP_FN_NAME);
+        tf_tstr(f, names[i]);
+        tf_ku(f, VMP_FN_BC_SIZE, i ? 100 : 10);
+    }
+    tf_zone(f, 1, 0x1000, 0x9000);
+    tf_rec(f, VMP_REC_CODE_OBJECT, 6);
+    tf_ku(f, VMP_CODE_ID, 1);
+    tf_ku(f, VMP_CODE_ZONE, 1);
+    tf_ku(f, VMP_CODE_START, 0x1000);
+    tf_ku(f, VMP_CODE_SIZE, 0x100);
+    tf_ku(f, VMP_CODE_FUNCTION, 1);
+    tf_uint(f, VMP_CODE_PC_MAP);
+    tf_array(f, 6);
+    tf_uint(f, 0x10);
+    tf_uint(f, 2);
+    tf_uint(f, 0);
+    tf_uint(f, 5);
+    tf_uint(f, 0x10);
+    tf_uint(f, 3);
+    for (i = 0; i < 3; i++) {
+        tf_rec(f, VMP_REC_SAMPLE, 3);
+        tf_ku(f, VMP_SMP_TIME_DELTA, 1000);
+        tf_ku(f, VMP_SMP_THREAD, 1);
+        tf_ku(f, VMP_SMP_PC, pcs[i]);
+    }
+    finish(f, 3, 0);
+}
+
+/* spec R-SNAP-2: code 1 at 0x1000 is freed by an empty snapshot at
+ * generation 1; code 2 (generation 1, at 0x1000) and code 3 (generation 0,
+ * at 0x2000) are written after the snapshot and so are not freed by it.
+ * Samples: generation 0 at 0x1010 (code#1), generation 1 at 0x1010 (code#2)
+ * and at 0x2010 (code#3). */
+static void build_valid_snapshot_then_later_code(tf_file *f)
+{
+    begin(f);
+    tf_zone(f, 1, 0x1000, 0x9000);
+    tf_code(f, 1, 1, 0x1000, 0x100, 0);
+    tf_node_pc(f, 1, 0, 0x1010);
+    tf_node_pc(f, 2, 0, 0x2010);
+    tf_sample(f, 10, 1, 0, 1);
+    tf_rec(f, VMP_REC_CODE_SNAPSHOT, 3);
+    tf_ku(f, VMP_SNAP_ZONE, 1);
+    tf_ku(f, VMP_SNAP_GENERATION, 1);
+    tf_uint(f, VMP_SNAP_ENTRIES);
+    tf_array(f, 0);
+    tf_code(f, 2, 1, 0x1000, 0x100, 1);
+    tf_code(f, 3, 1, 0x2000, 0x100, 0);
+    tf_sample(f, 10, 1, 1, 1);
+    tf_sample(f, 10, 1, 1, 2);
+    finish(f, 3, 1);
+}
+
 typedef struct test_case {
     const char *name; /* the file name: the rule it breaks, then what */
     void (*build)(tf_file *f);
@@ -446,6 +590,10 @@ typedef struct test_case {
 
 static const test_case cases[] = {
     {"valid-every-record-type", build_valid_every_record_type, VMP_OK, ""},
+    {"valid-weight-zero", build_valid_weight_zero, VMP_OK, ""},
+    {"valid-nested-symbols", build_valid_nested_symbols, VMP_OK, ""},
+    {"valid-pc-map-edges", build_valid_pc_map_edges, VMP_OK, ""},
+    {"valid-snapshot-then-later-code", build_valid_snapshot_then_later_code, VMP_OK, ""},
     {"r-hdr-1-not-a-profile", build_hdr1_not_a_profile, VMP_ERR_NOT_VMP, "R-HDR-1"},
     {"r-hdr-5-header-not-first", build_hdr5_not_first, VMP_ERR_CORRUPT, "R-HDR-5"},
     {"r-hdr-5-second-header", build_hdr5_second_header, VMP_ERR_CORRUPT, "R-HDR-5"},
@@ -470,6 +618,8 @@ static const test_case cases[] = {
     {"r-code-2-move-freed", build_code2_move_freed, VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-snap-1-undefined-code", build_snap1_undefined_code, VMP_ERR_CORRUPT, "R-SNAP-1"},
     {"r-smp-3-generation-past-final", build_smp3_generation_past_final, VMP_ERR_CORRUPT, "R-SMP-3"},
+    {"r-smp-3-sample-before-its-change", build_smp3_sample_before_its_change, VMP_ERR_CORRUPT,
+     "R-SMP-3"},
     {"r-end-1-samples-wrong", build_end1_samples_wrong, VMP_ERR_CORRUPT, "R-END-1"},
     {"r-end-1-failed-wrong", build_end1_failed_wrong, VMP_ERR_CORRUPT, "R-END-1"},
     {"r-end-1-chunks-wrong", build_end1_chunks_wrong, VMP_ERR_CORRUPT, "R-END-1"},
@@ -480,6 +630,7 @@ static const test_case cases[] = {
     {"r-smp-1-negative-time", build_smp1_negative_time, VMP_ERR_CORRUPT, "R-SMP-1"},
     {"r-chk-3-no-end-record", build_chk3_no_end, VMP_ERR_TRUNCATED, "R-CHK-3"},
     {"r-chk-3-cut-inside-frame", build_chk3_cut_inside_frame, VMP_ERR_TRUNCATED, "R-CHK-3"},
+    {"r-chk-3-cut-inside-chunk-0", build_chk3_cut_inside_chunk0, VMP_ERR_TRUNCATED, "R-CHK-3"},
 };
 
 static const char *out_dir;

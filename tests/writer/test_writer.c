@@ -220,6 +220,9 @@ static void check_end_and_seek(const td_file *f)
         CHECK_EQ_U64(td_at(ent, 3), f->chunks[i].first_time);
         CHECK_EQ_U64(td_at(ent, 4), f->chunks[i].last_time);
         CHECK_EQ_U64(td_at(ent, 5), f->chunks[i].samples);
+        /* spec R-SEEK-2: a chunk without samples has times 0, 0 */
+        if (td_at(ent, 5) == 0)
+            CHECK(td_at(ent, 3) == 0 && td_at(ent, 4) == 0);
     }
 }
 
