@@ -9,7 +9,6 @@
  */
 #include "vmp_rewrite.h"
 
-#include <cbor.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <regex.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "vmp_analyze.h"
+#include "vmp_seek.h"
 
 static void set_err(char *err, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -37,59 +37,97 @@ static void set_err(char *err, size_t size, const char *fmt, ...)
 
 /* ---- the end of a file -------------------------------------------------------- */
 
-static uint32_t le32(const unsigned char *p)
+/* Largest file header frame and chunk frame read to confirm the seek table
+ * (a chunk's content is at most 64 MiB, spec.md §8). */
+#define MAX_HEADER_FRAME ((uint64_t)1 << 20)
+#define MAX_CHUNK_FRAME  ((uint64_t)65 << 20)
+
+/* Read n bytes at off; 0 on success. */
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    unsigned char *p = buf;
+    while (n) {
+        ssize_t got = pread(fd, p, n, (off_t)off);
+        if (got <= 0)
+            return -1;
+        p += got;
+        off += (uint64_t)got;
+        n -= (size_t)got;
+    }
+    return 0;
 }
 
-/* The greatest last_time of a valid seek table (spec §6, R-SEEK-1); -1 when
- * the file has none we can trust. */
-static int seek_table_end(const char *path, uint64_t *out)
+/* The greatest sample time of chunk `e` of the file at `path` (its frame read
+ * alone, behind the file's header frame), and whether a sample at `claimed`
+ * is in it.  -1 when the chunk cannot be read. */
+static int chunk_end_time(
+    const char *path, const vmp_seek_entry *e, uint64_t claimed, uint64_t *out, int *confirmed)
 {
-    unsigned char foot[VMP_SEEK_FOOTER_SIZE];
-    unsigned char *frame = NULL;
-    struct stat sb;
-    uint32_t total;
+    unsigned char head[VMP_SKIPPABLE_HEADER_SIZE], *buf = NULL;
+    uint64_t header_end;
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-    struct cbor_load_result res;
-    cbor_item_t *item = NULL;
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 16 + VMP_SEEK_FOOTER_SIZE ||
-        pread(fd, foot, sizeof foot, sb.st_size - (off_t)sizeof foot) != (ssize_t)sizeof foot ||
-        memcmp(foot + 4, VMP_SEEK_FOOTER_MAGIC, 4) != 0)
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    vmp_status st;
+
+    *out = 0;
+    *confirmed = 0;
+    if (fd < 0 || read_at(fd, head, sizeof head, 0) != 0)
         goto done;
-    total = le32(foot);
-    if (total < VMP_SKIPPABLE_HEADER_SIZE + VMP_SEEK_FOOTER_SIZE || total > sb.st_size ||
-        !(frame = malloc(total)) ||
-        pread(fd, frame, total, sb.st_size - (off_t)total) != (ssize_t)total ||
-        le32(frame) != VMP_SEEK_FRAME_MAGIC ||
-        (uint64_t)le32(frame + 4) + VMP_SKIPPABLE_HEADER_SIZE != total)
+    header_end = VMP_SKIPPABLE_HEADER_SIZE + ((uint64_t)head[4] | (uint64_t)head[5] << 8 |
+                                              (uint64_t)head[6] << 16 | (uint64_t)head[7] << 24);
+    if (header_end > MAX_HEADER_FRAME || e->compressed_size > MAX_CHUNK_FRAME ||
+        !(buf = malloc((size_t)(header_end + e->compressed_size))) ||
+        read_at(fd, buf, (size_t)header_end, 0) != 0 ||
+        read_at(fd, buf + header_end, (size_t)e->compressed_size, e->offset) != 0 ||
+        vmp_reader_open_memory(&r, buf, (size_t)(header_end + e->compressed_size), path, NULL) !=
+            VMP_OK)
         goto done;
-    item = cbor_load(frame + VMP_SKIPPABLE_HEADER_SIZE,
-                     total - VMP_SKIPPABLE_HEADER_SIZE - VMP_SEEK_FOOTER_SIZE, &res);
-    if (!item || res.error.code != CBOR_ERR_NONE || !cbor_isa_array(item))
-        goto done;
-    {
-        size_t i, n = cbor_array_size(item);
-        cbor_item_t **v = cbor_array_handle(item);
-        uint64_t best = 0;
-        for (i = 0; i < n; i++) {
-            cbor_item_t *e = v[i];
-            if (!cbor_isa_array(e) || cbor_array_size(e) != 6 ||
-                !cbor_isa_uint(cbor_array_handle(e)[4]))
-                goto done;
-            if (cbor_get_int(cbor_array_handle(e)[4]) > best)
-                best = cbor_get_int(cbor_array_handle(e)[4]);
-        }
-        *out = best;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (rec.type != VMP_REC_SAMPLE && rec.type != VMP_REC_FAILED_SAMPLE)
+            continue;
+        if (rec.u.sample.time_ns > *out)
+            *out = rec.u.sample.time_ns;
+        if (rec.u.sample.time_ns == claimed)
+            *confirmed = 1;
+    }
+    rc = st == VMP_END ? 0 : -1;
+done:
+    vmp_reader_close(r);
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* The end from the seek table (spec §6, R-SEEK-3): the greatest sample time
+ * of the chunk the table names for its greatest time, once that chunk is
+ * read and holds a sample at that time.  -1, with a warning in `warn` when
+ * there is a table, when the table cannot be used. */
+static int seek_table_end(const char *path, uint64_t *out, char *warn, size_t warn_size)
+{
+    vmp_seek_table *t = NULL;
+    vmp_status st = vmp_seek_table_open_file(&t, path, warn, warn_size);
+    uint64_t claimed = 0;
+    size_t idx = 0;
+    int confirmed = 0, rc = -1;
+
+    if (st != VMP_OK)
+        return -1; /* VMP_END: no table, no warning; else `warn` says why */
+    if (!vmp_seek_table_end(t, &claimed, &idx)) {
+        *out = 0; /* no chunk holds a sample */
+        rc = 0;
+    } else if (chunk_end_time(path, vmp_seek_table_entry(t, idx), claimed, out, &confirmed) != 0 ||
+               !confirmed) {
+        snprintf(warn, warn_size,
+                 "%s: offset %" PRIu64 ": seek table: chunk %zu at offset %" PRIu64
+                 " holds no sample at %" PRIu64 " ns, the time the table gives",
+                 path, vmp_seek_table_offset(t), idx, vmp_seek_table_entry(t, idx)->offset,
+                 claimed);
+    } else {
         rc = 0;
     }
-done:
-    if (item)
-        cbor_decref(&item);
-    free(frame);
-    close(fd);
+    vmp_seek_table_free(t);
     return rc;
 }
 
@@ -99,11 +137,13 @@ vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_
     vmp_record rec;
     vmp_status st;
     uint64_t best = 0;
+    char warn[512] = "";
     if (!out || !path || strcmp(path, "-") == 0) {
         set_err(err, err_size, "the end of standard input cannot be known before reading it");
         return VMP_ERR_INVALID_ARG;
     }
-    if (seek_table_end(path, out) == 0)
+    set_err(err, err_size, "%s", "");
+    if (seek_table_end(path, out, warn, sizeof warn) == 0)
         return VMP_OK;
     st = vmp_reader_open_file(&r, path, NULL);
     while (st >= 0 && (st = vmp_reader_next(r, &rec)) == VMP_OK) {
@@ -118,6 +158,9 @@ vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_
     }
     vmp_reader_close(r);
     *out = best;
+    /* the table was set aside: say why, and that the file was read instead */
+    if (warn[0])
+        set_err(err, err_size, "%s; the end is taken from reading every chunk", warn);
     return VMP_OK;
 }
 

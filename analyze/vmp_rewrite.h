@@ -78,13 +78,18 @@ typedef struct vmp_rewrite_stats {
     uint64_t samples_out; /* ... written */
 } vmp_rewrite_stats;
 
-/** Find the end of the profile at `path` for negative filter times: the
- *  greatest last-sample time of its seek table when it has a valid one, else
- *  the greatest sample time found by reading the whole file once.  Needs a
- *  file that can be read twice: not standard input.
+/** Find the end of the profile at `path` for negative filter times.  With a
+ *  seek table (vmp_seek.h) that passes its checks against the file: the
+ *  greatest sample time of the chunk the table names for its greatest time,
+ *  read alone, once it holds a sample at that time (one chunk is read, not
+ *  the file).  Else the greatest sample time found by reading the whole file
+ *  once.  Needs a file that can be read twice: not standard input.
  * @param[out] out  receives the end, ns since the time origin (0 when the
  *                  file holds no sample).
- * @param err       receives a one-line message on failure; `err_size` bytes.
+ * @param err       receives a one-line message on failure; on VMP_OK, a
+ *                  warning naming the file and the table's offset when a
+ *                  seek table was set aside (damaged, or contradicted by the
+ *                  file), else ""; `err_size` bytes.
  * @return VMP_OK or the reader's error. */
 VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_t err_size);
 

@@ -111,7 +111,8 @@ int vmp_cmd_filter(int argc, char **argv)
     vmp_reader *r = NULL;
     vmp_record_writer *w = NULL;
     vmp_status st;
-    char err[1024];
+    char err[1024] = "";
+    int warned;
     int c, rc;
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -179,6 +180,8 @@ int vmp_cmd_filter(int argc, char **argv)
         st = vmp_filter_end_time(&o.end_ns, in_path, err, sizeof err);
         if (st < 0)
             return vmp_cli_fail(cmd, "%s", err);
+        if (err[0])
+            fprintf(stderr, "vmp %s: warning: %s\n", cmd, err);
     }
     rc = vmp_cli_open_reader(&r, cmd, in_path);
     if (rc != VMP_EXIT_OK)
@@ -188,7 +191,11 @@ int vmp_cmd_filter(int argc, char **argv)
         vmp_reader_close(r);
         return rc;
     }
+    warned = err[0] != 0;
     st = vmp_filter_run(NULL, w, r, &o, err, sizeof err);
+    /* spec R-SEEK-1: a table that contradicts the chunks, seen at the end */
+    if (!warned && vmp_reader_warning(r))
+        fprintf(stderr, "vmp %s: warning: %s\n", cmd, vmp_reader_warning(r));
     vmp_record_writer_close(w);
     vmp_reader_close(r);
     if (st == VMP_ERR_INVALID_ARG)

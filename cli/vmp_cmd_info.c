@@ -26,6 +26,10 @@ static const char info_usage[] =
     "                        is damaged; every complete chunk before it is\n"
     "                        summarized (\"truncated, no complete chunk\" when\n"
     "                        the file ends inside chunk 0)\n"
+    "A seek table is listed only when every entry agrees with the chunks read\n"
+    "(offsets, sizes, sample counts and times); one that is damaged or\n"
+    "contradicts them counts as absent, with a warning on standard error that\n"
+    "names the file and the table's offset.\n"
     "\n"
     "options:\n"
     "  --json        print one JSON object instead of text.  Keys: file, format,\n"
@@ -433,6 +437,8 @@ int vmp_cmd_info(int argc, char **argv)
     vmp_reader_get_info(r, &ri);
     if (st < 0)
         error = vmp_reader_errmsg(r);
+    if (vmp_reader_warning(r)) /* spec R-SEEK-1: a table set aside */
+        fprintf(stderr, "vmp %s: warning: %s\n", cmd, vmp_reader_warning(r));
     /* spec R-CHK-6: a file cut inside chunk 0 still has a version */
     if (ri.records == 0 && !(st == VMP_ERR_TRUNCATED && ri.format_major != 0)) {
         vmp_cli_fail(cmd, "%s", error && error[0] ? error : "no record could be read");

@@ -81,6 +81,8 @@ int vmp_cmd_validate(int argc, char **argv)
         return VMP_EXIT_FAIL;
     }
     st = vmp_validate(&rep, r);
+    if (vmp_reader_warning(r)) /* spec R-SEEK-1: a table set aside, not a violation */
+        fprintf(stderr, "vmp %s: warning: %s\n", cmd, vmp_reader_warning(r));
     vmp_reader_close(r);
     if (st == VMP_OK) {
         if (!quiet) {

@@ -14,6 +14,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader, customMem, stableOutBuffer */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <zstd_errors.h>
 
 #include "vmp_reader_int.h"
+#include "vmp_seek_int.h"
 
 /* ---- buffered input ------------------------------------------------------ */
 
@@ -236,52 +238,69 @@ static uint64_t digest_step(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdu;
 }
 
-/* A CBOR head of major type `major` with a definite argument; 0 on anything
- * else or at the end. */
-static int seek_head(const uint8_t **p, const uint8_t *end, unsigned major, uint64_t *v)
+/* Fold the finished chunk's samples and their first and last times into the
+ * digest (once per chunk: at the next frame). */
+static void fold_chunk_samples(vmp_reader *r)
 {
-    unsigned ai, n, i;
-    if (*p >= end || (**p >> 5) != major)
-        return 0;
-    ai = **p & 0x1f;
-    (*p)++;
-    if (ai < 24) {
-        *v = ai;
-        return 1;
+    if (!r->chunk_pending)
+        return;
+    r->chunk_pending = 0;
+    r->chunk_digest = digest_step(r->chunk_digest, r->chunk_samples);
+    if (r->chunk_samples) { /* spec R-SEEK-2: times of a chunk without samples do not count */
+        r->chunk_digest = digest_step(r->chunk_digest, r->chunk_first_time);
+        r->chunk_digest = digest_step(r->chunk_digest, r->chunk_last_time);
     }
-    if (ai > 27)
-        return 0;
-    n = 1u << (ai - 24);
-    if ((size_t)(end - *p) < n)
-        return 0;
-    for (*v = 0, i = 0; i < n; i++)
-        *v = *v << 8 | (*p)[i];
-    *p += n;
-    return 1;
 }
 
-/* spec R-SEEK-1: whether the seek table's content (without its footer) is
- * an array of one entry per chunk read, each with that chunk's offset, size
- * and content size. */
-static int seek_table_agrees(const vmp_reader *r, const uint8_t *p, size_t n)
+/* The digest of a seek table's entries, as data_frame() and
+ * fold_chunk_samples() build it from the chunks. */
+typedef struct seek_digest {
+    uint64_t h;
+    size_t count;
+} seek_digest;
+
+static vmp_status digest_entry(void *ctx, size_t count, size_t i, const vmp_seek_entry *e)
 {
-    const uint8_t *end = p + n;
-    uint64_t count, len, v, h = 0, i, k, fields[3];
-    if (!seek_head(&p, end, 4, &count) || count != r->chunks_seen)
-        return 0;
-    for (i = 0; i < count; i++) {
-        if (!seek_head(&p, end, 4, &len) || len < 6)
-            return 0;
-        for (k = 0; k < len; k++) {
-            if (!seek_head(&p, end, 0, &v))
-                return 0;
-            if (k < 3)
-                fields[k] = v;
-        }
-        for (k = 0; k < 3; k++)
-            h = digest_step(h, fields[k]);
+    seek_digest *d = ctx;
+    (void)i;
+    d->count = count;
+    d->h = digest_step(d->h, e->offset);
+    d->h = digest_step(d->h, e->compressed_size);
+    d->h = digest_step(d->h, e->content_size);
+    d->h = digest_step(d->h, e->samples);
+    if (e->samples) {
+        d->h = digest_step(d->h, e->first_time_ns);
+        d->h = digest_step(d->h, e->last_time_ns);
     }
-    return p == end && h == r->chunk_digest;
+    return VMP_OK;
+}
+
+/* spec R-SEEK-1: whether the seek table's content (without its footer) has
+ * one entry per chunk read, each with that chunk's offset, size, content
+ * size, sample count and (with samples) first and last sample times.  Sets
+ * r->warning when it does not. */
+static int seek_table_agrees(vmp_reader *r, const uint8_t *p, size_t n, uint64_t frame_off)
+{
+    seek_digest d = {0, 0};
+    if (vmp_seek__walk(p, n, r->name, frame_off, r->warning, sizeof r->warning, digest_entry, &d) <
+        0) {
+        size_t len = strlen(r->warning);
+        snprintf(r->warning + len, sizeof r->warning - len, "; treated as absent");
+        return 0;
+    }
+    if (d.count == r->chunks_seen && d.h == r->chunk_digest)
+        return 1;
+    if (d.count != r->chunks_seen)
+        snprintf(r->warning, sizeof r->warning,
+                 "%s: offset %" PRIu64 ": seek table: %zu entries for %" PRIu64
+                 " chunks; treated as absent",
+                 r->name, frame_off, d.count, r->chunks_seen);
+    else
+        snprintf(r->warning, sizeof r->warning,
+                 "%s: offset %" PRIu64 ": seek table: its entries contradict the chunks (offsets, "
+                 "sizes, sample counts or times); treated as absent",
+                 r->name, frame_off);
+    return 0;
 }
 
 static vmp_status skippable_frame(vmp_reader *r, uint32_t magic, uint64_t frame_off)
@@ -299,6 +318,13 @@ static vmp_status skippable_frame(vmp_reader *r, uint32_t magic, uint64_t frame_
     r->data_pos += VMP_SKIPPABLE_HEADER_SIZE;
     /* spec R-SEEK-1: a table no larger than a chunk is kept to be checked;
      * a larger one counts as absent */
+    if (magic == VMP_SEEK_FRAME_MAGIC)
+        fold_chunk_samples(r);
+    if (magic == VMP_SEEK_FRAME_MAGIC && size > r->max_chunk)
+        snprintf(r->warning, sizeof r->warning,
+                 "%s: offset %" PRIu64 ": seek table: %" PRIu32
+                 " bytes, more than a chunk; treated as absent",
+                 r->name, frame_off, size);
     if (magic == VMP_SEEK_FRAME_MAGIC && size >= VMP_SEEK_FOOTER_SIZE && size <= r->max_chunk) {
         table = vmp_rd_alloc(r, size);
         if (table == NULL)
@@ -308,10 +334,16 @@ static vmp_status skippable_frame(vmp_reader *r, uint32_t magic, uint64_t frame_
     st = skip_bytes(r, size, frame_off, tail, table);
     /* spec §6, R-SEEK-1: only noted, never required; the footer must agree,
      * and so must every entry with the chunks read */
-    if (st >= 0 && table != NULL && memcmp(tail + 4, VMP_SEEK_FOOTER_MAGIC, 4) == 0 &&
-        load_le32(tail) == (uint64_t)size + VMP_SKIPPABLE_HEADER_SIZE &&
-        seek_table_agrees(r, table, size - VMP_SEEK_FOOTER_SIZE))
-        r->info.seek_table = 1;
+    if (st >= 0 && table != NULL) {
+        if (memcmp(tail + 4, VMP_SEEK_FOOTER_MAGIC, 4) != 0 ||
+            load_le32(tail) != (uint64_t)size + VMP_SKIPPABLE_HEADER_SIZE)
+            snprintf(r->warning, sizeof r->warning,
+                     "%s: offset %" PRIu64 ": seek table: the footer does not match the frame; "
+                     "treated as absent",
+                     r->name, frame_off);
+        else if (seek_table_agrees(r, table, size - VMP_SEEK_FOOTER_SIZE, frame_off))
+            r->info.seek_table = 1;
+    }
     if (table != NULL)
         vmp_rd_free(r, table, size);
     if (st < 0)
@@ -425,6 +457,9 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
     r->chunk_index = index;
     r->chunk_offset = frame_off;
     r->sample_time = 0; /* spec R-SMP-1: deltas restart in every chunk */
+    fold_chunk_samples(r);
+    r->chunk_pending = 1;
+    r->chunk_samples = r->chunk_first_time = r->chunk_last_time = 0;
     r->chunk_digest = digest_step(r->chunk_digest, frame_off);
     r->chunk_digest = digest_step(r->chunk_digest, cur_off(r) - frame_off);
     r->chunk_digest = digest_step(r->chunk_digest, out.pos);

@@ -319,6 +319,11 @@ const char *vmp_reader_errmsg(const vmp_reader *r)
     return r->errmsg;
 }
 
+const char *vmp_reader_warning(const vmp_reader *r)
+{
+    return r != NULL && r->warning[0] ? r->warning : NULL;
+}
+
 uint64_t vmp_reader_offset(const vmp_reader *r)
 {
     if (r == NULL)

@@ -108,6 +108,13 @@ VMP_API void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out);
  *  Owned by the reader; valid until vmp_reader_close(). */
 VMP_API const char *vmp_reader_errmsg(const vmp_reader *r);
 
+/** A one-line warning about something the reader set aside without failing,
+ *  naming the file and offset, or NULL: today a seek table that is damaged
+ *  or contradicts the chunks read, which counts as absent (spec.md
+ *  R-SEEK-1; known once the reader has passed the table, at the end).
+ *  Borrowed from `r`. */
+VMP_API const char *vmp_reader_warning(const vmp_reader *r);
+
 /** File offset of the first error (or of the chunk being read). */
 VMP_API uint64_t vmp_reader_offset(const vmp_reader *r);
 

@@ -70,16 +70,21 @@ struct vmp_reader {
     struct ZSTD_DCtx_s *dctx;
 
     /* current chunk */
-    uint8_t *content;      /* decompressed content of the current chunk */
-    size_t content_cap;    /* allocated size of content */
-    size_t content_size;   /* valid bytes */
-    size_t content_pos;    /* next record starts here */
-    int in_chunk;          /* records of a chunk are being delivered */
-    uint64_t chunk_index;  /* index of the current chunk (valid when in_chunk) */
-    uint64_t chunk_offset; /* file offset of the current chunk's frame */
-    uint64_t sample_time;  /* running sum of time deltas in this chunk */
-    uint64_t chunks_seen;  /* data frames decoded so far */
-    uint64_t chunk_digest; /* of (offset, size, content size) of every chunk (R-SEEK-1) */
+    uint8_t *content;       /* decompressed content of the current chunk */
+    size_t content_cap;     /* allocated size of content */
+    size_t content_size;    /* valid bytes */
+    size_t content_pos;     /* next record starts here */
+    int in_chunk;           /* records of a chunk are being delivered */
+    uint64_t chunk_index;   /* index of the current chunk (valid when in_chunk) */
+    uint64_t chunk_offset;  /* file offset of the current chunk's frame */
+    uint64_t sample_time;   /* running sum of time deltas in this chunk */
+    uint64_t chunks_seen;   /* data frames decoded so far */
+    uint64_t chunk_digest;  /* of (offset, size, content size, samples, times) of every
+                               chunk, to check a seek table (R-SEEK-1) */
+    uint64_t chunk_samples; /* SAMPLE and FAILED_SAMPLE records of the current chunk */
+    uint64_t chunk_first_time, chunk_last_time; /* their first and last times */
+    int chunk_pending; /* the current chunk is not folded into chunk_digest yet */
+    char warning[512]; /* vmp_reader_warning(): "" when none */
 
     /* per-record decoding */
     vmp_rd_block *arena;

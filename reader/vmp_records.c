@@ -858,6 +858,9 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
         }
         rec->u.sample.time_ns = time;
         r->sample_time = time;
+        if (r->chunk_samples++ == 0) /* for the seek table's check, R-SEEK-1 */
+            r->chunk_first_time = time;
+        r->chunk_last_time = time;
     }
     return VMP_OK;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "reader_fixture.h"
+#include "vmp_seek.h"
 #include "vmp_test.h"
 
 /* A small file: header frame, 3 chunks of 2, 3 and 1 records. */
@@ -329,10 +330,13 @@ static void test_version_and_magic(void)
     tb_free(&f);
 }
 
-/* Append a seek table frame to `s`: one entry per chunk when `agree`, else
- * an empty table, which contradicts the chunks. */
+/* Append a seek table frame to `s`: one entry per chunk when `agree` (its
+ * samples and times wrong when `agree` is 2), else an empty table, which
+ * contradicts the chunks. */
 static void add_seek_table(small_file *s, int agree)
 {
+    /* chunk 0: one sample at 10; chunk 1: three at 10, 20, 30; chunk 2: END */
+    static const uint64_t times[3][3] = {{10, 10, 1}, {10, 30, 3}, {0, 0, 0}};
     tbuf t = {0};
     uint8_t footer[8];
     uint32_t frame_size;
@@ -343,9 +347,9 @@ static void add_seek_table(small_file *s, int agree)
         c_uint(&t, s->frame_end[i]);
         c_uint(&t, s->frame_end[i + 1] - s->frame_end[i]);
         c_uint(&t, s->content_len[i]);
-        c_uint(&t, 0);
-        c_uint(&t, 0);
-        c_uint(&t, 0);
+        c_uint(&t, times[i][0]);
+        c_uint(&t, times[i][1]);
+        c_uint(&t, times[i][2] + (agree == 2 && i == 1)); /* a lie: 4 samples */
     }
     frame_size = (uint32_t)(t.len + 8 + 8);
     footer[0] = (uint8_t)frame_size;
@@ -359,11 +363,12 @@ static void add_seek_table(small_file *s, int agree)
 }
 
 /* spec §6, R-SEEK-1: a seek table is noted when its entries agree with the
- * chunks, and treated as absent when they contradict them. */
+ * chunks (sample counts and times included), and treated as absent, with a
+ * warning, when they contradict them. */
 static void test_seek_table_is_noted_not_required(void)
 {
     int agree;
-    for (agree = 0; agree < 2; agree++) {
+    for (agree = 0; agree < 3; agree++) {
         small_file s;
         vmp_reader *r;
         vmp_reader_info info;
@@ -374,7 +379,11 @@ static void test_seek_table_is_noted_not_required(void)
         CHECK(read_all(r, &n) == VMP_END);
         CHECK_EQ_U64(n, 6);
         vmp_reader_get_info(r, &info);
-        CHECK(info.seek_table == agree);
+        CHECK(info.seek_table == (agree == 1));
+        CHECK((vmp_reader_warning(r) == NULL) == (agree == 1));
+        if (agree != 1)
+            CHECK(vmp_reader_warning(r) && strstr(vmp_reader_warning(r), "seek.vmp: offset ") &&
+                  strstr(vmp_reader_warning(r), "treated as absent"));
         CHECK_EQ_U64(info.bytes_consumed, s.f.len);
         vmp_reader_close(r);
         tb_free(&s.f);
@@ -422,6 +431,70 @@ static void write_all_and_exit(int fd, const tbuf *f)
     }
     close(fd);
     _exit(0);
+}
+
+/* vmp_seek.h, spec R-SEEK-3: the table opened to seek, its lookups, and the
+ * checks against the file that a table must pass before it is used. */
+static void test_seek_table_api(void)
+{
+    small_file s;
+    vmp_seek_table *t = NULL;
+    char err[512];
+    uint64_t end = 0;
+    size_t idx = 9, i;
+    const vmp_seek_entry *e;
+
+    build_small(&s);
+    CHECK(vmp_seek_table_open_memory(&t, s.f.p, s.f.len, "seek.vmp", err, sizeof err) == VMP_END);
+    CHECK(t == NULL);
+    add_seek_table(&s, 1);
+    CHECK(vmp_seek_table_open_memory(&t, s.f.p, s.f.len, "seek.vmp", err, sizeof err) == VMP_OK);
+    CHECK(vmp_seek_table_count(t) == 3);
+    CHECK(vmp_seek_table_offset(t) == s.frame_end[3]);
+    for (i = 0; i < 3; i++) {
+        e = vmp_seek_table_entry(t, i);
+        CHECK(e && e->offset == s.frame_end[i] && e->content_size == s.content_len[i]);
+    }
+    CHECK(vmp_seek_table_entry(t, 3) == NULL);
+    CHECK(vmp_seek_table_end(t, &end, &idx) == 1 && end == 30 && idx == 1);
+    CHECK(vmp_seek_table_find_time(t, 0) == 0);
+    CHECK(vmp_seek_table_find_time(t, 11) == 1);
+    CHECK(vmp_seek_table_find_time(t, 31) == 3);
+    vmp_seek_table_free(t);
+    tb_free(&s.f);
+
+    /* an entry whose chunk is not where it says: the table is not used */
+    build_small(&s);
+    add_seek_table(&s, 1);
+    {
+        /* the first entry's offset (24, one byte 0x18) becomes 25 */
+        size_t k, table = s.frame_end[3] + 8;
+        for (k = table; k < s.f.len && s.f.p[k] != 0x18; k++)
+            ;
+        CHECK(k < s.f.len);
+        s.f.p[k] = 0x19;
+    }
+    CHECK(vmp_seek_table_open_memory(&t, s.f.p, s.f.len, "seek.vmp", err, sizeof err) ==
+          VMP_ERR_CORRUPT);
+    CHECK(t == NULL && strstr(err, "seek.vmp: offset ") && strstr(err, "entry 0"));
+    tb_free(&s.f);
+
+    /* a hostile table: an array claiming 2^31 entries in 5 bytes */
+    {
+        static const uint8_t hostile[] = {0x9a, 0x80, 0, 0, 0};
+        CHECK(vmp_seek_table_parse(&t, hostile, sizeof hostile, "h.vmp", 100, err, sizeof err) ==
+              VMP_ERR_CORRUPT);
+        CHECK(t == NULL && strstr(err, "h.vmp: offset 100: seek table: "));
+    }
+    /* one sample, two times */
+    {
+        /* [[24, 10, 20, 5, 7, 1]]: offset 24, 10 bytes, 20 of content, one
+         * sample at 5 and at 7 */
+        static const uint8_t two_times[] = {0x81, 0x86, 0x18, 0x18, 0x0a, 0x14, 0x05, 0x07, 0x01};
+        CHECK(vmp_seek_table_parse(&t, two_times, sizeof two_times, "h.vmp", 0, err, sizeof err) ==
+              VMP_ERR_CORRUPT);
+        CHECK(t == NULL && strstr(err, "one sample with two times"));
+    }
 }
 
 static void test_reads_from_a_pipe_and_stdin(void)
@@ -646,6 +719,7 @@ int main(void)
     VMP_TEST_RUN(test_huge_declared_content_size_is_a_limit);
     VMP_TEST_RUN(test_version_and_magic);
     VMP_TEST_RUN(test_seek_table_is_noted_not_required);
+    VMP_TEST_RUN(test_seek_table_api);
     VMP_TEST_RUN(test_reads_from_a_pipe_and_stdin);
     VMP_TEST_RUN(test_reads_a_file_by_path);
     VMP_TEST_RUN(test_empty_chunk);
