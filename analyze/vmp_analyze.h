@@ -185,14 +185,24 @@ typedef struct vmp_analysis_options {
     /* With VMP_ANALYSIS_FIXED_GENERATION: resolve every pc at this generation
      * instead of the sample's (what a single end-of-run snapshot would say). */
     uint64_t fixed_generation;
+    /* Stack nodes resolved per stack (0: VMP_ANALYSIS_DEFAULT_MAX_DEPTH; at
+     * least 2).  A deeper stack keeps its innermost max_stack_depth - 1
+     * frames under one root frame "[truncated N frames]" (kind
+     * "truncated", class VMP_CLASS_UNKNOWN; N = the nodes left out), as
+     * other profilers cap depth; vmp_analysis_stats.truncated_stacks counts
+     * them.  Memory and time then grow with the kept frames, never with a
+     * stack's depth. */
+    uint64_t max_stack_depth;
 } vmp_analysis_options;
 
 #define VMP_ANALYSIS_OPTIONS_VERSION 1
-#define VMP_ANALYSIS_OPTIONS_INIT          \
-    {                                      \
-        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0 \
+#define VMP_ANALYSIS_OPTIONS_INIT             \
+    {                                         \
+        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0, 0 \
     }
-#define VMP_ANALYSIS_FIXED_GENERATION 1u
+/* The default of vmp_analysis_options.max_stack_depth. */
+#define VMP_ANALYSIS_DEFAULT_MAX_DEPTH 65536u
+#define VMP_ANALYSIS_FIXED_GENERATION  1u
 /* Expand machine frames through the code objects' inlining records (§5.7):
  * a pc inside inlined code gets, above its code object's frame, one frame per
  * inlined function (outer to inner), of kind "inlined" and code class
@@ -311,14 +321,16 @@ VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a,
 
 /** Statistics of the resolution machinery (for benchmarks and tuning). */
 typedef struct vmp_analysis_stats {
-    uint64_t code_objects; /* CODE_OBJECT records */
-    uint64_t placements;   /* (address, generation range) placements kept */
-    uint64_t symbols;      /* module symbols */
-    uint64_t generation;   /* latest change generation seen */
-    uint64_t cache_hits;   /* samples whose stack was resolved by one lookup */
-    uint64_t cache_misses; /* (stack node, generation) pairs resolved */
-    uint64_t index_builds; /* per-generation indexes built for older generations */
-    uint64_t memory_bytes; /* bytes held by the tables, roughly */
+    uint64_t code_objects;     /* CODE_OBJECT records */
+    uint64_t placements;       /* (address, generation range) placements kept */
+    uint64_t symbols;          /* module symbols */
+    uint64_t generation;       /* latest change generation seen */
+    uint64_t cache_hits;       /* samples whose stack was resolved by one lookup */
+    uint64_t cache_misses;     /* (stack node, generation) pairs resolved */
+    uint64_t index_builds;     /* per-generation indexes built for older generations */
+    uint64_t memory_bytes;     /* bytes held by the tables, roughly */
+    uint64_t truncated_stacks; /* (stack, generation) pairs deeper than max_stack_depth,
+                                  resolved with a "[truncated N frames]" root */
 } vmp_analysis_stats;
 
 VMP_API void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out);

@@ -16,6 +16,9 @@
 
 #define DM_MAX_TEXT 512
 #define DM_MAX_SUBS 32
+/* Types nested deeper than this (P, R, O, K, nested names) are not
+ * demangled: the name is shown as stored, and the C stack stays small. */
+#define DM_MAX_DEPTH 64
 
 typedef struct dm_text {
     char s[DM_MAX_TEXT];
@@ -27,6 +30,7 @@ typedef struct dm_state {
     int ok;
     dm_text subs[DM_MAX_SUBS];
     size_t n_subs;
+    unsigned depth; /* nesting of type(): bounded, a name may be hostile */
 } dm_state;
 
 static void text_set(dm_text *t, const char *s, size_t n)
@@ -212,7 +216,22 @@ static const char *builtin(char c)
     }
 }
 
+static int type_at(dm_state *st, dm_text *out);
+
 static int type(dm_state *st, dm_text *out)
+{
+    int ok;
+    if (st->depth >= DM_MAX_DEPTH) {
+        st->ok = 0;
+        return 0;
+    }
+    st->depth++;
+    ok = type_at(st, out);
+    st->depth--;
+    return ok;
+}
+
+static int type_at(dm_state *st, dm_text *out)
 {
     const char *b = builtin(*st->p);
     int dummy = 0;

@@ -252,7 +252,8 @@ static int frame_bits(filt *f, uint32_t fr, unsigned *bits)
 static int stack_bits(filt *f, uint32_t s, unsigned *bits)
 {
     const vmp_astack *st;
-    unsigned b, pb = 0;
+    uint32_t top = s, cur;
+    unsigned b = 0;
     if (s == 0) {
         *bits = M_KNOWN;
         return 0;
@@ -263,15 +264,51 @@ static int stack_bits(filt *f, uint32_t s, unsigned *bits)
         *bits = f->stack_memo[s];
         return 0;
     }
-    st = vmp_analysis_stack(f->a, s);
-    if (!st || frame_bits(f, st->frame, &b))
-        return -1;
-    /* recursion depth is the stack depth; parents are memoized on the way */
-    if (st->parent && stack_bits(f, st->parent, &pb))
-        return -1;
-    b |= pb;
-    /* the memo array may have moved in the recursive call */
-    f->stack_memo[s] = (unsigned char)b;
+    /* up to the root or a memoized stack, without recursion (a stack may be a
+     * million frames deep) ... */
+    for (cur = s; cur; cur = st->parent) {
+        if (memo_slot(&f->stack_memo, &f->cap_stack_memo, cur))
+            return -1;
+        if (f->stack_memo[cur]) {
+            b = f->stack_memo[cur];
+            break;
+        }
+        st = vmp_analysis_stack(f->a, cur);
+        if (!st)
+            return -1;
+        top = cur;
+    }
+    /* ... then from `top` down to `s`, each stack's bits being its frame's
+     * and its parent's, memoized on the way */
+    {
+        uint32_t *path = NULL;
+        size_t n = 0, cap = 0, i;
+        for (cur = s;; cur = vmp_analysis_stack(f->a, cur)->parent) {
+            if (n == cap) {
+                uint32_t *grown = realloc(path, (cap ? 2 * cap : 64) * sizeof *path);
+                if (!grown) {
+                    free(path);
+                    return -1;
+                }
+                path = grown;
+                cap = cap ? 2 * cap : 64;
+            }
+            path[n++] = cur;
+            if (cur == top)
+                break;
+        }
+        for (i = n; i-- > 0;) {
+            unsigned fb;
+            if (frame_bits(f, vmp_analysis_stack(f->a, path[i])->frame, &fb)) {
+                free(path);
+                return -1;
+            }
+            b |= fb;
+            /* frame_bits() may grow other memos; this one was sized above */
+            f->stack_memo[path[i]] = (unsigned char)b;
+        }
+        free(path);
+    }
     *bits = b;
     return 0;
 }

@@ -98,6 +98,7 @@ typedef struct snode {
     uint64_t parent, value;
     uint64_t bcpc;
     int is_function, has_bcpc;
+    uint32_t depth; /* nodes from the root to this one, 1 for a root (saturates) */
     /* Memo of the last resolution, [0] as a caller frame, [1] as the
      * innermost: most samples are taken at the latest generation, so this
      * answers them without touching the (node, generation) cache. */
@@ -173,8 +174,9 @@ struct vmp_analysis {
     size_t cap_chain;
 
     uint32_t unknown_func;
-    size_t hit_obj;   /* index + 1 of the code object resolve_addr() last found, or 0 */
-    uint64_t hit_off; /* the address's offset in it */
+    uint64_t max_depth; /* stack nodes resolved per stack; deeper ones are truncated */
+    size_t hit_obj;     /* index + 1 of the code object resolve_addr() last found, or 0 */
+    uint64_t hit_off;   /* the address's offset in it */
     vmp_analysis_stats stats;
 };
 
@@ -249,6 +251,8 @@ vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *o
         return VMP_ERR_NOMEM;
     if (opts)
         a->opts = *opts;
+    a->max_depth =
+        a->opts.max_stack_depth >= 2 ? a->opts.max_stack_depth : VMP_ANALYSIS_DEFAULT_MAX_DEPTH;
     a->n_funcs = a->n_frames = a->n_stacks = 1; /* id 0 reserved */
     if (vmp_grow__((void **)&a->funcs, &a->cap_funcs, 1, sizeof *a->funcs) ||
         vmp_grow__((void **)&a->frames, &a->cap_frames, 1, sizeof *a->frames) ||
@@ -1514,8 +1518,13 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
         a->node_dense[r->id] = idx + 1;
     else if (vmp_hmap__put(&a->node_by_id, r->id, 0, idx + 1))
         return VMP_ERR_NOMEM;
-    n = &a->nodes[a->n_nodes++];
-    memset(n, 0, sizeof *n);
+    {
+        uint32_t pi = r->parent ? node_index(a, r->parent) : 0;
+        uint32_t pd = pi ? a->nodes[pi - 1].depth : 0;
+        n = &a->nodes[a->n_nodes++];
+        memset(n, 0, sizeof *n);
+        n->depth = pd < UINT32_MAX ? pd + 1 : pd;
+    }
     n->parent = r->parent;
     n->is_function = r->is_function;
     n->value = r->is_function ? r->function : r->pc;
@@ -1554,6 +1563,67 @@ static int cache_put(
     return 0;
 }
 
+/* The stack `base` with node `n` pushed as its innermost frame; `ret`: the
+ * node is a caller (a machine frame is then a return address).  0 on no
+ * memory. */
+static uint32_t push_node(vmp_analysis *a, uint32_t base, const snode *n, int ret, uint64_t gen)
+{
+    if (n->is_function) {
+        uint32_t fr = symbolic_frame(a, n);
+        return fr ? intern_stack(a, base, fr) : 0;
+    }
+    return push_addr(a, base, ret && n->value ? n->value - 1 : n->value, gen);
+}
+
+/* The frame "[truncated N frames]" (kind "truncated") that stands for the
+ * outermost N frames of a stack deeper than the limit. */
+static uint32_t truncated_frame(vmp_analysis *a, uint64_t n)
+{
+    char buf[64];
+    uint32_t sid, fn;
+    snprintf(buf, sizeof buf, "[truncated %llu frames]", (unsigned long long)n);
+    sid = intern(a, buf);
+    fn = sid ? intern_func(a, sid, "truncated", VMP_CLASS_UNKNOWN, VMP_CODE_KIND_NONE, 0, 0, 0) : 0;
+    return fn ? intern_frame(a, fn, 0, 0, 0) : 0;
+}
+
+/* resolve_stack() for a node deeper than the limit: its innermost
+ * max_depth - 1 nodes under one "[truncated N frames]" root frame.  Only the
+ * node itself is cached: its callers' stacks are other windows. */
+static uint32_t resolve_deep(
+    vmp_analysis *a, uint32_t leaf_index, uint64_t node, uint64_t gen, int as_leaf)
+{
+    size_t keep = a->max_depth - 1, n = 0;
+    uint64_t cur = node, dropped;
+    uint32_t base = 0;
+    while (cur && n < keep) {
+        uint32_t ni = node_index(a, cur);
+        if (!ni)
+            break;
+        if (vmp_grow__((void **)&a->chain, &a->cap_chain, n + 1, sizeof *a->chain))
+            return 0;
+        a->chain[n++] = ni - 1;
+        cur = a->nodes[ni - 1].parent;
+    }
+    dropped = a->nodes[leaf_index].depth > n ? a->nodes[leaf_index].depth - n : 1;
+    if (cur) {
+        uint32_t fr = truncated_frame(a, dropped);
+        base = fr ? intern_stack(a, 0, fr) : 0;
+        if (!base)
+            return 0;
+    }
+    while (n > 0) {
+        n--;
+        base = push_node(a, base, &a->nodes[a->chain[n]], n > 0 || !as_leaf, gen);
+        if (!base)
+            return 0;
+    }
+    if (cache_put(a, leaf_index, node, as_leaf ? 1 : 0, gen, base))
+        return 0;
+    a->stats.truncated_stacks++;
+    return base;
+}
+
 /* Resolve the stack whose innermost node is `node` at `gen`, that node as
  * the sample's innermost frame (`as_leaf`) or as a caller (a machine frame
  * then is a return address); 0 on no memory or an undefined node. */
@@ -1571,6 +1641,8 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
         return base;
     }
     a->stats.cache_misses++;
+    if (a->nodes[ni - 1].depth > a->max_depth)
+        return resolve_deep(a, ni - 1, node, gen, as_leaf);
     while (cur) {
         uint32_t hit;
         ni = node_index(a, cur);
@@ -1590,13 +1662,7 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
     while (depth > 0) {
         const snode *n = &a->nodes[a->chain[--depth]];
         uint64_t id_key;
-        if (n->is_function) {
-            uint32_t fr = symbolic_frame(a, n);
-            base = fr ? intern_stack(a, base, fr) : 0;
-        } else {
-            int ret = depth > 0 || !as_leaf;
-            base = push_addr(a, base, ret && n->value ? n->value - 1 : n->value, gen);
-        }
+        base = push_node(a, base, n, depth > 0 || !as_leaf, gen);
         if (!base)
             return 0;
         /* the node's id: found again through the chain's parent links */

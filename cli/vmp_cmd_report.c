@@ -56,6 +56,9 @@ static const char report_usage[] =
     "  state: the VM state.\n"
     "--top and --min-percent (of all samples) apply to text and json; csv has\n"
     "one row per key (KEY,samples) and sums to the total.\n"
+    "A stack deeper than 65536 frames keeps its innermost 65535 under one\n"
+    "'[truncated N frames]' frame; the report says how many stacks were (json:\n"
+    "'truncated_stacks').\n"
     "\n"
     "options:\n"
     "  --by K            function (default: the full report), module, thread, state\n"
@@ -374,6 +377,15 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
             t->generations);
     if (r->error)
         fprintf(f, "note: the input is damaged; reported up to: %s\n", r->error);
+    {
+        vmp_analysis_stats as;
+        vmp_analysis_get_stats(r->a, &as);
+        if (as.truncated_stacks)
+            fprintf(f,
+                    "note: %" PRIu64 " stacks were deeper than %u frames: each keeps its "
+                    "innermost frames under one '[truncated N frames]' frame\n",
+                    as.truncated_stacks, VMP_ANALYSIS_DEFAULT_MAX_DEPTH);
+    }
 
     text_section(f, r, o, "% of generated vm code: methods, blocks and other code",
                  VMP_CLASS_GENERATED, 2);
@@ -583,6 +595,11 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
     }
     fprintf(f, "]");
     json_blame(f, r, o);
+    {
+        vmp_analysis_stats as;
+        vmp_analysis_get_stats(r->a, &as);
+        fprintf(f, ",\"truncated_stacks\":%" PRIu64, as.truncated_stacks);
+    }
     fprintf(f, ",\"error\":");
     if (r->error)
         json_str(f, r->error);

@@ -287,30 +287,65 @@ static void frame(svgctx *c,
     fputs("</text></g>\n", out);
 }
 
-static void draw(svgctx *c, uint32_t node, uint64_t start)
+/* A node being drawn: its next child, where that child starts, and the
+ * children too narrow to draw, merged into one frame after the others. */
+typedef struct draw_item {
+    uint32_t node, k;
+    uint64_t x, narrow, narrow_base, merged;
+} draw_item;
+
+/* Draw the tree depth first, a node before its children, with an explicit
+ * stack: a stack of a million frames costs heap, not the C stack. */
+static vmp_status draw(svgctx *c)
 {
     vmp_flame *f = c->f;
-    const vmp_fnode *nd = &f->nodes[node];
-    uint64_t x = start, narrow = 0, narrow_base = 0, merged = 0;
-    uint32_t k;
+    draw_item *stk;
+    size_t n = 1, cap = 64;
 
-    frame(c, node, nd->depth, start, f->total[2 * node + c->col], f->total[2 * node], 0);
-    for (k = f->kid_off[node]; k < f->kid_off[node + 1]; k++) {
-        uint32_t kid = f->kids[k];
-        uint64_t w = f->total[2 * kid + c->col];
-        if (!w)
+    stk = malloc(cap * sizeof *stk);
+    if (!stk)
+        return VMP_ERR_NOMEM;
+    frame(c, 0, f->nodes[0].depth, 0, f->total[c->col], f->total[0], 0);
+    memset(&stk[0], 0, sizeof stk[0]);
+    stk[0].k = f->kid_off[0];
+    while (n) {
+        draw_item *it = &stk[n - 1];
+        if (it->k < f->kid_off[it->node + 1]) {
+            uint32_t kid = f->kids[it->k++];
+            uint64_t w = f->total[2 * kid + c->col], start = it->x;
+            if (!w)
+                continue;
+            if ((double)w * c->scale < c->min_width) {
+                it->narrow += w;
+                it->narrow_base += f->total[2 * kid];
+                it->merged++;
+                continue;
+            }
+            it->x += w;
+            frame(c, kid, f->nodes[kid].depth, start, w, f->total[2 * kid], 0);
+            if (n == cap) {
+                draw_item *grown = realloc(stk, 2 * cap * sizeof *stk);
+                if (!grown) {
+                    free(stk);
+                    return VMP_ERR_NOMEM;
+                }
+                stk = grown;
+                cap *= 2;
+            }
+            memset(&stk[n], 0, sizeof stk[n]);
+            stk[n].node = kid;
+            stk[n].k = f->kid_off[kid];
+            stk[n].x = start;
+            n++;
             continue;
-        if ((double)w * c->scale >= c->min_width) {
-            draw(c, f->kids[k], x);
-            x += w;
-        } else {
-            narrow += w;
-            narrow_base += f->total[2 * kid];
-            merged++;
         }
+        if (it->merged && (double)it->narrow * c->scale >= c->min_width)
+            frame(c, UINT32_MAX, f->nodes[it->node].depth + 1, it->x, it->narrow, it->narrow_base,
+                  it->merged);
+        n--;
     }
-    if (merged && (double)narrow * c->scale >= c->min_width)
-        frame(c, UINT32_MAX, nd->depth + 1, x, narrow, narrow_base, merged);
+    free(stk);
+    return VMP_OK;
 }
 
 /* The script, one line per string (C compilers need not take long strings). */
@@ -499,7 +534,9 @@ vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_opti
     title = opts->title ? opts->title : opts->diff ? "Differential flame graph" : "Flame graph";
 
     /* pass 1: measure */
-    draw(&c, 0, 0);
+    st = draw(&c);
+    if (st != VMP_OK)
+        return st;
     height = c.header + (double)(c.max_depth + 1) * ROW + 30;
 
     fprintf(out,
@@ -533,7 +570,9 @@ vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_opti
     fputs("<g id=\"frames\">\n", out);
     c.emit = 1;
     c.frames = 0;
-    draw(&c, 0, 0);
+    st = draw(&c);
+    if (st != VMP_OK)
+        return st;
     fputs("</g>\n", out);
     fprintf(out,
             "<text id=\"details\" x=\"%.1f\" y=\"%.1f\"> </text>\n"

@@ -562,11 +562,87 @@ static void test_resolve_survives_inconsistent_records(void)
     vmp_profile_free(p);
 }
 
+/* A stack deeper than max_stack_depth keeps its innermost frames under one
+ * "[truncated N frames]" root; shallower stacks are untouched. */
+static void test_deep_stacks_are_truncated(void)
+{
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_analysis *a = NULL;
+    vmp_analysis_stats stats;
+    vmp_record r;
+    vmp_asample as;
+    const vmp_astack *st;
+    uint64_t i;
+    char buf[128];
+    o.max_stack_depth = 4;
+    CHECK(vmp_analysis_create(&a, &o) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_FUNCTION;
+    r.u.function.id = 1;
+    r.u.function.name.s = "f";
+    r.u.function.name.len = 1;
+    r.u.function.scope.s = r.u.function.signature.s = r.u.function.file.s = "";
+    CHECK(feed(a, &r) == VMP_OK);
+    for (i = 1; i <= 10; i++) { /* a chain of 10 nodes, bcpc = depth */
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_STACK_NODE;
+        r.u.stack_node.id = i;
+        r.u.stack_node.parent = i - 1;
+        r.u.stack_node.is_function = 1;
+        r.u.stack_node.function = 1;
+        r.u.stack_node.has_bcpc = 1;
+        r.u.stack_node.bcpc = i;
+        CHECK(feed(a, &r) == VMP_OK);
+    }
+    for (i = 0; i < 2; i++) { /* twice: the second from the cache */
+        memset(&r.u.sample, 0, sizeof r.u.sample);
+        r.type = VMP_REC_SAMPLE;
+        r.u.sample.stack = 10;
+        r.u.sample.weight = 1;
+        CHECK(vmp_analysis_resolve_sample(a, &r.u.sample, 0, &as) == VMP_OK);
+        st = vmp_analysis_stack(a, as.stack);
+        CHECK(st && st->depth == 4);
+        while (st && st->parent)
+            st = vmp_analysis_stack(a, st->parent);
+        CHECK(st != NULL);
+        if (st) {
+            vmp_analysis_format_frame(a, buf, sizeof buf, st->frame);
+            CHECK(strstr(buf, "[truncated 7 frames]") != NULL);
+        }
+    }
+    /* 4 nodes deep: within the limit */
+    r.u.sample.stack = 4;
+    CHECK(vmp_analysis_resolve_sample(a, &r.u.sample, 0, &as) == VMP_OK);
+    st = vmp_analysis_stack(a, as.stack);
+    CHECK(st && st->depth == 4);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.truncated_stacks, 1);
+    vmp_analysis_free(a);
+}
+
+/* The demangler bounds its nesting: a hostile name is shown as stored. */
+static void test_demangler_depth_is_bounded(void)
+{
+    size_t n = 200000, i;
+    char *name = malloc(n + 8), out[64];
+    CHECK(name != NULL);
+    if (!name)
+        return;
+    memcpy(name, "_Z1f", 4);
+    for (i = 4; i < n; i++)
+        name[i] = 'P';
+    memcpy(name + n, "i", 2);
+    CHECK(vmp_demangle(out, sizeof out, name) == 0);
+    free(name);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_resolve_bytecode_ranges);
     VMP_TEST_RUN(test_resolve_symbols);
     VMP_TEST_RUN(test_resolve_module_offset);
+    VMP_TEST_RUN(test_deep_stacks_are_truncated);
+    VMP_TEST_RUN(test_demangler_depth_is_bounded);
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
