@@ -6,8 +6,14 @@
  *
  * Outline: one pass over the records.  Every id space the rules speak of is a
  * hash set (or a map to a code-object slot); each zone keeps its live code
- * objects sorted by start, so an add or move is checked for overlap against
- * its two neighbours (R-GEN-4).  Nothing is kept per sample.
+ * objects in a treap ordered by start, so an add or move is checked for
+ * overlap against its two neighbours (R-GEN-4).  Nothing is kept per sample.
+ *
+ * Time: O(log n) expected per code object added, freed or moved (n: the
+ * zone's live objects), so a compaction of m moves costs O(m log n); a
+ * snapshot costs O(its entries x log n + the zone's objects + all code
+ * objects of size 0); every other record O(its size).  In all, proportional
+ * to the records' contents times log n, never to records x live objects.
  */
 #include "vmp_validate.h"
 
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- An open-addressing hash map uint64 -> uint64 -------------------------- */
 
@@ -103,16 +110,25 @@ static void idmap_free(idmap *m)
 
 typedef struct code_slot {
     uint64_t id, zone, start, size;
+    uint64_t stamp; /* the compaction that last listed it (batch_compaction()) */
     int freed;
 } code_slot;
 
-typedef struct live_entry {
+/* A zone's live code objects of non-zero size, as a treap ordered by start
+ * (starts are distinct: equal starts overlap, R-GEN-4).  Nodes live in a pool
+ * and link by index + 1; priorities are random, so the expected depth is
+ * O(log n) whatever order a file adds objects in. */
+typedef struct live_node {
     uint64_t start, end, id;
-} live_entry;
+    uint32_t left, right; /* index + 1, 0 == none */
+    uint32_t prio;
+    uint32_t slot; /* index of its code_slot */
+} live_node;
 
 typedef struct zone_state {
-    live_entry *live; /* sorted by start; objects of size 0 are not kept */
-    size_t n, cap;
+    live_node *pool;
+    uint32_t n_pool, cap_pool;
+    uint32_t root, free_list; /* index + 1; free nodes link through `left` */
 } zone_state;
 
 typedef struct vstate {
@@ -130,6 +146,11 @@ typedef struct vstate {
     uint64_t samples, failed;
     int seen_header, seen_end;
     int nomem;
+    const idmap *listed; /* the ids a snapshot lists, while it is checked */
+    uint64_t stamp;      /* compactions checked */
+    live_node *scratch;  /* batch_compaction(): the zone's objects, sorted */
+    uint32_t *spine;     /* ... and the right spine of the treap it builds */
+    size_t cap_scratch;
 } vstate;
 
 static const char *const type_names[] = {
@@ -194,70 +215,174 @@ static zone_state *zone_of(vstate *v, uint64_t zone)
     return ix ? &v->zone_v[*ix] : NULL;
 }
 
-/* First index whose start >= `start`. */
-static size_t live_lower(const zone_state *z, uint64_t start)
+#define NODE(z, i) ((z)->pool[(i)-1])
+
+static uint32_t treap_prio(void)
 {
-    size_t lo = 0, hi = z->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (z->live[mid].start < start)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* xorshift; seeded per process so that a file cannot choose the shape */
+    static uint64_t x;
+    if (!x)
+        x = ((uint64_t)(uintptr_t)&x ^ (uint64_t)time(NULL) * 0x9e3779b97f4a7c15u) | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return (uint32_t)(x >> 32);
+}
+
+/* Split `t` into the nodes with start < key (*l) and the others (*r).
+ * Recursion depth is the treap's depth, O(log n) expected. */
+static void treap_split(zone_state *z, uint32_t t, uint64_t key, uint32_t *l, uint32_t *r)
+{
+    if (!t) {
+        *l = *r = 0;
+    } else if (NODE(z, t).start < key) {
+        treap_split(z, NODE(z, t).right, key, &NODE(z, t).right, r);
+        *l = t;
+    } else {
+        treap_split(z, NODE(z, t).left, key, l, &NODE(z, t).left);
+        *r = t;
     }
-    return lo;
+}
+
+/* Join two treaps whose keys are all ordered (every key of l < every key of r). */
+static uint32_t treap_merge(zone_state *z, uint32_t l, uint32_t r)
+{
+    if (!l || !r)
+        return l ? l : r;
+    if (NODE(z, l).prio > NODE(z, r).prio) {
+        NODE(z, l).right = treap_merge(z, NODE(z, l).right, r);
+        return l;
+    }
+    NODE(z, r).left = treap_merge(z, l, NODE(z, r).left);
+    return r;
+}
+
+/* The node with the greatest start < key (0: none). */
+static uint32_t treap_below(const zone_state *z, uint64_t key)
+{
+    uint32_t t = z->root, best = 0;
+    while (t) {
+        if (NODE(z, t).start < key) {
+            best = t;
+            t = NODE(z, t).right;
+        } else {
+            t = NODE(z, t).left;
+        }
+    }
+    return best;
+}
+
+/* The node with the least start >= key (0: none). */
+static uint32_t treap_at_or_above(const zone_state *z, uint64_t key)
+{
+    uint32_t t = z->root, best = 0;
+    while (t) {
+        if (NODE(z, t).start >= key) {
+            best = t;
+            t = NODE(z, t).left;
+        } else {
+            t = NODE(z, t).right;
+        }
+    }
+    return best;
 }
 
 static void live_remove(zone_state *z, const code_slot *c)
 {
-    size_t i;
+    uint32_t l, m, r;
     if (!z || c->size == 0)
         return;
-    for (i = live_lower(z, c->start); i < z->n && z->live[i].start == c->start; i++) {
-        if (z->live[i].id == c->id) {
-            memmove(&z->live[i], &z->live[i + 1], (z->n - i - 1) * sizeof z->live[0]);
-            z->n--;
-            return;
-        }
+    treap_split(z, z->root, c->start, &l, &r);
+    if (c->start == UINT64_MAX) {
+        m = r; /* nothing starts above */
+        r = 0;
+    } else {
+        treap_split(z, r, c->start + 1, &m, &r);
     }
+    if (m && NODE(z, m).id == c->id) { /* m: the one node starting there */
+        NODE(z, m).left = z->free_list;
+        NODE(z, m).prio = 0; /* free, for live_each() */
+        z->free_list = m;
+        m = 0;
+    }
+    z->root = treap_merge(z, treap_merge(z, l, m), r);
 }
 
-/* Insert `c` into its zone's live list; R-GEN-4 against the neighbours. */
+/* Forget every live object of the zone (the pool's memory stays). */
+static void live_clear(zone_state *z)
+{
+    z->root = z->free_list = 0;
+    z->n_pool = 0;
+}
+
+/* Call `fn` for every live object of the zone, in no particular order. */
+static int live_each(vstate *v, zone_state *z, int (*fn)(vstate *v, uint64_t id))
+{
+    uint32_t i;
+    for (i = 1; i <= z->n_pool; i++) {
+        const live_node *n = &NODE(z, i);
+        if (n->prio == 0)
+            continue; /* free: live nodes have odd priorities */
+        if (fn(v, n->id) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Insert `c` into its zone's live objects; R-GEN-4 against the neighbours. */
 static int live_insert(vstate *v, zone_state *z, const code_slot *c)
 {
-    live_entry e = {c->start, end_of(c->start, c->size), c->id};
-    size_t i;
+    uint64_t start = c->start, end = end_of(c->start, c->size);
+    uint32_t below, above, node, l, r;
     if (!z || c->size == 0)
         return 0;
-    i = live_lower(z, e.start);
-    if (i > 0 && z->live[i - 1].end > e.start) /* spec R-GEN-4 */
+    below = treap_below(z, start);
+    above = treap_at_or_above(z, start);
+    if (below && NODE(z, below).end > start) { /* spec R-GEN-4 */
+        const live_node *o = &NODE(z, below);
         return fail(v, "R-GEN-4",
                     "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
                     "[0x%llx, 0x%llx) in zone %llu at generation %llu",
-                    (unsigned long long)c->id, (unsigned long long)e.start,
-                    (unsigned long long)e.end, (unsigned long long)z->live[i - 1].id,
-                    (unsigned long long)z->live[i - 1].start,
-                    (unsigned long long)z->live[i - 1].end, (unsigned long long)c->zone,
+                    (unsigned long long)c->id, (unsigned long long)start, (unsigned long long)end,
+                    (unsigned long long)o->id, (unsigned long long)o->start,
+                    (unsigned long long)o->end, (unsigned long long)c->zone,
                     (unsigned long long)v->last_gen);
-    if (i < z->n && z->live[i].start < e.end) /* spec R-GEN-4 */
+    }
+    if (above && NODE(z, above).start < end) { /* spec R-GEN-4 */
+        const live_node *o = &NODE(z, above);
         return fail(v, "R-GEN-4",
                     "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
                     "[0x%llx, 0x%llx) in zone %llu at generation %llu",
-                    (unsigned long long)c->id, (unsigned long long)e.start,
-                    (unsigned long long)e.end, (unsigned long long)z->live[i].id,
-                    (unsigned long long)z->live[i].start, (unsigned long long)z->live[i].end,
-                    (unsigned long long)c->zone, (unsigned long long)v->last_gen);
-    if (z->n == z->cap) {
-        size_t cap = z->cap ? z->cap * 2 : 16;
-        live_entry *p = realloc(z->live, cap * sizeof *p);
-        if (!p)
-            return oom(v);
-        z->live = p;
-        z->cap = cap;
+                    (unsigned long long)c->id, (unsigned long long)start, (unsigned long long)end,
+                    (unsigned long long)o->id, (unsigned long long)o->start,
+                    (unsigned long long)o->end, (unsigned long long)c->zone,
+                    (unsigned long long)v->last_gen);
     }
-    memmove(&z->live[i + 1], &z->live[i], (z->n - i) * sizeof z->live[0]);
-    z->live[i] = e;
-    z->n++;
+    if (z->free_list) {
+        node = z->free_list;
+        z->free_list = NODE(z, node).left;
+    } else {
+        if (z->n_pool == z->cap_pool) {
+            uint32_t cap = z->cap_pool ? z->cap_pool * 2 : 16;
+            live_node *p;
+            if (cap <= z->cap_pool)
+                return oom(v);
+            p = realloc(z->pool, (size_t)cap * sizeof *p);
+            if (!p)
+                return oom(v);
+            z->pool = p;
+            z->cap_pool = cap;
+        }
+        node = ++z->n_pool;
+    }
+    NODE(z, node).start = start;
+    NODE(z, node).end = end;
+    NODE(z, node).id = c->id;
+    NODE(z, node).slot = (uint32_t)(c - v->code_v);
+    NODE(z, node).left = NODE(z, node).right = 0;
+    NODE(z, node).prio = treap_prio() | 1;
+    treap_split(z, z->root, start, &l, &r);
+    z->root = treap_merge(z, treap_merge(z, l, node), r);
     return 0;
 }
 
@@ -340,6 +465,136 @@ static int check_code_object(vstate *v, const vmp_rec_code_object *co)
     return live_insert(v, zone_of(v, c->zone), c);
 }
 
+static int cmp_live_start(const void *x, const void *y)
+{
+    const live_node *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* A compaction that moves or frees many of its zone's objects, in
+ * O(n + m log m) rather than m treap updates: the zone's objects that stay,
+ * in order, merged with the moved ones at their new starts, checked pairwise
+ * for overlap (R-GEN-4), and the treap rebuilt from the sorted list in O(n).
+ * Returns 1 when the compaction is not one it takes (a moved or freed object
+ * of another zone, an id listed twice): the caller then updates one by one. */
+static int batch_compaction(vstate *v, zone_state *z, const vmp_rec_code_compaction *cc)
+{
+    size_t i, n = 0, m = 0, live = 0, k, a, b;
+    uint32_t t, *stack;
+    live_node *out;
+
+    v->stamp++;
+    for (i = 0; i < cc->n_frees + cc->n_moves; i++) {
+        uint64_t id = i < cc->n_frees ? cc->frees[i] : cc->moves[2 * (i - cc->n_frees)];
+        code_slot *c = live_code(v, id, "R-CODE-2"); /* spec R-CODE-2 */
+        if (!c)
+            return -1;
+        if (c->zone != cc->zone || c->stamp == v->stamp)
+            return 1;
+        c->stamp = v->stamp;
+    }
+    for (i = 1; i <= z->n_pool; i++)
+        live += NODE(z, i).prio != 0;
+    if (live + cc->n_moves > v->cap_scratch) {
+        size_t cap = live + cc->n_moves + 64;
+        live_node *p = realloc(v->scratch, 2 * cap * sizeof *p);
+        uint32_t *q = realloc(v->spine, cap * sizeof *q);
+        if (p)
+            v->scratch = p;
+        if (q)
+            v->spine = q;
+        if (!p || !q)
+            return oom(v);
+        v->cap_scratch = cap;
+    }
+    /* the objects that stay, in order (an in-order walk with an explicit
+     * stack, kept in `spine`) */
+    out = v->scratch + v->cap_scratch; /* second half: the merge's output */
+    stack = v->spine;
+    t = z->root;
+    k = 0;
+    while (t || k) {
+        while (t) {
+            stack[k++] = t;
+            t = NODE(z, t).left;
+        }
+        t = stack[--k];
+        if (v->code_v[NODE(z, t).slot].stamp != v->stamp)
+            v->scratch[n++] = NODE(z, t);
+        t = NODE(z, t).right;
+    }
+    /* the moved ones, sorted by their new starts (a compactor lists them in
+     * order; sort otherwise) */
+    for (i = 0; i < cc->n_moves; i++) {
+        code_slot *c = &v->code_v[*idmap_find(&v->codes, cc->moves[2 * i])];
+        live_node *e = &out[i];
+        c->start = cc->moves[2 * i + 1];
+        e->start = c->start;
+        e->end = end_of(c->start, c->size);
+        e->id = c->id;
+        e->slot = (uint32_t)(c - v->code_v);
+        e->prio = c->size != 0; /* objects of size 0 are not kept */
+        if (i > 0 && e->start < out[i - 1].start)
+            m = 1;
+    }
+    if (m)
+        qsort(out, cc->n_moves, sizeof *out, cmp_live_start);
+    for (i = 0; i < cc->n_frees; i++)
+        v->code_v[*idmap_find(&v->codes, cc->frees[i])].freed = 1;
+    /* merge the moved ones (of non-zero size) with the staying ones */
+    for (i = 0, m = 0; i < cc->n_moves; i++)
+        if (out[i].prio)
+            out[m++] = out[i];
+    /* from the back, so that nothing is overwritten before it is read */
+    a = n;
+    b = m;
+    k = n + m;
+    while (b > 0) {
+        if (a > 0 && v->scratch[a - 1].start > out[b - 1].start)
+            v->scratch[--k] = v->scratch[--a];
+        else
+            v->scratch[--k] = out[--b];
+    }
+    n += m;
+    for (i = 0; i + 1 < n; i++) {
+        const live_node *x = &v->scratch[i], *y = &v->scratch[i + 1];
+        if (x->end > y->start) /* spec R-GEN-4 */
+            return fail(v, "R-GEN-4",
+                        "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
+                        "[0x%llx, 0x%llx) in zone %llu at generation %llu",
+                        (unsigned long long)y->id, (unsigned long long)y->start,
+                        (unsigned long long)y->end, (unsigned long long)x->id,
+                        (unsigned long long)x->start, (unsigned long long)x->end,
+                        (unsigned long long)cc->zone, (unsigned long long)v->last_gen);
+    }
+    /* rebuild: nodes in order, random priorities, a Cartesian tree by its
+     * right spine */
+    live_clear(z);
+    if (n > z->cap_pool) {
+        live_node *p = realloc(z->pool, n * sizeof *p);
+        if (!p)
+            return oom(v);
+        z->pool = p;
+        z->cap_pool = (uint32_t)n;
+    }
+    k = 0;
+    for (i = 0; i < n; i++) {
+        uint32_t node = (uint32_t)i + 1, last = 0;
+        NODE(z, node) = v->scratch[i];
+        NODE(z, node).left = NODE(z, node).right = 0;
+        NODE(z, node).prio = treap_prio() | 1;
+        while (k && NODE(z, stack[k - 1]).prio < NODE(z, node).prio)
+            last = stack[--k];
+        NODE(z, node).left = last;
+        if (k)
+            NODE(z, stack[k - 1]).right = node;
+        stack[k++] = node;
+    }
+    z->n_pool = (uint32_t)n;
+    z->root = k ? stack[0] : 0;
+    return 0;
+}
+
 static int check_compaction(vstate *v, const vmp_rec_code_compaction *cc)
 {
     size_t i;
@@ -349,6 +604,11 @@ static int check_compaction(vstate *v, const vmp_rec_code_compaction *cc)
     if (change_generation(v, cc->generation) < 0)
         return -1;
     z = zone_of(v, cc->zone);
+    if (cc->n_moves + cc->n_frees >= 64) {
+        int rc = batch_compaction(v, z, cc);
+        if (rc <= 0)
+            return rc;
+    }
     /* Validate every id first, then free, then move: the result must hold
      * together, whatever order the moves are listed in. */
     for (i = 0; i < cc->n_frees; i++) { /* spec R-CODE-2 */
@@ -373,6 +633,14 @@ static int check_compaction(vstate *v, const vmp_rec_code_compaction *cc)
     return 0;
 }
 
+/* live_each() callback of a snapshot: free the objects it does not list. */
+static int free_unlisted(vstate *v, uint64_t id)
+{
+    if (!idmap_find(v->listed, id))
+        v->code_v[*idmap_find(&v->codes, id)].freed = 1;
+    return 0;
+}
+
 static int check_snapshot(vstate *v, const vmp_rec_code_snapshot *cs)
 {
     idmap listed = {0};
@@ -394,16 +662,15 @@ static int check_snapshot(vstate *v, const vmp_rec_code_snapshot *cs)
     }
     if (rc == 0) {
         /* Objects of the zone that are not listed are freed at this generation. */
-        for (i = 0; i < z->n; i++) {
-            if (!idmap_find(&listed, z->live[i].id))
-                v->code_v[*idmap_find(&v->codes, z->live[i].id)].freed = 1;
-        }
+        v->listed = &listed;
+        rc = live_each(v, z, free_unlisted);
+        v->listed = NULL;
         for (i = 0; i < v->n_code; i++) {
             code_slot *c = &v->code_v[i];
             if (c->zone == cs->zone && c->size == 0 && !idmap_find(&listed, c->id))
                 c->freed = 1;
         }
-        z->n = 0;
+        live_clear(z);
         for (i = 0; i < cs->n && rc == 0; i++) {
             code_slot *c = &v->code_v[*idmap_find(&v->codes, cs->entries[2 * i])];
             if (c->zone != cs->zone)
@@ -646,7 +913,9 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
                      (unsigned long long)info.chunks, info.chunks == 1 ? "" : "s");
     }
     for (i = 0; i < v.n_zone; i++)
-        free(v.zone_v[i].live);
+        free(v.zone_v[i].pool);
+    free(v.scratch);
+    free(v.spine);
     free(v.zone_v);
     free(v.code_v);
     idmap_free(&v.nodes);

@@ -24,7 +24,10 @@
  * chunks are readable, but it is not a valid complete profile.
  *
  * Memory grows with the number of ids in the file (hash sets and per-zone
- * sorted lists of live code), never with the number of samples.
+ * ordered sets of live code), never with the number of samples.  Time is
+ * proportional to the records' contents times log n (n: live code objects
+ * of a zone): O(log n) expected per code object added, moved or freed, so
+ * a compaction that moves m objects costs O(m log n), not O(m x n).
  *
  * Thread safety: as the reader it is given (one thread at a time).
  */

@@ -248,7 +248,6 @@ int main(int argc, char **argv)
         return 2;
     }
     out = argv[argc - 1];
-    o.zstd_level = 19;
     if (vmp_record_writer_open_file(&w, out, &o) != VMP_OK) {
         fprintf(stderr, "gen_hostile: %s: %s\n", out, w ? vmp_record_writer_errmsg(w) : "error");
         return 1;

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Run every vmp command on hostile but well-formed profiles.
 
-usage: run_hostile.py VMP GEN_HOSTILE WORKDIR RSS_LIMIT_MB SECONDS_LIMIT [--render] CASE...
+usage: run_hostile.py VMP GEN_HOSTILE WORKDIR RSS_LIMIT_MB SECONDS_LIMIT [--render]
+                      [--only=CMD,...] CASE...
        CASE: deep:DEPTH | compactions:OBJECTS:COUNT | stacks:N | symbols:MODULES:SYMBOLS
+       --only: run only these commands (info, validate, report, ...)
        --render: also render the first case's flame graph SVG in headless
                  Chromium (when installed) to a PNG that must not be blank
 
@@ -29,6 +31,10 @@ secs_limit = float(sys.argv[5])
 cases = sys.argv[6:]
 render = bool(cases) and cases[0] == "--render"
 if render:
+    cases = cases[1:]
+only = None
+if cases and cases[0].startswith("--only="):
+    only = cases[0][len("--only="):].split(",")
     cases = cases[1:]
 failures = 0
 
@@ -90,6 +96,8 @@ for case in cases:
                    name + ".filtered.vmp"],
     }
     for cmd, args in commands.items():
+        if only and cmd not in only:
+            continue
         status, rss, secs, err = run(args, name + "." + cmd)
         signal = os.WIFSIGNALED(status)
         rc = os.WEXITSTATUS(status) if not signal else -os.WTERMSIG(status)

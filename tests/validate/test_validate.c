@@ -283,6 +283,88 @@ static void build_gen4_overlap_after_compaction(tf_file *f)
     finish(f, 0, 1);
 }
 
+/* 100 code objects of 0x80 bytes at 0x1000 + 0x100 i (the "large" layout
+ * that the validator checks as a batch: 64 moves and frees or more). */
+static void large_zone(tf_file *f)
+{
+    uint64_t i;
+    begin(f);
+    tf_zone(f, 1, 0x1000, 0x90000);
+    for (i = 0; i < 100; i++)
+        tf_code(f, i + 1, 1, 0x1000 + 0x100 * i, 0x80, 0);
+}
+
+/* A compaction of `n` moves (id, new start) listed in `moves` and `n_frees`
+ * frees of ids 100, 99, ... */
+static void large_compaction(
+    tf_file *f, uint64_t gen, const uint64_t *moves, size_t n, size_t n_frees)
+{
+    size_t i;
+    tf_rec(f, VMP_REC_CODE_COMPACTION, 4);
+    tf_ku(f, VMP_COMP_ZONE, 1);
+    tf_ku(f, VMP_COMP_GENERATION, gen);
+    tf_uint(f, VMP_COMP_MOVES);
+    tf_array(f, 2 * n);
+    for (i = 0; i < 2 * n; i++)
+        tf_uint(f, moves[i]);
+    tf_uint(f, VMP_COMP_FREES);
+    tf_array(f, n_frees);
+    for (i = 0; i < n_frees; i++)
+        tf_uint(f, 100 - i);
+}
+
+/* spec R-GEN-4 through a large compaction: every object slides down to pack
+ * at 0x40000 (listed in reverse order), then 70 of them move back up while
+ * the other 30 are freed: valid. */
+static void build_valid_large_compactions(tf_file *f)
+{
+    uint64_t moves[200];
+    size_t i;
+    large_zone(f);
+    for (i = 0; i < 100; i++) {
+        moves[2 * i] = 100 - i;
+        moves[2 * i + 1] = 0x40000 + 0x80 * (99 - i);
+    }
+    large_compaction(f, 1, moves, 100, 0);
+    for (i = 0; i < 70; i++) {
+        moves[2 * i] = i + 1;
+        moves[2 * i + 1] = 0x1000 + 0x80 * i;
+    }
+    large_compaction(f, 2, moves, 70, 30);
+    finish(f, 0, 2);
+}
+
+/* spec R-GEN-4: a large compaction moves 64 objects; object 64 lands on
+ * object 80, which stays. */
+static void build_gen4_overlap_after_large_compaction(tf_file *f)
+{
+    uint64_t moves[128];
+    size_t i;
+    large_zone(f);
+    for (i = 0; i < 64; i++) {
+        moves[2 * i] = i + 1;
+        moves[2 * i + 1] = 0x40000 + 0x80 * i;
+    }
+    moves[2 * 63 + 1] = 0x1000 + 0x100 * 79 + 0x40;
+    large_compaction(f, 1, moves, 64, 0);
+    finish(f, 0, 1);
+}
+
+/* spec R-CODE-2: a large compaction moves an object freed before. */
+static void build_code2_large_compaction_moves_freed(tf_file *f)
+{
+    uint64_t moves[128];
+    size_t i;
+    large_zone(f);
+    tf_free_code(f, 1, 5);
+    for (i = 0; i < 64; i++) {
+        moves[2 * i] = i + 1;
+        moves[2 * i + 1] = 0x40000 + 0x80 * i;
+    }
+    large_compaction(f, 2, moves, 64, 0);
+    finish(f, 0, 2);
+}
+
 static void build_code1_pc_map_past_size(tf_file *f)
 {
     begin(f);
@@ -612,6 +694,11 @@ static const test_case cases[] = {
     {"r-gen-4-overlap-after-move", build_gen4_overlap_after_move, VMP_ERR_CORRUPT, "R-GEN-4"},
     {"r-gen-4-overlap-after-compaction", build_gen4_overlap_after_compaction, VMP_ERR_CORRUPT,
      "R-GEN-4"},
+    {"valid-large-compactions", build_valid_large_compactions, VMP_OK, ""},
+    {"r-gen-4-overlap-after-large-compaction", build_gen4_overlap_after_large_compaction,
+     VMP_ERR_CORRUPT, "R-GEN-4"},
+    {"r-code-2-large-compaction-moves-freed", build_code2_large_compaction_moves_freed,
+     VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-code-1-pc-map-past-size", build_code1_pc_map_past_size, VMP_ERR_CORRUPT, "R-CODE-1"},
     {"r-code-2-free-undefined", build_code2_free_undefined, VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-code-2-double-free", build_code2_double_free, VMP_ERR_CORRUPT, "R-CODE-2"},
