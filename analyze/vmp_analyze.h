@@ -193,16 +193,40 @@ typedef struct vmp_analysis_options {
      * them.  Memory and time then grow with the kept frames, never with a
      * stack's depth. */
     uint64_t max_stack_depth;
+    /* What the analysis retains, bounded as the reader bounds what it reads
+     * (0: the process default of vmp_analysis_set_defaults(), else the
+     * built-in VMP_ANALYSIS_DEFAULT_*).  Past a limit the analysis stops:
+     * vmp_analysis_feed() returns VMP_ERR_LIMIT from then on and
+     * vmp_analysis_errmsg() names the limit.  The built-in values fit a
+     * laptop (measured peak RSS of `vmp report` at the limit, in the issue
+     * notes and tests/hostile):
+     *   max_code_history  code placements: one per CODE_OBJECT and one per
+     *                     move (CODE_MOVE, each move of a CODE_COMPACTION or
+     *                     CODE_SNAPSHOT): about 40 bytes each, 170 MB at 4Mi;
+     *   max_symbols       module symbols (MODULE_SYMBOLS entries): about 150
+     *                     bytes each with their names, 300 MB at 2Mi;
+     *   max_stack_nodes   STACK_NODE records and
+     *   max_stacks        distinct resolved stacks (after generations and
+     *                     names): a node with its stack, caches and
+     *                     weights takes about 480 bytes, 1 GB at 2Mi. */
+    uint64_t max_code_history;
+    uint64_t max_symbols;
+    uint64_t max_stack_nodes;
+    uint64_t max_stacks;
 } vmp_analysis_options;
 
 #define VMP_ANALYSIS_OPTIONS_VERSION 1
-#define VMP_ANALYSIS_OPTIONS_INIT             \
-    {                                         \
-        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0, 0 \
+#define VMP_ANALYSIS_OPTIONS_INIT                         \
+    {                                                     \
+        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0 \
     }
-/* The default of vmp_analysis_options.max_stack_depth. */
-#define VMP_ANALYSIS_DEFAULT_MAX_DEPTH 65536u
-#define VMP_ANALYSIS_FIXED_GENERATION  1u
+/* The built-in defaults of vmp_analysis_options. */
+#define VMP_ANALYSIS_DEFAULT_MAX_DEPTH        65536u
+#define VMP_ANALYSIS_DEFAULT_MAX_CODE_HISTORY (4u << 20)
+#define VMP_ANALYSIS_DEFAULT_MAX_SYMBOLS      (2u << 20)
+#define VMP_ANALYSIS_DEFAULT_MAX_STACK_NODES  (2u << 20)
+#define VMP_ANALYSIS_DEFAULT_MAX_STACKS       (2u << 20)
+#define VMP_ANALYSIS_FIXED_GENERATION         1u
 /* Expand machine frames through the code objects' inlining records (§5.7):
  * a pc inside inlined code gets, above its code object's frame, one frame per
  * inlined function (outer to inner), of kind "inlined" and code class
@@ -219,6 +243,17 @@ typedef struct vmp_analysis_options {
  * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_INVALID_ARG. */
 VMP_API vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts);
 
+/** Set the process-wide defaults that analyses created afterwards use for
+ *  the fields their own options leave 0 (NULL: back to the built-in
+ *  values); `version` must be VMP_ANALYSIS_OPTIONS_VERSION.  Meant for a
+ *  program's start (`vmp --limit`): not thread-safe against
+ *  vmp_analysis_create(). */
+VMP_API void vmp_analysis_set_defaults(const vmp_analysis_options *opts);
+
+/** The limit that stopped the analysis ("analysis limit 'history' reached:
+ *  more than N code placements ..."), or "" when none did.  Borrowed. */
+VMP_API const char *vmp_analysis_errmsg(const vmp_analysis *a);
+
 /** Release an analysis and every string and table it lent.  Accepts NULL. */
 VMP_API void vmp_analysis_free(vmp_analysis *a);
 
@@ -228,8 +263,10 @@ VMP_API void vmp_analysis_free(vmp_analysis *a);
  * @param rec            borrowed for the call.
  * @param[out] sample_out  receives a resolved sample; may be NULL to ignore samples.
  * @param[out] is_sample_out  may be NULL.
- * @return VMP_OK, VMP_ERR_NOMEM, or VMP_ERR_CORRUPT for records that break the
- *         spec in a way that prevents resolution (a code id defined twice). */
+ * @return VMP_OK, VMP_ERR_NOMEM, VMP_ERR_LIMIT (a limit of the options was
+ *         reached: vmp_analysis_errmsg() says which; every later call returns
+ *         it too), or VMP_ERR_CORRUPT for records that break the spec in a
+ *         way that prevents resolution (a code id defined twice). */
 VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a,
                                      const vmp_record *rec,
                                      vmp_asample *sample_out,

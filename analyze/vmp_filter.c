@@ -484,6 +484,11 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         memset(&as, 0, sizeof as);
         if (f.a) {
             st = vmp_analysis_feed(f.a, &rec, &as, &is_sample);
+            if (st == VMP_ERR_LIMIT) {
+                vmp_reader_fail(r, st, vmp_analysis_errmsg(f.a));
+                set_err(err, err_size, "%s", vmp_reader_errmsg(r));
+                break;
+            }
             if (st < 0) {
                 set_err(err, err_size, "%s: record %" PRIu64 " of chunk %" PRIu64 ": %s", "input",
                         rec.record_offset, rec.chunk_index, vmp_status_str(st));

@@ -1010,6 +1010,11 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
             int is_sample = 0;
             stats.records_in++;
             st = vmp_analysis_feed(a, &rec, &as, &is_sample);
+            if (st == VMP_ERR_LIMIT) {
+                vmp_reader_fail(inputs[i], st, vmp_analysis_errmsg(a));
+                set_err(&m, "%s", vmp_reader_errmsg(inputs[i]));
+                break;
+            }
             if (st < 0) {
                 set_err(&m, "%s: chunk %" PRIu64 ": %s", names && names[i] ? names[i] : "input",
                         rec.chunk_index, vmp_status_str(st));

@@ -340,6 +340,8 @@ vmp_status vmp_profile_read(vmp_profile *p, vmp_reader *r)
         return VMP_ERR_INVALID_ARG;
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
         st = vmp_profile_feed(p, &rec);
+        if (st == VMP_ERR_LIMIT) /* the file and offset, for the caller's message */
+            return vmp_reader_fail(r, st, vmp_analysis_errmsg(p->a));
         if (st < 0)
             return st;
     }

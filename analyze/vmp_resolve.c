@@ -175,8 +175,10 @@ struct vmp_analysis {
 
     uint32_t unknown_func;
     uint64_t max_depth; /* stack nodes resolved per stack; deeper ones are truncated */
-    size_t hit_obj;     /* index + 1 of the code object resolve_addr() last found, or 0 */
-    uint64_t hit_off;   /* the address's offset in it */
+    uint64_t max_history, max_symbols, max_nodes, max_stacks; /* the limits in use */
+    char limit_msg[256]; /* the limit that stopped the analysis, or "" */
+    size_t hit_obj;      /* index + 1 of the code object resolve_addr() last found, or 0 */
+    uint64_t hit_off;    /* the address's offset in it */
     vmp_analysis_stats stats;
 };
 
@@ -241,6 +243,37 @@ static const char *str_of(const vmp_analysis *a, uint32_t sid)
 
 /* ---- create / free ------------------------------------------------------------ */
 
+/* Process-wide defaults (vmp_analysis_set_defaults()); zero fields: built in. */
+static vmp_analysis_options defaults;
+
+void vmp_analysis_set_defaults(const vmp_analysis_options *opts)
+{
+    if (opts && opts->version == VMP_ANALYSIS_OPTIONS_VERSION)
+        defaults = *opts;
+    else if (!opts)
+        memset(&defaults, 0, sizeof defaults);
+}
+
+static uint64_t pick(uint64_t given, uint64_t process_default, uint64_t built_in)
+{
+    return given ? given : process_default ? process_default : built_in;
+}
+
+/* Record that limit `what` (`n` of `unit`) stopped the analysis. */
+static void hit_limit(vmp_analysis *a, const char *what, uint64_t n, const char *unit)
+{
+    if (!a->limit_msg[0])
+        snprintf(a->limit_msg, sizeof a->limit_msg,
+                 "analysis limit '%s' reached: more than %llu %s (raise it with vmp --limit "
+                 "%s=N)",
+                 what, (unsigned long long)n, unit, what);
+}
+
+const char *vmp_analysis_errmsg(const vmp_analysis *a)
+{
+    return a ? a->limit_msg : "";
+}
+
 vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts)
 {
     vmp_analysis *a;
@@ -251,8 +284,16 @@ vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *o
         return VMP_ERR_NOMEM;
     if (opts)
         a->opts = *opts;
-    a->max_depth =
-        a->opts.max_stack_depth >= 2 ? a->opts.max_stack_depth : VMP_ANALYSIS_DEFAULT_MAX_DEPTH;
+    a->max_depth = a->opts.max_stack_depth >= 2    ? a->opts.max_stack_depth
+                   : defaults.max_stack_depth >= 2 ? defaults.max_stack_depth
+                                                   : VMP_ANALYSIS_DEFAULT_MAX_DEPTH;
+    a->max_history = pick(a->opts.max_code_history, defaults.max_code_history,
+                          VMP_ANALYSIS_DEFAULT_MAX_CODE_HISTORY);
+    a->max_symbols =
+        pick(a->opts.max_symbols, defaults.max_symbols, VMP_ANALYSIS_DEFAULT_MAX_SYMBOLS);
+    a->max_nodes = pick(a->opts.max_stack_nodes, defaults.max_stack_nodes,
+                        VMP_ANALYSIS_DEFAULT_MAX_STACK_NODES);
+    a->max_stacks = pick(a->opts.max_stacks, defaults.max_stacks, VMP_ANALYSIS_DEFAULT_MAX_STACKS);
     a->n_funcs = a->n_frames = a->n_stacks = 1; /* id 0 reserved */
     if (vmp_grow__((void **)&a->funcs, &a->cap_funcs, 1, sizeof *a->funcs) ||
         vmp_grow__((void **)&a->frames, &a->cap_frames, 1, sizeof *a->frames) ||
@@ -545,6 +586,10 @@ static uint32_t intern_stack(vmp_analysis *a, uint32_t parent, uint32_t frame)
             a->last_child[parent] = (uint64_t)frame << 32 | id;
         return id;
     }
+    if (a->n_stacks > a->max_stacks) {
+        hit_limit(a, "stacks", a->max_stacks, "distinct resolved stacks");
+        return 0;
+    }
     if (a->n_stacks >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&a->stacks, &a->cap_stacks, a->n_stacks + 1, sizeof *a->stacks))
         return 0;
@@ -735,6 +780,10 @@ static void note_change(vmp_analysis *a, uint64_t gen)
 static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen)
 {
     place *p;
+    if (a->n_pl >= a->max_history) {
+        hit_limit(a, "history", a->max_history, "code placements (code objects and moves)");
+        return -1;
+    }
     if (a->n_pl >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&a->pl, &a->cap_pl, a->n_pl + 1, sizeof *a->pl))
         return -1;
@@ -1023,6 +1072,10 @@ static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms
     const module_rec *m = find_module(a, ms->module);
     uint64_t bias = m ? m->bias : 0;
     size_t i;
+    if (ms->n_symbols > a->max_symbols || a->n_syms > a->max_symbols - ms->n_symbols) {
+        hit_limit(a, "symbols", a->max_symbols, "module symbols");
+        return VMP_ERR_LIMIT;
+    }
     if (vmp_grow__((void **)&a->syms, &a->cap_syms, a->n_syms + ms->n_symbols, sizeof *a->syms))
         return VMP_ERR_NOMEM;
     for (i = 0; i < ms->n_symbols; i++) {
@@ -1504,6 +1557,10 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
     uint32_t idx;
     if (r->id == 0 || node_index(a, r->id))
         return VMP_OK; /* R-ID-1 broken; keep the first definition */
+    if (a->n_nodes >= a->max_nodes) {
+        hit_limit(a, "stack-nodes", a->max_nodes, "stack nodes");
+        return VMP_ERR_LIMIT;
+    }
     if (a->n_nodes >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&a->nodes, &a->cap_nodes, a->n_nodes + 1, sizeof *a->nodes))
         return VMP_ERR_NOMEM;
@@ -1732,15 +1789,32 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
 
 /* ---- feeding ---------------------------------------------------------------------------- */
 
+static vmp_status feed_record(vmp_analysis *a,
+                              const vmp_record *rec,
+                              vmp_asample *sample_out,
+                              int *is_sample_out);
+
 vmp_status vmp_analysis_feed(vmp_analysis *a,
                              const vmp_record *rec,
                              vmp_asample *sample_out,
                              int *is_sample_out)
 {
+    vmp_status st;
     if (is_sample_out)
         *is_sample_out = 0;
     if (!a || !rec)
         return VMP_ERR_INVALID_ARG;
+    if (a->limit_msg[0])
+        return VMP_ERR_LIMIT; /* a limit stops the analysis for good */
+    st = feed_record(a, rec, sample_out, is_sample_out);
+    return a->limit_msg[0] ? VMP_ERR_LIMIT : st;
+}
+
+static vmp_status feed_record(vmp_analysis *a,
+                              const vmp_record *rec,
+                              vmp_asample *sample_out,
+                              int *is_sample_out)
+{
     switch (rec->type) {
     case VMP_REC_HEADER:
         return take_header(a, &rec->u.header);
@@ -1809,6 +1883,8 @@ vmp_status vmp_analysis_next(vmp_analysis *a, vmp_reader *r, vmp_asample *out)
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
         int is_sample = 0;
         st = vmp_analysis_feed(a, &rec, out, &is_sample);
+        if (st == VMP_ERR_LIMIT) /* the file and offset, for the caller's message */
+            return vmp_reader_fail(r, st, vmp_analysis_errmsg(a));
         if (st < 0)
             return st;
         if (is_sample)

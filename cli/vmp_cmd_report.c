@@ -1155,6 +1155,12 @@ int vmp_cmd_report(int argc, char **argv)
         return vmp_cli_fail("report", "out of memory");
     }
     st = vmp_profile_read(r.p, rd);
+    if (st == VMP_ERR_LIMIT) { /* not a damaged file: the report would mislead */
+        rc = vmp_cli_fail("report", "%s", vmp_reader_errmsg(rd));
+        vmp_profile_free(r.p);
+        vmp_reader_close(rd);
+        return rc;
+    }
     if (st == VMP_ERR_NOMEM) {
         vmp_profile_free(r.p);
         vmp_reader_close(rd);

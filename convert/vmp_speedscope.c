@@ -428,6 +428,8 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
             break;
         }
         st = vmp_analysis_feed(c.a, &rec, &s, &is_sample);
+        if (st == VMP_ERR_LIMIT)
+            vmp_reader_fail(r, st, vmp_analysis_errmsg(c.a));
         if (st < 0)
             break;
         if (is_sample && (rc = take_sample(&c, &s)) != 0)

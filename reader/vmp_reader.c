@@ -319,6 +319,13 @@ const char *vmp_reader_errmsg(const vmp_reader *r)
     return r->errmsg;
 }
 
+vmp_status vmp_reader_fail(vmp_reader *r, vmp_status st, const char *msg)
+{
+    if (r == NULL || st >= 0)
+        return VMP_ERR_INVALID_ARG;
+    return vmp_rd_fail(r, st, r->chunk_offset, "%s", msg ? msg : vmp_status_str(st));
+}
+
 const char *vmp_reader_warning(const vmp_reader *r)
 {
     return r != NULL && r->warning[0] ? r->warning : NULL;

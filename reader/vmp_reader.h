@@ -108,6 +108,15 @@ VMP_API void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out);
  *  Owned by the reader; valid until vmp_reader_close(). */
 VMP_API const char *vmp_reader_errmsg(const vmp_reader *r);
 
+/** Stop reading with an error found by the caller in what the reader
+ *  delivered (an analysis limit, say): records it as the reader's first
+ *  error, "<file>: offset <the current chunk's offset>: <msg>", unless an
+ *  error came first; vmp_reader_next() returns `st` from then on.
+ * @param st   a negative status.
+ * @param msg  one line, borrowed for the call (NULL: the status's name).
+ * @return the reader's first error: `st` or the earlier one. */
+VMP_API vmp_status vmp_reader_fail(vmp_reader *r, vmp_status st, const char *msg);
+
 /** A one-line warning about something the reader set aside without failing,
  *  naming the file and offset, or NULL: today a seek table that is damaged
  *  or contradicts the chunks read, which counts as absent (spec.md

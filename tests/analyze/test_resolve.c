@@ -620,6 +620,55 @@ static void test_deep_stacks_are_truncated(void)
     vmp_analysis_free(a);
 }
 
+/* The analysis's limits: past one, VMP_ERR_LIMIT for good and a message
+ * naming it; the process defaults apply to fields left 0. */
+static void test_limits_stop_the_analysis(void)
+{
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT, d = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    uint64_t i;
+    o.max_code_history = 3;
+    CHECK(vmp_analysis_create(&a, &o) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_ZONE;
+    r.u.code_zone.id = 1;
+    r.u.code_zone.end = 0x100000;
+    CHECK(feed(a, &r) == VMP_OK);
+    for (i = 1; i <= 4; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_CODE_OBJECT;
+        r.u.code_object.id = i;
+        r.u.code_object.zone = 1;
+        r.u.code_object.start = 0x1000 * i;
+        r.u.code_object.size = 0x100;
+        CHECK(feed(a, &r) == (i <= 3 ? VMP_OK : VMP_ERR_LIMIT));
+    }
+    CHECK(strstr(vmp_analysis_errmsg(a), "analysis limit 'history' reached: more than 3") != NULL);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_THREAD;
+    r.u.thread.id = 1;
+    CHECK(feed(a, &r) == VMP_ERR_LIMIT); /* for good */
+    vmp_analysis_free(a);
+
+    d.max_stack_nodes = 2;
+    vmp_analysis_set_defaults(&d);
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    vmp_analysis_set_defaults(NULL);
+    for (i = 1; i <= 3; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_STACK_NODE;
+        r.u.stack_node.id = i;
+        r.u.stack_node.pc = 0x1000 + i;
+        CHECK(feed(a, &r) == (i <= 2 ? VMP_OK : VMP_ERR_LIMIT));
+    }
+    CHECK(strstr(vmp_analysis_errmsg(a), "'stack-nodes'") != NULL);
+    vmp_analysis_free(a);
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK); /* the built-in defaults again */
+    CHECK(vmp_analysis_errmsg(a)[0] == '\0');
+    vmp_analysis_free(a);
+}
+
 /* The demangler bounds its nesting: a hostile name is shown as stored. */
 static void test_demangler_depth_is_bounded(void)
 {
@@ -643,6 +692,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_module_offset);
     VMP_TEST_RUN(test_deep_stacks_are_truncated);
     VMP_TEST_RUN(test_demangler_depth_is_bounded);
+    VMP_TEST_RUN(test_limits_stop_the_analysis);
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);

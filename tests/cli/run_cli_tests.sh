@@ -98,6 +98,14 @@ expect 0 "$vmp" info "$noend" && contains out.txt "status:           truncated: 
 expect 0 "$vmp" info --json all.vmp && contains out.txt '"complete":true' && lines out.txt 1
 expect 0 "$vmp" info --json truncated.vmp && contains out.txt '"complete":false' &&
     contains out.txt '"status":"truncated"'
+# vmp --limit NAME=N: the analysis's limits (usage errors exit 2; a limit
+# reached is a one-line error naming the file and offset, exit 1)
+expect 2 "$vmp" --limit nosuch=1 report all.vmp && contains err.txt "bad --limit 'nosuch=1'"
+expect 2 "$vmp" --limit history=x report all.vmp
+expect 2 "$vmp" --limit=depth=1 report all.vmp
+expect 0 "$vmp" --limit history=1M --limit=stacks=64K report all.vmp
+expect 1 "$vmp" --limit stack-nodes=2 report all.vmp && lines err.txt 1 &&
+    contains err.txt "all.vmp: offset " && contains err.txt "analysis limit 'stack-nodes' reached"
 # spec R-SMP-4: weight 0 counts 0 samples (weights 3, 0, 1: 4 samples) in info,
 # report and every csv view; the samples have neither pc nor stack and still
 # count under [unknown] so that the csv rows sum to the total.

@@ -3,9 +3,12 @@
 """Run every vmp command on hostile but well-formed profiles.
 
 usage: run_hostile.py VMP GEN_HOSTILE WORKDIR RSS_LIMIT_MB SECONDS_LIMIT [--render]
-                      [--only=CMD,...] CASE...
+                      [--only=CMD,...] [--vmp-args=ARG,...] [--expect-limit] CASE...
        CASE: deep:DEPTH | compactions:OBJECTS:COUNT | stacks:N | symbols:MODULES:SYMBOLS
        --only: run only these commands (info, validate, report, ...)
+       --vmp-args: global arguments of vmp (--limit,stacks=1000)
+       --expect-limit: the analysis commands must stop at a limit: exit 1
+                 with "analysis limit '...' reached" naming the file
        --render: also render the first case's flame graph SVG in headless
                  Chromium (when installed) to a PNG that must not be blank
 
@@ -35,6 +38,14 @@ if render:
 only = None
 if cases and cases[0].startswith("--only="):
     only = cases[0][len("--only="):].split(",")
+    cases = cases[1:]
+global_args = []
+if cases and cases[0].startswith("--vmp-args="):
+    global_args = cases[0][len("--vmp-args="):].split(",")
+    cases = cases[1:]
+expect_limit = False
+if cases and cases[0] == "--expect-limit":
+    expect_limit = True
     cases = cases[1:]
 failures = 0
 
@@ -98,6 +109,7 @@ for case in cases:
     for cmd, args in commands.items():
         if only and cmd not in only:
             continue
+        args = [args[0]] + global_args + args[1:]
         status, rss, secs, err = run(args, name + "." + cmd)
         signal = os.WIFSIGNALED(status)
         rc = os.WEXITSTATUS(status) if not signal else -os.WTERMSIG(status)
@@ -112,6 +124,10 @@ for case in cases:
         if rss > rss_limit or secs > secs_limit:
             fail("%s %s: %.0f MB, %.2f s (limits %.0f MB, %.1f s)" %
                  (cmd, path, rss, secs, rss_limit, secs_limit))
+        analysis = cmd not in ("info", "validate")
+        if expect_limit and analysis and (rc != 1 or "analysis limit '" not in err):
+            fail("%s %s: does not stop at the analysis limit: exit %d, %r" %
+                 (cmd, path, rc, err[:200]))
         if cmd.endswith("svg") and rc == 0:
             svg = name + (".svg" if cmd == "flame-svg" else ".diff.svg")
             if not well_formed_xml(svg):
