@@ -15,7 +15,9 @@ static const char info_usage[] =
     "usage: vmp info [--json] [-o FILE] FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) once and summarize it:\n"
-    "format version, producer, VM, pid, start time (UTC), duration (the latest\n"
+    "format version, producer, VM, pid, the header's labels (KEY=VALUE, one a\n"
+    "line, in file order; the HotSpot agent's 'sampler' says which clock ran),\n"
+    "start time (UTC), duration (the latest\n"
     "time in the file), sampling interval, samples and failed samples, samples\n"
     "dropped (from the END record), threads with their names, code zones, code\n"
     "objects, code changes and the final generation, modules and symbols,\n"
@@ -33,7 +35,8 @@ static const char info_usage[] =
     "\n"
     "options:\n"
     "  --json        print one JSON object instead of text.  Keys: file, format,\n"
-    "                producer, vm_name, vm_version, pid, start_realtime_ns,\n"
+    "                producer, vm_name, vm_version, labels ({key: value}; a\n"
+    "                repeated key keeps its last value), pid, start_realtime_ns,\n"
     "                start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
     "                samples, failed_samples, sample_weight, dropped_full,\n"
     "                dropped_write, truncated_stacks (the last three null without\n"
@@ -62,6 +65,8 @@ typedef struct summary {
     char *producer, *vm_name, *vm_version, *clock;
     size_t producer_len, vm_name_len, vm_version_len, clock_len;
     int have_header;
+    char **labels; /* key, value, ...: 2 * n_labels copies, as in the file */
+    size_t *label_lens, n_labels;
     vmp_rec_end end;
     int have_end;
     uint64_t last_time, samples, failed, weight, zones, code_objects, code_changes;
@@ -128,6 +133,17 @@ static int add_record(summary *sum, const vmp_record *rec)
         sum->clock = dup_str(&rec->u.header.clock, &sum->clock_len);
         if (!sum->producer || !sum->vm_name || !sum->vm_version || !sum->clock)
             return -1;
+        if (rec->u.header.n_labels) {
+            size_t i, n = 2 * rec->u.header.n_labels;
+            sum->labels = calloc(n, sizeof *sum->labels);
+            sum->label_lens = calloc(n, sizeof *sum->label_lens);
+            if (!sum->labels || !sum->label_lens)
+                return -1;
+            sum->n_labels = rec->u.header.n_labels;
+            for (i = 0; i < n; i++)
+                if (!(sum->labels[i] = dup_str(&rec->u.header.labels[i], &sum->label_lens[i])))
+                    return -1;
+        }
         break;
     case VMP_REC_END:
         sum->end = rec->u.end;
@@ -215,6 +231,10 @@ static void summary_free(summary *sum)
     for (i = 0; i < sum->n_threads; i++)
         free(sum->threads[i].name);
     free(sum->threads);
+    for (i = 0; i < 2 * sum->n_labels; i++)
+        free(sum->labels[i]);
+    free(sum->labels);
+    free(sum->label_lens);
     free(sum->producer);
     free(sum->vm_name);
     free(sum->vm_version);
@@ -247,6 +267,14 @@ static void print_text(FILE *f,
     fputc(' ', f);
     put_str(f, 0, sum->vm_version, sum->vm_version_len);
     fprintf(f, "\npid:              %" PRIu64 "\n", sum->hdr.pid);
+    fprintf(f, "labels:           %zu\n", sum->n_labels);
+    for (i = 0; i < sum->n_labels; i++) {
+        fputs("  ", f);
+        put_str(f, 0, sum->labels[2 * i], sum->label_lens[2 * i]);
+        fputc('=', f);
+        put_str(f, 0, sum->labels[2 * i + 1], sum->label_lens[2 * i + 1]);
+        fputc('\n', f);
+    }
     if (sum->hdr.start_realtime_ns) {
         vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
         fprintf(f, "start:            %s\n", utc);
@@ -327,6 +355,15 @@ static void print_json(FILE *f,
     put_str(f, 1, sum->vm_name, sum->vm_name_len);
     fputs(",\"vm_version\":", f);
     put_str(f, 1, sum->vm_version, sum->vm_version_len);
+    fputs(",\"labels\":{", f);
+    for (i = 0; i < sum->n_labels; i++) {
+        if (i)
+            fputc(',', f);
+        put_str(f, 1, sum->labels[2 * i], sum->label_lens[2 * i]);
+        fputc(':', f);
+        put_str(f, 1, sum->labels[2 * i + 1], sum->label_lens[2 * i + 1]);
+    }
+    fputc('}', f);
     fprintf(f,
             ",\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"start_utc\":", sum->hdr.pid,
             sum->hdr.start_realtime_ns);

@@ -38,6 +38,11 @@ static const char record_usage[] =
     "                    (default 1ms)\n"
     "  --mode MODE       cpu: sample each thread per interval of its CPU time\n"
     "                    (default); wall: per interval of elapsed time\n"
+    "  --sampler S       cpu mode's clock: auto (default: a perf_event cpu-clock\n"
+    "                    per thread, the asked rate; POSIX CPU-time timers, at\n"
+    "                    most one signal per scheduler tick, where the kernel\n"
+    "                    refuses perf events), perf or posix; the header label\n"
+    "                    'sampler' says which ran (vmp info)\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
     "  --agent PATH      the agent library (default: libvmp-jvmti.so next to this\n"
     "                    program's installation, or in its build tree)\n"
@@ -138,11 +143,15 @@ static void summarize(const char *path)
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
-        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"depth", required_argument, NULL, 'd'},
+                                             {"agent", required_argument, NULL, 'a'},
+                                             {"sampler", required_argument, NULL, 's'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
+    const char *sampler = "auto";
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
     pid_t pid;
@@ -165,6 +174,9 @@ int vmp_cmd_record(int argc, char **argv)
         case 'a':
             agent_opt = optarg;
             break;
+        case 's':
+            sampler = optarg;
+            break;
         case 'h':
             return vmp_cli_help(record_usage);
         default:
@@ -177,6 +189,9 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
     if (strcmp(mode, "cpu") != 0 && strcmp(mode, "wall") != 0)
         return vmp_cli_usage_error("record", "bad mode '%s' (cpu or wall)", mode);
+    if (strcmp(sampler, "auto") != 0 && strcmp(sampler, "perf") != 0 &&
+        strcmp(sampler, "posix") != 0)
+        return vmp_cli_usage_error("record", "bad sampler '%s' (auto, perf or posix)", sampler);
     if (strspn(depth, "0123456789") != strlen(depth) || atoi(depth) < 1 || atoi(depth) > 2048 ||
         strlen(depth) > 4)
         return vmp_cli_usage_error("record", "bad depth '%s' (1 to 2048)", depth);
@@ -209,12 +224,13 @@ int vmp_cmd_record(int argc, char **argv)
         else
             snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
         len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(interval) +
-              strlen(mode) + strlen(depth) + 96;
+              strlen(mode) + strlen(depth) + strlen(sampler) + 112;
         opts = malloc(len);
         if (opts == NULL)
             _exit(126);
-        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s",
-                 old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth);
+        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s",
+                 old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth,
+                 sampler);
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));

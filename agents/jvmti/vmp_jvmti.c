@@ -10,9 +10,9 @@
  * class's methods, records the loaded modules, replays the code generated so
  * far (GenerateEvents), starts the service thread and starts sampling.  Each
  * Java thread registers itself in ThreadStart (kernel tid, JNIEnv and frame
- * buffers in initial-exec TLS; in cpu mode a POSIX timer on its own CPU
- * clock).  VMDeath (or Agent_OnUnload) stops sampling, waits for handlers in
- * flight and closes the writer.
+ * buffers in initial-exec TLS; in cpu mode its own sampling clock, a perf
+ * event or a POSIX timer, vmp_jvmti_clock.h).  VMDeath (or Agent_OnUnload) stops sampling, waits
+ * for handlers in flight and closes the writer.
  *
  * The signal handler (on_sigprof) takes no locks, allocates nothing and calls
  * no JVMTI or JNI function: it reads TLS, calls AsyncGetCallTrace and
@@ -37,6 +37,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
@@ -116,8 +117,8 @@ typedef void (*agct_fn)(agct_trace *trace, jint depth, void *ucontext);
 
 typedef struct thread_entry {
     uint64_t tid;
-    timer_t timer;
-    int has_timer;
+    vmp_jvmti_clock clock; /* cpu mode */
+    int has_clock;
 } thread_entry;
 
 #define GC_RING 256
@@ -131,6 +132,7 @@ static struct {
     vmp_writer *w;        /* NULL: not open, failed, or closed */
     int dead;             /* VMDeath seen: register nothing more */
     int warned_write;
+    int mechanism; /* cpu mode: enum vmp_jvmti_mechanism */
     uint64_t zone;
     uint64_t next_code_id;
     vmp_jvmti_idset functions;
@@ -203,11 +205,10 @@ static void take_sample(const siginfo_t *si, void *uc)
     s.thread = tls_tid;
     s.pc = pc_of(uc);
     s.generation = VMP_GENERATION_CURRENT;
-    s.weight = 1;
-    /* CPU-time timers fire on scheduler ticks: expirations missed in between
-     * are the timer's overrun, and this sample stands for them too. */
-    if (si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0)
-        s.weight += (uint32_t)si->si_overrun;
+    /* cpu mode: the intervals of the thread's CPU time since its previous
+     * sample, on its random grid (vmp_jvmti_clock.h); wall mode: 1 */
+    s.weight = vmp_jvmti__clock_weight();
+    (void)si;
     if (w == NULL)
         return;
     if (env == NULL || af == NULL || vf == NULL || g.agct == NULL) {
@@ -246,6 +247,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     atomic_fetch_add(&g.in_handler, 1);
     if (atomic_load(&g.sampling) && tls_tid != 0)
         take_sample(si, uc);
+    vmp_jvmti__clock_rearm(si); /* last: the walk is not counted in the next interval */
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;
 }
@@ -608,8 +610,9 @@ static void write_thread_name(jthread thread, JNIEnv *jni, uint64_t tid, int end
     }
 }
 
-/* Runs on the thread itself: ThreadStart, or VMInit for the main thread. */
-static void register_thread(JNIEnv *jni, jthread thread)
+/* Runs on the thread itself: ThreadStart (`from_birth`: its CPU time so far
+ * belongs to the profile), or VMInit for the main thread. */
+static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
 {
     size_t depth = (size_t)g.opts.depth + 1;
     thread_entry e;
@@ -634,14 +637,6 @@ static void register_thread(JNIEnv *jni, jthread thread)
     tls_tid = e.tid;
     write_thread_name(thread, jni, e.tid, 0);
 
-    if (g.opts.mode == VMP_JVMTI_MODE_CPU) {
-        struct sigevent ev;
-        memset(&ev, 0, sizeof ev);
-        ev.sigev_notify = SIGEV_THREAD_ID;
-        ev.sigev_signo = SIGPROF;
-        ev.sigev_notify_thread_id = (pid_t)e.tid;
-        e.has_timer = timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &e.timer) == 0;
-    }
     pthread_mutex_lock(&g.lock);
     if (!g.dead && g.w != NULL) {
         if (g.n_threads == g.cap_threads) {
@@ -653,20 +648,13 @@ static void register_thread(JNIEnv *jni, jthread thread)
             }
         }
         if (g.n_threads < g.cap_threads) {
+            /* on this thread, under the lock that shutdown takes first */
+            e.has_clock = g.opts.mode == VMP_JVMTI_MODE_CPU &&
+                          vmp_jvmti__clock_start(&e.clock, from_birth) == 0;
             g.threads[g.n_threads++] = e;
-            if (e.has_timer) {
-                struct itimerspec its;
-                its.it_interval.tv_sec = (time_t)(g.opts.interval_ns / 1000000000u);
-                its.it_interval.tv_nsec = (long)(g.opts.interval_ns % 1000000000u);
-                its.it_value = its.it_interval;
-                timer_settime(e.timer, 0, &its, NULL);
-            }
-            e.has_timer = 0; /* owned by the table now */
         }
     }
     pthread_mutex_unlock(&g.lock);
-    if (e.has_timer)
-        timer_delete(e.timer);
 }
 
 static void unregister_thread(JNIEnv *jni, jthread thread)
@@ -678,11 +666,12 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
 
     if (tid == 0)
         return;
+    vmp_jvmti__clock_forget();
     pthread_mutex_lock(&g.lock);
     for (i = 0; i < g.n_threads; i++) {
         if (g.threads[i].tid == tid) {
-            if (g.threads[i].has_timer)
-                timer_delete(g.threads[i].timer);
+            if (g.threads[i].has_clock)
+                vmp_jvmti__clock_stop(&g.threads[i].clock);
             g.threads[i] = g.threads[--g.n_threads];
             break;
         }
@@ -703,7 +692,7 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    register_thread(jni, thread);
+    register_thread(jni, thread, 1);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -819,8 +808,8 @@ static void shutdown_agent(void)
     g.n_threads = g.cap_threads = 0;
     pthread_mutex_unlock(&g.lock);
     for (i = 0; i < n; i++) {
-        if (threads[i].has_timer)
-            timer_delete(threads[i].timer);
+        if (threads[i].has_clock)
+            vmp_jvmti__clock_stop(&threads[i].clock);
     }
     free(threads);
     if (g.service_started) {
@@ -886,7 +875,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         return;
     if (pthread_create(&g.service, NULL, service_main, NULL) == 0)
         g.service_started = 1;
-    register_thread(jni, thread);
+    register_thread(jni, thread, 0);
     atomic_store(&g.sampling, 1);
 }
 
@@ -913,7 +902,7 @@ static void open_writer(void)
     char *vm_version = system_property("java.vm.version");
     char *vm_long = system_property("java.vm.name");
     char *command = system_property("sun.java.command");
-    const char *labels[10];
+    const char *labels[12];
     size_t n_labels = 0;
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
@@ -931,6 +920,9 @@ static void open_writer(void)
     labels[n_labels++] = depth;
     labels[n_labels++] = "vm";
     labels[n_labels++] = vm_long ? vm_long : "";
+    labels[n_labels++] = "sampler"; /* the mechanism that runs (vmp_jvmti_clock.h) */
+    labels[n_labels++] =
+        g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall signals" : vmp_jvmti__clock_label(g.mechanism);
 
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "HotSpot";
@@ -1054,6 +1046,12 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "vmp: cannot set up JVMTI events; not profiling\n");
         return JNI_OK;
     }
+    if (g.opts.mode == VMP_JVMTI_MODE_CPU) {
+        char why[256];
+        g.mechanism = vmp_jvmti__clock_setup(g.opts.sampler, g.opts.interval_ns, why, sizeof why);
+        if (why[0])
+            fprintf(stderr, "vmp: %s\n", why);
+    }
     open_writer();
     if (g.w != NULL && install_handler() != 0) {
         fprintf(stderr, "vmp: cannot install the SIGPROF handler: %s\n", strerror(errno));
@@ -1069,6 +1067,6 @@ JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
     (void)vm;
     shutdown_agent();
     /* This code may be unmapped after return; a late SIGPROF must not land here.
-     * Every timer is gone, so ignoring the signal loses nothing. */
+     * Every clock is gone, so ignoring the signal loses nothing. */
     signal(SIGPROF, SIG_IGN);
 }

@@ -5,6 +5,8 @@
  */
 #include "vmp_jvmti_opts.h"
 
+#include "vmp_jvmti_clock.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -160,6 +162,18 @@ int vmp_jvmti__parse_options(
                 out->mode = VMP_JVMTI_MODE_WALL;
             } else {
                 warnf(warn, warn_size, "mode '%s' is neither cpu nor wall; using cpu\n", val);
+                problems++;
+            }
+        } else if (strcmp(key, "sampler") == 0) {
+            if (strcmp(val, "auto") == 0) {
+                out->sampler = VMP_JVMTI_SAMPLER_AUTO;
+            } else if (strcmp(val, "perf") == 0) {
+                out->sampler = VMP_JVMTI_SAMPLER_PERF;
+            } else if (strcmp(val, "posix") == 0) {
+                out->sampler = VMP_JVMTI_SAMPLER_POSIX;
+            } else {
+                warnf(warn, warn_size, "sampler '%s' is not auto, perf or posix; using auto\n",
+                      val);
                 problems++;
             }
         } else if (strcmp(key, "depth") == 0) {

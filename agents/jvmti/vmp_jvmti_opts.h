@@ -31,6 +31,7 @@ typedef struct vmp_jvmti_options {
     uint64_t interval_ns;          /* VMP_JVMTI_MIN_INTERVAL_NS..VMP_JVMTI_MAX_INTERVAL_NS */
     int mode;                      /* enum vmp_jvmti_mode */
     uint32_t depth;                /* 1..VMP_JVMTI_MAX_DEPTH */
+    int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
 } vmp_jvmti_options;
 
 /** Parse an interval: a decimal number with an optional unit ns, us, ms or s
@@ -41,7 +42,8 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
 /** Parse the agent option string `text` (may be NULL or empty) into `*out`.
  *
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
- * wall), depth.  Every problem (unknown key, bad value, value out of range)
+ * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
+ * vmp_jvmti_clock.h).  Every problem (unknown key, bad value, value out of range)
  * leaves that option at its default and is described by one line appended to
  * `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
  *

@@ -12,6 +12,8 @@
 //                 then unloaded at System.gc()
 //          spin:  one busy thread named "vmp-spin"; prints its CPU time
 //          exit:  a thread that is not main calls System.exit(3)
+//          short: 500 short threads "vmp-short-N", four at a time, each using
+//                 a fraction of a millisecond of CPU; prints their summed CPU
 //   SCALE  multiplies the running time (a decimal number, default 1)
 
 import java.io.IOException;
@@ -227,6 +229,29 @@ public final class Demo {
         sink += churn(slice * 3);
     }
 
+    // 500 short threads, four at a time; each adds its own CPU time (from its
+    // birth) to the sum printed as short_cpu_ns.
+    static void runShort() throws InterruptedException {
+        final java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        final java.util.concurrent.atomic.AtomicLong cpu = new java.util.concurrent.atomic.AtomicLong();
+        final int n = 500;
+        for (int i = 0; i < n; i += 4) {
+            Thread[] ts = new Thread[4];
+            for (int k = 0; k < ts.length; k++) {
+                final int seed = i + k;
+                ts[k] = new Thread(() -> {
+                    sink += hotLoop(seed, 20_000);
+                    cpu.addAndGet(mx.getCurrentThreadCpuTime());
+                }, "vmp-short-" + (i + k));
+                ts[k].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+        }
+        System.out.println("short_threads=" + n + " short_cpu_ns=" + cpu.get());
+    }
+
     public static void main(String[] args) throws Throwable {
         String mode = args.length > 0 ? args[0] : "all";
         double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
@@ -248,8 +273,11 @@ public final class Demo {
             case "exit":
                 runExit(millis);
                 break;
+            case "short":
+                runShort();
+                break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit] [scale]");
+                System.err.println("usage: Demo [all|hot|churn|spin|exit|short] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

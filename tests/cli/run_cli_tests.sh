@@ -95,6 +95,10 @@ expect 0 "$vmp" info selfprof.vmp && contains out.txt '"worker-1"' &&
 expect 0 "$vmp" info truncated.vmp && contains out.txt "status:           truncated: " &&
     contains out.txt "truncated.vmp: offset "
 expect 0 "$vmp" info "$noend" && contains out.txt "status:           truncated: no END record"
+# the HEADER's labels (the HotSpot agent records its sampling clock there)
+expect 0 "$vmp" info all.vmp && contains out.txt 'labels:           2' &&
+    contains out.txt '  "benchmark"="fib \"30\""' && contains out.txt '  "host"="test"'
+expect 0 "$vmp" info --json all.vmp && contains out.txt '"labels":{"benchmark":"fib \"30\"","host":"test"}'
 expect 0 "$vmp" info --json all.vmp && contains out.txt '"complete":true' && lines out.txt 1
 expect 0 "$vmp" info --json truncated.vmp && contains out.txt '"complete":false' &&
     contains out.txt '"status":"truncated"'

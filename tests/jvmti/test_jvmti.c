@@ -215,6 +215,7 @@ typedef struct profile {
     vmp_status status; /* VMP_END when the file read to its end */
     char errmsg[512];
     char *vm_name;
+    char *sampler; /* the header label "sampler", or NULL */
     char **code_kinds;
     char **reasons;
     size_t n_reasons;
@@ -265,6 +266,10 @@ static void add_record(profile *p, const vmp_record *r)
     switch (r->type) {
     case VMP_REC_HEADER:
         p->vm_name = dupstr(&r->u.header.vm_name);
+        for (i = 0; i < r->u.header.n_labels; i++)
+            if (r->u.header.labels[2 * i].len == 7 &&
+                memcmp(r->u.header.labels[2 * i].s, "sampler", 7) == 0)
+                p->sampler = dupstr(&r->u.header.labels[2 * i + 1]);
         p->n_code_kinds = r->u.header.n_code_kinds;
         p->code_kinds = calloc(p->n_code_kinds + 1, sizeof *p->code_kinds);
         for (i = 0; i < p->n_code_kinds; i++)
@@ -396,6 +401,7 @@ static void profile_free(profile *p)
     size_t i;
 
     free(p->vm_name);
+    free(p->sampler);
     for (i = 0; i < p->n_code_kinds; i++)
         free(p->code_kinds[i]);
     free(p->code_kinds);
@@ -810,17 +816,28 @@ static void case_churn(void)
     profile_free(&p);
 }
 
-static void rate_at(const char *interval, double interval_ns, const char *mode, double min_share)
+/* Run the spin workload at `interval` in `mode` with `sampler` (NULL: the
+ * default); check that the busy thread's weight is within [min_share, 1.1]
+ * of its CPU time, and, when perf events ran, that it got at least
+ * `min_records` records per CPU-second. */
+static void rate_at(const char *interval,
+                    double interval_ns,
+                    const char *mode,
+                    const char *sampler,
+                    double min_share,
+                    double min_records)
 {
-    char path[4096], opts[64], outp[4200];
+    char path[4096], opts[96], outp[4200];
     char *out, *cpu_s;
     profile p;
     uint64_t tid = 0, records = 0, weighted = 0;
     double cpu_ns = 0, expected;
     size_t i;
 
-    snprintf(path, sizeof path, "%s/rate-%s-%s.vmp", work_dir, mode, interval);
-    snprintf(opts, sizeof opts, "interval=%s,mode=%s", interval, mode);
+    snprintf(path, sizeof path, "%s/rate-%s-%s-%s.vmp", work_dir, mode, interval,
+             sampler ? sampler : "auto");
+    snprintf(opts, sizeof opts, "interval=%s,mode=%s%s%s", interval, mode,
+             sampler ? ",sampler=" : "", sampler ? sampler : "");
     CHECK_EQ_U64(run_demo(path, opts, NULL, "spin", "0.5"), 0);
     load(&p, path);
     check_readable(&p, path);
@@ -843,27 +860,80 @@ static void rate_at(const char *interval, double interval_ns, const char *mode, 
         }
     }
     expected = cpu_ns / interval_ns;
-    printf("  %s rate at %s: busy thread used %.3f s of CPU; requested %.0f samples/s; "
-           "%" PRIu64 " records (%.0f/s: one per timer signal), standing for %" PRIu64
+    printf("  %s rate at %s (sampler %s): busy thread used %.3f s of CPU; requested %.0f "
+           "samples/s; %" PRIu64 " records (%.0f/s), standing for %" PRIu64
            " samples (%.0f/s = %.1f%% of requested)\n",
-           mode, interval, cpu_ns / 1e9, 1e9 / interval_ns, records,
+           mode, interval, p.sampler ? p.sampler : "?", cpu_ns / 1e9, 1e9 / interval_ns, records,
            (double)records / (cpu_ns / 1e9), weighted, (double)weighted / (cpu_ns / 1e9),
            expected > 0 ? 100.0 * (double)weighted / expected : 0);
     CHECK((double)weighted >= min_share * expected);
+    if (strcmp(mode, "cpu") == 0) /* wall time exceeds CPU time on a loaded machine */
+        CHECK((double)weighted <= 1.1 * expected);
+    if (sampler != NULL && strcmp(sampler, "posix") == 0)
+        CHECK(p.sampler != NULL && strcmp(p.sampler, "posix cpu timer") == 0);
+    if (p.sampler != NULL && strcmp(p.sampler, "perf_event cpu-clock") == 0)
+        CHECK((double)records >= min_records * cpu_ns / 1e9);
+    else if (strcmp(mode, "cpu") == 0 && sampler == NULL)
+        printf("  (perf events refused here: the record floor is not checked)\n");
+    profile_free(&p);
+}
+
+/* 500 threads, each shorter than the interval: their sampled CPU (weight x
+ * interval) is not zero and within 40% of their measured CPU (each thread's
+ * samples fall on a grid with a random phase, vmp_jvmti_clock.h). */
+static void case_short(void)
+{
+    char path[4096], outp[4200];
+    char *out, *cpu_s;
+    profile p;
+    double cpu_ns = 0, sampled_ns = 0;
+    uint64_t records = 0;
+    size_t i, k;
+
+    snprintf(path, sizeof path, "%s/short.vmp", work_dir);
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "short", "1"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    out = slurp(outp);
+    cpu_s = out ? strstr(out, "short_cpu_ns=") : NULL;
+    if (cpu_s != NULL)
+        cpu_ns = strtod(cpu_s + 13, NULL);
+    free(out);
+    for (i = 0; i < p.n_samples; i++) {
+        for (k = 0; k < p.n_threads; k++) {
+            if (p.threads[k].id == p.samples[i].thread &&
+                strncmp(p.threads[k].name, "vmp-short-", 10) == 0) {
+                sampled_ns += 1e6 * (double)p.samples[i].weight;
+                records++;
+                break;
+            }
+        }
+    }
+    printf("  short threads (sampler %s): measured %.1f ms of CPU, sampled %.1f ms (%.1f%%) in "
+           "%" PRIu64 " records\n",
+           p.sampler ? p.sampler : "?", cpu_ns / 1e6, sampled_ns / 1e6,
+           cpu_ns > 0 ? 100.0 * sampled_ns / cpu_ns : 0, records);
+    CHECK(cpu_ns > 1e7);
+    CHECK(sampled_ns > 0);
+    CHECK(sampled_ns >= 0.6 * cpu_ns && sampled_ns <= 1.4 * cpu_ns);
     profile_free(&p);
 }
 
 static void case_rate(void)
 {
-    rate_at("1ms", 1e6, "cpu", 0.95);
-    rate_at("100us", 1e5, "cpu", 0.95);
+    /* perf events where allowed: the asked rate in records, not only weight */
+    rate_at("1ms", 1e6, "cpu", NULL, 0.95, 600);
+    rate_at("100us", 1e5, "cpu", NULL, 0.95, 3000);
+    /* the fallback, forced: fewer records, the same weight */
+    rate_at("1ms", 1e6, "cpu", "posix", 0.90, 0);
 }
 
 /* Wall mode: the agent's thread signals every thread at each interval; a
  * busy thread's wall time is about its CPU time. */
 static void case_wall(void)
 {
-    rate_at("1ms", 1e6, "wall", 0.90);
+    rate_at("1ms", 1e6, "wall", NULL, 0.90, 0);
 }
 
 /* An output file that cannot be created: one warning, the program runs on. */
@@ -937,9 +1007,10 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},   {"hot", case_hot},       {"resolve", case_resolve},
-                 {"churn", case_churn}, {"rate", case_rate},     {"wall", case_wall},
-                 {"exit", case_exit},   {"record", case_record}, {"nofile", case_nofile}};
+    } cases[] = {{"demo", case_demo},    {"hot", case_hot},   {"resolve", case_resolve},
+                 {"churn", case_churn},  {"rate", case_rate}, {"short", case_short},
+                 {"wall", case_wall},    {"exit", case_exit}, {"record", case_record},
+                 {"nofile", case_nofile}};
 
     const char *which = NULL;
     size_t k;
@@ -964,8 +1035,9 @@ int main(int argc, char **argv)
             which = argv[i];
     }
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
-        fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
-                        "--workdir DIR [--vmp VMP] demo|hot|resolve|churn|rate|wall|exit|record\n");
+        fprintf(stderr,
+                "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
+                "--workdir DIR [--vmp VMP] demo|hot|resolve|churn|rate|short|wall|exit|record\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
@@ -71,6 +72,15 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK_STR(o.file, "vmp-9.vmp");
     CHECK(strstr(warn, "interval '5x'") != NULL);
     CHECK(strstr(warn, "unknown option 'bogus'") != NULL);
+    /* sampler: auto (default), perf or posix */
+    CHECK(vmp_jvmti__parse_options(&o, "interval=1ms", 9, warn, sizeof warn) == 0);
+    CHECK(o.sampler == VMP_JVMTI_SAMPLER_AUTO);
+    CHECK(vmp_jvmti__parse_options(&o, "sampler=posix", 9, warn, sizeof warn) == 0);
+    CHECK(o.sampler == VMP_JVMTI_SAMPLER_POSIX);
+    CHECK(vmp_jvmti__parse_options(&o, "sampler=perf", 9, warn, sizeof warn) == 0);
+    CHECK(o.sampler == VMP_JVMTI_SAMPLER_PERF);
+    CHECK(vmp_jvmti__parse_options(&o, "sampler=fast", 9, warn, sizeof warn) == 1);
+    CHECK(o.sampler == VMP_JVMTI_SAMPLER_AUTO && strstr(warn, "sampler 'fast'") != NULL);
     CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
     CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_clock.h - the HotSpot agent's per-thread CPU-time sampling clock:
+ * a perf_event software cpu-clock event per thread whose overflow is
+ * delivered as SIGPROF to that very thread, or, where the kernel refuses perf
+ * events, a POSIX CPU-time timer per thread; and, in the signal handler, the
+ * weight of a sample.
+ *
+ * Unbiased for short threads: each thread's samples fall on a grid of its own
+ * CPU time, r, r + T, r + 2T, ... with T the interval and r drawn uniformly in
+ * (0, T] when the thread starts.  A sample's weight is the number of grid
+ * points its thread's CPU clock passed since the previous sample.  For a thread
+ * that uses c of CPU, the expected number of grid points in [0, c] is c / T
+ * whatever c, so weight x T has the expectation c: a thread shorter than one
+ * interval is sampled with probability c / T, with weight 1.  The signals only
+ * say when to look; a late or missed signal changes which stack is taken, never
+ * the total weight.
+ *
+ * Internal to libvmp-jvmti: nothing here is exported from the shared object.
+ */
+#ifndef VMP_JVMTI_CLOCK_H
+#define VMP_JVMTI_CLOCK_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/** What the user asked for (option `sampler`). */
+enum vmp_jvmti_sampler {
+    VMP_JVMTI_SAMPLER_AUTO = 0, /* perf events, else POSIX timers */
+    VMP_JVMTI_SAMPLER_PERF = 1, /* perf events only: no sampling without them */
+    VMP_JVMTI_SAMPLER_POSIX = 2 /* POSIX CPU-time timers */
+};
+
+/** What runs (the header label `sampler`). */
+enum vmp_jvmti_mechanism {
+    VMP_JVMTI_MECH_NONE = 0, /* nothing could be started */
+    VMP_JVMTI_MECH_PERF = 1, /* "perf_event cpu-clock" */
+    VMP_JVMTI_MECH_POSIX = 2 /* "posix cpu timer" */
+};
+
+/** One thread's clock, kept by the agent's thread table. */
+typedef struct vmp_jvmti_clock {
+    int fd; /* perf event, or -1 */
+    timer_t timer;
+    int has_timer;
+} vmp_jvmti_clock;
+
+/** Choose the mechanism for `want` (enum vmp_jvmti_sampler) at `interval_ns`,
+ *  trying a perf event on the calling thread.  When perf events are refused
+ *  and `want` allows POSIX timers, one line saying why goes to `why` (else
+ *  ""); with `want` perf, the mechanism is NONE and `why` says why.  Call once,
+ *  before the other functions.  @return an enum vmp_jvmti_mechanism. */
+int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why_size);
+
+/** The label value of `mechanism` ("perf_event cpu-clock", "posix cpu timer", "none"). */
+const char *vmp_jvmti__clock_label(int mechanism);
+
+/** Start sampling the calling thread with the chosen mechanism: its grid
+ *  starts at a random r in (0, T] of its CPU time counted from its birth
+ *  (`from_birth`: a thread born while recording, whose CPU before this call
+ *  is part of the profile) or from now.  On failure (say, out of
+ *  descriptors) a perf thread falls back to a POSIX timer.  Not
+ *  async-signal-safe; call on the thread itself.
+ *  @return 0, or -1 with `*c` stopped. */
+int vmp_jvmti__clock_start(vmp_jvmti_clock *c, int from_birth);
+
+/** Stop and release `c` (any thread).  A signal already pending on its thread
+ *  may still arrive; the handler then finds the thread's TLS cleared by
+ *  vmp_jvmti__clock_forget() or weighs it by the grid as usual. */
+void vmp_jvmti__clock_stop(vmp_jvmti_clock *c);
+
+/** On the thread itself, before its clock is stopped: the handler no longer
+ *  re-arms this thread's event. */
+void vmp_jvmti__clock_forget(void);
+
+/** In the SIGPROF handler, on the sampled thread: the number of grid points
+ *  its CPU clock passed since the previous call (0 when the signal came early:
+ *  a record of weight 0 counts no sample, spec.md R-SMP-4).  1 for a thread
+ *  without a started clock (wall mode).  Async-signal-safe. */
+uint32_t vmp_jvmti__clock_weight(void);
+
+/** In the SIGPROF handler, last: when `si` is the overflow of the thread's
+ *  perf event, arm it for its next overflow (after the first, at the full
+ *  interval).  Nothing for other signals and for POSIX timers, which re-arm
+ *  themselves.  Async-signal-safe. */
+void vmp_jvmti__clock_rearm(const siginfo_t *si);
+
+#endif
