@@ -461,6 +461,7 @@ static int check_code_object(vstate *v, const vmp_rec_code_object *co)
     c->zone = co->zone;
     c->start = co->start;
     c->size = co->size;
+    c->stamp = 0; /* no compaction has listed it (batch_compaction()) */
     c->freed = 0;
     return live_insert(v, zone_of(v, c->zone), c);
 }
