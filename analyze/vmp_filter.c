@@ -9,15 +9,12 @@
  */
 #include "vmp_rewrite.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "vmp_analyze.h"
 #include "vmp_seek.h"
@@ -37,52 +34,30 @@ static void set_err(char *err, size_t size, const char *fmt, ...)
 
 /* ---- the end of a file -------------------------------------------------------- */
 
-/* Largest file header frame and chunk frame read to confirm the seek table
- * (a chunk's content is at most 64 MiB, spec.md §8). */
-#define MAX_HEADER_FRAME ((uint64_t)1 << 20)
-#define MAX_CHUNK_FRAME  ((uint64_t)65 << 20)
-
-/* Read n bytes at off; 0 on success. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off)
+/* The greatest sample time of chunk `idx` of the table `t` of the file at
+ * `path` (read alone, vmp_seek_table_read_chunk()), and whether a sample at
+ * `claimed` is in it.  -1 when the chunk cannot be read. */
+static int chunk_end_time(const vmp_seek_table *t,
+                          const char *path,
+                          size_t idx,
+                          uint64_t claimed,
+                          uint64_t *out,
+                          int *confirmed)
 {
-    unsigned char *p = buf;
-    while (n) {
-        ssize_t got = pread(fd, p, n, (off_t)off);
-        if (got <= 0)
-            return -1;
-        p += got;
-        off += (uint64_t)got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
-
-/* The greatest sample time of chunk `e` of the file at `path` (its frame read
- * alone, behind the file's header frame), and whether a sample at `claimed`
- * is in it.  -1 when the chunk cannot be read. */
-static int chunk_end_time(
-    const char *path, const vmp_seek_entry *e, uint64_t claimed, uint64_t *out, int *confirmed)
-{
-    unsigned char head[VMP_SKIPPABLE_HEADER_SIZE], *buf = NULL;
-    uint64_t header_end;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+    void *buf = NULL;
+    size_t size = 0;
     vmp_reader *r = NULL;
     vmp_record rec;
     vmp_status st;
 
     *out = 0;
     *confirmed = 0;
-    if (fd < 0 || read_at(fd, head, sizeof head, 0) != 0)
-        goto done;
-    header_end = VMP_SKIPPABLE_HEADER_SIZE + ((uint64_t)head[4] | (uint64_t)head[5] << 8 |
-                                              (uint64_t)head[6] << 16 | (uint64_t)head[7] << 24);
-    if (header_end > MAX_HEADER_FRAME || e->compressed_size > MAX_CHUNK_FRAME ||
-        !(buf = malloc((size_t)(header_end + e->compressed_size))) ||
-        read_at(fd, buf, (size_t)header_end, 0) != 0 ||
-        read_at(fd, buf + header_end, (size_t)e->compressed_size, e->offset) != 0 ||
-        vmp_reader_open_memory(&r, buf, (size_t)(header_end + e->compressed_size), path, NULL) !=
-            VMP_OK)
-        goto done;
+    if (vmp_seek_table_read_chunk(t, path, idx, &buf, &size) != VMP_OK ||
+        vmp_reader_open_memory(&r, buf, size, path, NULL) != VMP_OK) {
+        vmp_reader_close(r);
+        free(buf);
+        return -1;
+    }
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
         if (rec.type != VMP_REC_SAMPLE && rec.type != VMP_REC_FAILED_SAMPLE)
             continue;
@@ -91,13 +66,9 @@ static int chunk_end_time(
         if (rec.u.sample.time_ns == claimed)
             *confirmed = 1;
     }
-    rc = st == VMP_END ? 0 : -1;
-done:
     vmp_reader_close(r);
     free(buf);
-    if (fd >= 0)
-        close(fd);
-    return rc;
+    return st == VMP_END ? 0 : -1;
 }
 
 /* The end from the seek table (spec §6, R-SEEK-3): the greatest sample time
@@ -117,8 +88,7 @@ static int seek_table_end(const char *path, uint64_t *out, char *warn, size_t wa
     if (!vmp_seek_table_end(t, &claimed, &idx)) {
         *out = 0; /* no chunk holds a sample */
         rc = 0;
-    } else if (chunk_end_time(path, vmp_seek_table_entry(t, idx), claimed, out, &confirmed) != 0 ||
-               !confirmed) {
+    } else if (chunk_end_time(t, path, idx, claimed, out, &confirmed) != 0 || !confirmed) {
         snprintf(warn, warn_size,
                  "%s: offset %" PRIu64 ": seek table: chunk %zu at offset %" PRIu64
                  " holds no sample at %" PRIu64 " ns, the time the table gives",

@@ -24,6 +24,7 @@ struct vmp_seek_table {
     vmp_seek_entry *e;
     size_t n;
     uint64_t offset;
+    uint64_t header_end; /* end of the file header frame; 0: parsed without its file */
 };
 
 /* The smallest encoded entry: an array head and six one-byte uints. */
@@ -333,6 +334,7 @@ static vmp_status open_source(vmp_seek_table **out, const source *s, char *err, 
     free(content);
     if (st == VMP_OK) {
         st = check_entries(s, *out, header_end, err, err_size);
+        (*out)->header_end = header_end;
         if (st != VMP_OK) {
             vmp_seek_table_free(*out);
             *out = NULL;
@@ -387,6 +389,41 @@ vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
     s.size = size;
     s.name = name ? name : "-";
     return open_source(out, &s, err, err_size);
+}
+
+vmp_status vmp_seek_table_read_chunk(
+    const vmp_seek_table *t, const char *path, size_t i, void **out, size_t *size)
+{
+    const vmp_seek_entry *e = vmp_seek_table_entry(t, i);
+    source s;
+    uint8_t *buf;
+    vmp_status st = VMP_OK;
+
+    if (!out || !size || !path || !e || t->header_end == 0 ||
+        t->header_end > VMP_SEEK_MAX_HEADER_FRAME || e->compressed_size > VMP_SEEK_MAX_CHUNK_FRAME)
+        return VMP_ERR_INVALID_ARG;
+    *out = NULL;
+    *size = 0;
+    s.fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s.fd < 0)
+        return VMP_ERR_IO;
+    s.mem = NULL;
+    s.size = 0; /* (read by offset, unchecked: the table's entries were checked) */
+    s.name = path;
+    buf = malloc((size_t)(t->header_end + e->compressed_size));
+    if (!buf)
+        st = VMP_ERR_NOMEM;
+    else if (src_read(&s, 0, buf, (size_t)t->header_end) != 0 ||
+             src_read(&s, e->offset, buf + t->header_end, (size_t)e->compressed_size) != 0)
+        st = VMP_ERR_IO;
+    close(s.fd);
+    if (st != VMP_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *size = (size_t)(t->header_end + e->compressed_size);
+    return VMP_OK;
 }
 
 /* ---- lookups ---------------------------------------------------------------------- */

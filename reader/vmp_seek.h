@@ -98,6 +98,26 @@ VMP_API vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
                                               char *err,
                                               size_t err_size);
 
+/* Largest file header frame and chunk frame vmp_seek_table_read_chunk()
+ * reads (a chunk's content is at most 64 MiB, spec.md §8). */
+#define VMP_SEEK_MAX_HEADER_FRAME ((uint64_t)1 << 20)
+#define VMP_SEEK_MAX_CHUNK_FRAME  ((uint64_t)65 << 20)
+
+/** Chunk `i` of the file at `path`, read as a file of its own: the file
+ *  header frame, then that chunk's frame (offset and size as the table gives
+ *  them, checked when the table was opened), for vmp_reader_open_memory().
+ *  Its records decode as in the whole file (sample times restart in every
+ *  chunk, R-SMP-1).
+ * @param t  a table from vmp_seek_table_open_file() or _open_memory() of
+ *           the same file.
+ * @param[out] out   receives the bytes; the caller frees them with free().
+ * @param[out] size  receives their number.
+ * @return VMP_OK, VMP_ERR_IO, VMP_ERR_NOMEM, or VMP_ERR_INVALID_ARG (`i` past
+ *         the entries, a table from vmp_seek_table_parse(), or frames larger
+ *         than VMP_SEEK_MAX_*). */
+VMP_API vmp_status vmp_seek_table_read_chunk(
+    const vmp_seek_table *t, const char *path, size_t i, void **out, size_t *size);
+
 /** Number of entries (one per data chunk). */
 VMP_API size_t vmp_seek_table_count(const vmp_seek_table *t);
 

@@ -191,7 +191,7 @@ static uint64_t pc_of(void *uc)
 #endif
 }
 
-static void take_sample(const siginfo_t *si, void *uc)
+static void take_sample(void *uc)
 {
     vmp_writer *w = g.w;
     JNIEnv *env = tls_env;
@@ -208,7 +208,6 @@ static void take_sample(const siginfo_t *si, void *uc)
     /* cpu mode: the intervals of the thread's CPU time since its previous
      * sample, on its random grid (vmp_jvmti_clock.h); wall mode: 1 */
     s.weight = vmp_jvmti__clock_weight();
-    (void)si;
     if (w == NULL)
         return;
     if (env == NULL || af == NULL || vf == NULL || g.agct == NULL) {
@@ -246,7 +245,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     (void)sig;
     atomic_fetch_add(&g.in_handler, 1);
     if (atomic_load(&g.sampling) && tls_tid != 0)
-        take_sample(si, uc);
+        take_sample(uc);
     vmp_jvmti__clock_rearm(si); /* last: the walk is not counted in the next interval */
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;

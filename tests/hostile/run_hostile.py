@@ -28,6 +28,9 @@ import tempfile
 import time
 import xml.parsers.expat
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from vmp_measure import run_measured  # noqa: E402
+
 vmp, gen, work = (os.path.abspath(p) for p in sys.argv[1:4])
 rss_limit = float(sys.argv[4])
 secs_limit = float(sys.argv[5])
@@ -57,20 +60,9 @@ def fail(msg):
 
 
 def run(args, out_name):
-    with open(out_name + ".stdout", "wb") as o, open(out_name + ".stderr", "wb") as e:
-        t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(o.fileno(), 1)
-            os.dup2(e.fileno(), 2)
-            try:
-                os.execv(args[0], args)
-            finally:
-                os._exit(127)
-        _, status, ru = os.wait4(pid, 0)
-        secs = time.monotonic() - t0
+    status, rss, secs = run_measured(args, out_name + ".stdout", out_name + ".stderr")
     err = open(out_name + ".stderr", errors="replace").read()
-    return status, ru.ru_maxrss / 1024.0, secs, err
+    return status, rss, secs, err
 
 
 def well_formed_xml(path):

@@ -179,6 +179,26 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* The number after "KEY=" in the demo's standard output for `profile` (the
+ * driver keeps it in PROFILE.stdout), or 0. */
+static double demo_number(const char *profile, const char *key)
+{
+    char outp[4200];
+    char *out, *at;
+    double v = 0;
+    size_t n = strlen(key);
+    snprintf(outp, sizeof outp, "%s.stdout", profile);
+    out = slurp(outp);
+    for (at = out; at && (at = strstr(at, key)) != NULL; at += n) {
+        if (at[n] == '=' && (at == out || at[-1] == ' ' || at[-1] == '\n')) {
+            v = strtod(at + n + 1, NULL);
+            break;
+        }
+    }
+    free(out);
+    return v;
+}
+
 /* ---- The profile in memory --------------------------------------------------- */
 
 typedef struct fn_info {
@@ -827,11 +847,10 @@ static void rate_at(const char *interval,
                     double min_share,
                     double min_records)
 {
-    char path[4096], opts[96], outp[4200];
-    char *out, *cpu_s;
+    char path[4096], opts[96];
     profile p;
     uint64_t tid = 0, records = 0, weighted = 0;
-    double cpu_ns = 0, expected;
+    double cpu_ns, expected;
     size_t i;
 
     snprintf(path, sizeof path, "%s/rate-%s-%s-%s.vmp", work_dir, mode, interval,
@@ -841,12 +860,7 @@ static void rate_at(const char *interval,
     CHECK_EQ_U64(run_demo(path, opts, NULL, "spin", "0.5"), 0);
     load(&p, path);
     check_readable(&p, path);
-    snprintf(outp, sizeof outp, "%s.stdout", path);
-    out = slurp(outp);
-    cpu_s = out ? strstr(out, "spin_cpu_ns=") : NULL;
-    if (cpu_s != NULL)
-        cpu_ns = strtod(cpu_s + 12, NULL);
-    free(out);
+    cpu_ns = demo_number(path, "spin_cpu_ns");
     for (i = 0; i < p.n_threads; i++) {
         if (strcmp(p.threads[i].name, "vmp-spin") == 0)
             tid = p.threads[i].id;
@@ -883,10 +897,9 @@ static void rate_at(const char *interval,
  * samples fall on a grid with a random phase, vmp_jvmti_clock.h). */
 static void case_short(void)
 {
-    char path[4096], outp[4200];
-    char *out, *cpu_s;
+    char path[4096];
     profile p;
-    double cpu_ns = 0, sampled_ns = 0;
+    double cpu_ns, sampled_ns = 0;
     uint64_t records = 0;
     size_t i, k;
 
@@ -894,12 +907,7 @@ static void case_short(void)
     CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "short", "1"), 0);
     load(&p, path);
     check_readable(&p, path);
-    snprintf(outp, sizeof outp, "%s.stdout", path);
-    out = slurp(outp);
-    cpu_s = out ? strstr(out, "short_cpu_ns=") : NULL;
-    if (cpu_s != NULL)
-        cpu_ns = strtod(cpu_s + 13, NULL);
-    free(out);
+    cpu_ns = demo_number(path, "short_cpu_ns");
     for (i = 0; i < p.n_samples; i++) {
         for (k = 0; k < p.n_threads; k++) {
             if (p.threads[k].id == p.samples[i].thread &&

@@ -461,6 +461,29 @@ static void test_seek_table_api(void)
     CHECK(vmp_seek_table_find_time(t, 11) == 1);
     CHECK(vmp_seek_table_find_time(t, 31) == 3);
     vmp_seek_table_free(t);
+    /* chunk 1 read alone, behind the file header frame: its 3 samples */
+    {
+        char path[] = "/tmp/vmp-seek-XXXXXX";
+        int fd = mkstemp(path);
+        void *buf = NULL;
+        size_t size = 0;
+        uint64_t n = 0;
+        vmp_reader *r = NULL;
+        CHECK(fd >= 0 && write(fd, s.f.p, s.f.len) == (ssize_t)s.f.len);
+        if (fd >= 0)
+            close(fd);
+        CHECK(vmp_seek_table_open_file(&t, path, err, sizeof err) == VMP_OK);
+        CHECK(vmp_seek_table_read_chunk(t, path, 1, &buf, &size) == VMP_OK);
+        CHECK(size == s.frame_end[0] + (s.frame_end[2] - s.frame_end[1]));
+        CHECK(vmp_seek_table_read_chunk(t, path, 3, &buf, &size) == VMP_ERR_INVALID_ARG);
+        CHECK(vmp_reader_open_memory(&r, buf, size, "chunk1", NULL) == VMP_OK);
+        CHECK(read_all(r, &n) == VMP_END);
+        CHECK_EQ_U64(n, 3);
+        vmp_reader_close(r);
+        free(buf);
+        vmp_seek_table_free(t);
+        unlink(path);
+    }
     tb_free(&s.f);
 
     /* an entry whose chunk is not where it says: the table is not used */

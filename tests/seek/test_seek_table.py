@@ -18,7 +18,9 @@ import os
 import struct
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from vmp_measure import run_measured  # noqa: E402
 
 vmp, simvm, work, rss_limit_mb, seconds_limit = sys.argv[1:6]
 vmp, simvm, work = (os.path.abspath(p) for p in (vmp, simvm, work))
@@ -36,20 +38,9 @@ def fail(msg):
 
 def run(args):
     """Run args; return (exit code, stdout, stderr, peak RSS in MB, seconds)."""
-    with open("out.txt", "wb") as o, open("err.txt", "wb") as e:
-        t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(o.fileno(), 1)
-            os.dup2(e.fileno(), 2)
-            try:
-                os.execv(args[0], args)
-            finally:
-                os._exit(127)
-        _, status, ru = os.wait4(pid, 0)
-        secs = time.monotonic() - t0
+    status, rss, secs = run_measured(args, "out.txt", "err.txt")
     rc = os.waitstatus_to_exitcode(status)
-    return (rc, open("out.txt").read(), open("err.txt").read(), ru.ru_maxrss / 1024.0, secs)
+    return rc, open("out.txt").read(), open("err.txt").read(), rss, secs
 
 
 def cbor_head(major, n):
