@@ -202,9 +202,11 @@ typedef struct vmp_analysis_options {
      * notes and tests/hostile):
      *   max_code_history  code placements: one per CODE_OBJECT and one per
      *                     move (CODE_MOVE, each move of a CODE_COMPACTION or
-     *                     CODE_SNAPSHOT): about 40 bytes each, 170 MB at 4Mi;
-     *   max_symbols       module symbols (MODULE_SYMBOLS entries): about 150
-     *                     bytes each with their names, 300 MB at 2Mi;
+     *                     CODE_SNAPSHOT), kept delta-encoded: 2 to 4 bytes
+     *                     for a compaction that slides code in order, 16
+     *                     at most; 16Mi take 32 to 64 MB, 270 MB at most;
+     *   max_symbols       module symbols (MODULE_SYMBOLS entries): 40 bytes
+     *                     each, about 100 with their names, 250 MB at 2Mi;
      *   max_stack_nodes   STACK_NODE records and
      *   max_stacks        distinct resolved stacks (after generations and
      *                     names): a node with its stack, caches and
@@ -222,7 +224,7 @@ typedef struct vmp_analysis_options {
     }
 /* The built-in defaults of vmp_analysis_options. */
 #define VMP_ANALYSIS_DEFAULT_MAX_DEPTH        65536u
-#define VMP_ANALYSIS_DEFAULT_MAX_CODE_HISTORY (4u << 20)
+#define VMP_ANALYSIS_DEFAULT_MAX_CODE_HISTORY (16u << 20)
 #define VMP_ANALYSIS_DEFAULT_MAX_SYMBOLS      (2u << 20)
 #define VMP_ANALYSIS_DEFAULT_MAX_STACK_NODES  (2u << 20)
 #define VMP_ANALYSIS_DEFAULT_MAX_STACKS       (2u << 20)

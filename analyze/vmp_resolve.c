@@ -4,15 +4,17 @@
  * through the code as it stood at their generation (spec.md §5 "Generations"
  * R-GEN-3, "Resolution of a pc", §5.3, §5.7-§5.12).
  *
- * Outline.  Every code object keeps its history as *placements*: (start, end,
+ * Outline.  Every code object has a history of *placements*: (start, end,
  * gen_from, gen_to) with gen_to = UINT64_MAX while it lasts; a move closes one
- * placement and opens another, a free closes it.  The placements alive at the
- * latest generation form `live`, an array sorted by start that is updated in
- * place (binary insertion and removal; a compaction or snapshot re-filters).
- * Lookups at an older generation use a sorted array built by filtering the
- * placements, cached for a few generations (samples at older generations are
- * rare: they come from samples taken just before a change).  Module symbols
- * form one array sorted by runtime address.
+ * placement and opens another, a free closes it.  The history is kept as a
+ * byte log of events in record order (see "code history" below), a few bytes
+ * per move; a code object holds only its current start.  The placements alive
+ * at the latest generation form `live`, an array sorted by start that is
+ * updated in place (binary insertion and removal; a compaction or snapshot
+ * rebuilds it).  Lookups at an older generation replay the log into a sorted
+ * array of the placements alive then, cached for a few generations (samples
+ * at older generations are rare: they come from samples taken just before a
+ * change).  Module symbols form one array sorted by runtime address.
  *
  * A sample names its innermost stack node.  (node, generation) pairs are
  * resolved once into an interned tree of resolved frames and cached, so a
@@ -36,8 +38,9 @@ typedef struct code_obj {
     uint32_t name_sid;
     uint64_t *pc_map; /* pairs (offset, bcpc) */
     size_t n_map;
+    uint64_t start; /* start of the current placement (valid while alive) */
     uint32_t afunc; /* 0 until resolved once with its function known */
-    uint32_t place; /* current placement (valid while alive) */
+    uint32_t place; /* number of the current placement, in record order */
     int alive;
     /* The inlining records, each at inl[inl_at[i]] as offset, depth, then
      * depth (function, bcpc) pairs innermost first.  Kept always: a symbolic
@@ -48,10 +51,36 @@ typedef struct code_obj {
     size_t n_inl;
 } code_obj;
 
-typedef struct place {
-    uint64_t start, end, gen_from, gen_to;
-    uint32_t obj;
-} place;
+/* The code history: events appended in record order, each a varint
+ * (zigzag(object index - previous event's object index) << 2 | kind):
+ *   HIST_PLACE  then the varint zigzag(start - previous placement's start):
+ *               the object is placed there (created, or moved: its previous
+ *               placement ends) at the current generation;
+ *   HIST_FREE   the object's placement ends at the current generation;
+ *   HIST_GEN    (object delta 0) then the varint zigzag(generation - the
+ *               current generation): the generation of the events after it.
+ * Differences are taken modulo 2^64.  A compaction that slides objects in
+ * order costs 3 or 4 bytes per move. */
+enum {
+    HIST_PLACE = 0,
+    HIST_FREE = 1,
+    HIST_GEN = 2
+};
+
+typedef struct hist_log {
+    uint8_t *b;
+    size_t n, cap;
+    uint64_t gen;   /* generation of the last HIST_GEN (0 before any) */
+    uint32_t obj;   /* object of the last event */
+    uint64_t start; /* start of the last HIST_PLACE */
+} hist_log;
+
+/* One code object's state while the log is replayed. */
+typedef struct replay_obj {
+    uint64_t start, gen_from;
+    uint32_t place;
+    int open;
+} replay_obj;
 
 typedef struct span {
     uint64_t start, end;
@@ -79,13 +108,18 @@ typedef struct fdef {
 } fdef;
 
 typedef struct sym {
-    uint64_t addr, end, module;
+    uint64_t addr;
+    /* addr + size (saturating) as given; for a size-0 symbol (SYM_SIZE0)
+     * the end sort_syms() derives from the next symbol or the module */
+    uint64_t end;
     uint32_t raw_sid;
     uint32_t afunc;
-    uint64_t size;
-    uint64_t seq; /* position in the file, for ties (spec R-RES-6) */
-    size_t up;    /* 1 + index of the nearest earlier symbol ending past addr, or 0 */
+    uint32_t seq; /* position in the file, for ties (spec R-RES-6) */
+    uint32_t up;  /* 1 + index of the nearest earlier symbol ending past addr, or 0 */
+    uint32_t mod; /* index in sym_mods, | SYM_SIZE0 when the size given is 0 */
 } sym;
+
+#define SYM_SIZE0 (1u << 31)
 
 /* Symbols a lookup inspects at most on its way out of nested symbols. */
 #define SYM_CHAIN_MAX 256
@@ -115,16 +149,19 @@ struct vmp_analysis {
     vmp_rec_end end;
     void *hdr_mem[8];
 
-    char **strs;
+    char **strs; /* id -> the string, in str_blocks */
     size_t n_strs, cap_strs;
     vmp_hmap str_map;
+    struct str_block *str_blocks; /* newest first */
 
     code_obj *codes;
     size_t n_codes, cap_codes;
     vmp_hmap code_by_id;
 
-    place *pl;
-    size_t n_pl, cap_pl;
+    hist_log hist;
+    size_t n_pl; /* placements in the history */
+    replay_obj *replay;
+    size_t cap_replay;
     span *live;
     size_t n_live, cap_live;
     gen_index old[N_OLD_CACHES];
@@ -138,8 +175,12 @@ struct vmp_analysis {
     sym *syms;
     size_t n_syms, cap_syms;
     int syms_sorted;
+    uint64_t *sym_mods; /* the module ids that symbols name */
+    size_t n_sym_mods, cap_sym_mods;
+    vmp_hmap sym_mod_by_id; /* (module id, 0) -> index in sym_mods + 1 */
     module_rec *mods;
     size_t n_mods, cap_mods;
+    vmp_hmap mod_by_id; /* (MODULE id, 0) -> index of its first record + 1 */
 
     vmp_hmap thread_names;
     vmp_hmap zone_names;   /* (CODE_ZONE id, 0) -> name sid */
@@ -184,6 +225,41 @@ struct vmp_analysis {
 
 /* ---- strings --------------------------------------------------------------- */
 
+/* Interned strings are packed into blocks that never move (no allocation
+ * per string). */
+#define STR_BLOCK_SIZE (64u << 10)
+
+typedef struct str_block {
+    struct str_block *next;
+    size_t used, cap;
+    char data[];
+} str_block;
+
+/* Room for n bytes in the newest block, or NULL when out of memory. */
+static char *str_alloc(vmp_analysis *a, size_t n)
+{
+    str_block *b = a->str_blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > STR_BLOCK_SIZE ? n : STR_BLOCK_SIZE;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        if (a->str_blocks && n > STR_BLOCK_SIZE / 4) {
+            /* a large string: keep filling the current block */
+            b->next = a->str_blocks->next;
+            a->str_blocks->next = b;
+        } else {
+            b->next = a->str_blocks;
+            a->str_blocks = b;
+        }
+        a->stats.memory_bytes += sizeof *b;
+    }
+    b->used += n;
+    return b->data + b->used - n;
+}
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -215,16 +291,12 @@ static uint32_t intern_n(vmp_analysis *a, const char *s, size_t n)
             a->n_strs = 1; /* id 0 is never used */
         if (vmp_grow__((void **)&a->strs, &a->cap_strs, a->n_strs + 1, sizeof *a->strs))
             return 0;
-        c = malloc(n + 1);
-        if (!c)
+        id = (uint32_t)a->n_strs;
+        c = str_alloc(a, n + 1); /* on a failure below, freed with the blocks */
+        if (!c || vmp_hmap__put(&a->str_map, h, n, id))
             return 0;
         memcpy(c, s, n);
         c[n] = '\0';
-        id = (uint32_t)a->n_strs;
-        if (vmp_hmap__put(&a->str_map, h, n, id)) {
-            free(c);
-            return 0;
-        }
         a->strs[a->n_strs++] = c;
         a->stats.memory_bytes += n + 1 + sizeof(char *);
         return id;
@@ -323,8 +395,11 @@ void vmp_analysis_free(vmp_analysis *a)
     if (!a)
         return;
     free_header(a);
-    for (i = 1; i < a->n_strs; i++)
-        free(a->strs[i]);
+    while (a->str_blocks) {
+        str_block *next = a->str_blocks->next;
+        free(a->str_blocks);
+        a->str_blocks = next;
+    }
     free(a->strs);
     vmp_hmap__free(&a->str_map);
     for (i = 0; i < a->n_codes; i++) {
@@ -334,7 +409,8 @@ void vmp_analysis_free(vmp_analysis *a)
     }
     free(a->codes);
     vmp_hmap__free(&a->code_by_id);
-    free(a->pl);
+    free(a->hist.b);
+    free(a->replay);
     free(a->live);
     for (i = 0; i < N_OLD_CACHES; i++)
         free(a->old[i].s);
@@ -343,7 +419,10 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->fns);
     vmp_hmap__free(&a->fn_by_id);
     free(a->syms);
+    free(a->sym_mods);
+    vmp_hmap__free(&a->sym_mod_by_id);
     free(a->mods);
+    vmp_hmap__free(&a->mod_by_id);
     vmp_hmap__free(&a->thread_names);
     vmp_hmap__free(&a->zone_names);
     vmp_hmap__free(&a->module_names);
@@ -714,34 +793,47 @@ static size_t span_lower(const span *s, size_t n, uint64_t addr)
     return lo;
 }
 
-static int live_insert(vmp_analysis *a, uint32_t place_idx)
+/* The end of code object `obj` placed at `start` (saturating). */
+static uint64_t end_at(const vmp_analysis *a, uint32_t obj, uint64_t start)
 {
-    const place *p = &a->pl[place_idx];
+    uint64_t end = start + a->codes[obj].size;
+    return end < start ? UINT64_MAX : end;
+}
+
+static void set_span(const vmp_analysis *a, span *s, uint32_t obj, uint64_t start, uint32_t place)
+{
+    s->start = start;
+    s->end = end_at(a, obj, start);
+    s->obj = obj;
+    s->place = place;
+}
+
+/* Insert live code object `obj` (at its current placement) into `live`. */
+static int live_insert(vmp_analysis *a, uint32_t obj)
+{
+    const code_obj *o = &a->codes[obj];
     size_t at;
     if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
         return -1;
-    at = span_lower(a->live, a->n_live, p->start);
+    at = span_lower(a->live, a->n_live, o->start);
     memmove(&a->live[at + 1], &a->live[at], (a->n_live - at) * sizeof *a->live);
-    a->live[at].start = p->start;
-    a->live[at].end = p->end;
-    a->live[at].obj = p->obj;
-    a->live[at].place = place_idx;
+    set_span(a, &a->live[at], obj, o->start, o->place);
     a->n_live++;
     return 0;
 }
 
-static void live_remove(vmp_analysis *a, uint32_t place_idx)
+static void live_remove(vmp_analysis *a, uint32_t obj)
 {
-    const place *p = &a->pl[place_idx];
-    size_t at = span_lower(a->live, a->n_live, p->start);
+    const code_obj *o = &a->codes[obj];
+    size_t at = span_lower(a->live, a->n_live, o->start);
     while (at > 0) {
         at--;
-        if (a->live[at].place == place_idx) {
+        if (a->live[at].obj == obj) {
             memmove(&a->live[at], &a->live[at + 1], (a->n_live - at - 1) * sizeof *a->live);
             a->n_live--;
             return;
         }
-        if (a->live[at].start != p->start)
+        if (a->live[at].start != o->start)
             return;
     }
 }
@@ -777,28 +869,82 @@ static void note_change(vmp_analysis *a, uint64_t gen)
     a->stats.generation = a->cur_gen;
 }
 
+/* ---- code history ---- */
+
+static uint64_t zigzag(uint64_t d) /* d: a difference modulo 2^64 */
+{
+    return (d << 1) ^ (0 - (d >> 63));
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Varints written by put_varint() into a log this file owns: no bounds or
+ * overlong checks needed. */
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+{
+    uint64_t r = 0;
+    unsigned shift = 0;
+    while (*p & 0x80) {
+        r |= (uint64_t)(*p++ & 0x7f) << shift;
+        shift += 7;
+    }
+    *v = r | (uint64_t)*p++ << shift;
+    return p;
+}
+
+/* Append an event of `kind` for object `obj` at generation `gen`
+ * (HIST_PLACE: at `start`).  Returns 0, or -1 when out of memory. */
+static int hist_append(vmp_analysis *a, int kind, uint32_t obj, uint64_t start, uint64_t gen)
+{
+    hist_log *h = &a->hist;
+    uint8_t *p;
+    size_t before = h->n;
+    /* two events of at most 11 bytes each (a 66-bit first varint is impossible:
+     * an object delta is below 2^33) */
+    if (vmp_grow__((void **)&h->b, &h->cap, h->n + 32, 1))
+        return -1;
+    p = h->b + h->n;
+    if (gen != h->gen) {
+        p = put_varint(p, HIST_GEN);
+        p = put_varint(p, zigzag(gen - h->gen));
+        h->gen = gen;
+    }
+    p = put_varint(p, zigzag((uint64_t)obj - (uint64_t)h->obj) << 2 | (uint64_t)kind);
+    h->obj = obj;
+    if (kind == HIST_PLACE) {
+        p = put_varint(p, zigzag(start - h->start));
+        h->start = start;
+    }
+    h->n = (size_t)(p - h->b);
+    a->stats.memory_bytes += h->n - before;
+    return 0;
+}
+
 static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen)
 {
-    place *p;
     if (a->n_pl >= a->max_history) {
         hit_limit(a, "history", a->max_history, "code placements (code objects and moves)");
         return -1;
     }
-    if (a->n_pl >= UINT32_MAX - 1 ||
-        vmp_grow__((void **)&a->pl, &a->cap_pl, a->n_pl + 1, sizeof *a->pl))
+    if (a->n_pl >= UINT32_MAX - 1 || hist_append(a, HIST_PLACE, obj, start, gen))
         return -1;
-    p = &a->pl[a->n_pl];
-    p->start = start;
-    p->end = start + a->codes[obj].size;
-    if (p->end < start)
-        p->end = UINT64_MAX;
-    p->gen_from = gen;
-    p->gen_to = GEN_OPEN;
-    p->obj = obj;
+    a->codes[obj].start = start;
     a->codes[obj].place = (uint32_t)a->n_pl;
     a->n_pl++;
     a->stats.placements = a->n_pl;
-    a->stats.memory_bytes += sizeof *p + sizeof(span);
     return 0;
 }
 
@@ -879,7 +1025,7 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
     if (add_place(a, idx, c->start, c->generation))
         return VMP_ERR_NOMEM;
     o->alive = 1;
-    if (live_insert(a, o->place))
+    if (live_insert(a, idx))
         return VMP_ERR_NOMEM;
     if (c->generation < a->cur_gen)
         invalidate_old(a, c->generation);
@@ -892,19 +1038,20 @@ static code_obj *find_code(vmp_analysis *a, uint64_t id)
     return idx ? &a->codes[idx - 1] : NULL;
 }
 
-static void do_free(vmp_analysis *a, code_obj *o, uint64_t gen)
+static int do_free(vmp_analysis *a, code_obj *o, uint64_t gen)
 {
     if (!o || !o->alive)
-        return;
-    a->pl[o->place].gen_to = gen;
+        return 0;
+    if (hist_append(a, HIST_FREE, (uint32_t)(o - a->codes), 0, gen))
+        return -1;
     o->alive = 0;
+    return 0;
 }
 
 static int do_move(vmp_analysis *a, code_obj *o, uint64_t new_start, uint64_t gen)
 {
     if (!o || !o->alive)
         return 0;
-    a->pl[o->place].gen_to = gen;
     return add_place(a, (uint32_t)(o - a->codes), new_start, gen);
 }
 
@@ -915,16 +1062,11 @@ static int rebuild_live(vmp_analysis *a)
     a->n_live = 0;
     for (i = 0; i < a->n_codes; i++) {
         const code_obj *o = &a->codes[i];
-        const place *p;
         if (!o->alive)
             continue;
-        p = &a->pl[o->place];
         if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
             return -1;
-        a->live[a->n_live].start = p->start;
-        a->live[a->n_live].end = p->end;
-        a->live[a->n_live].obj = p->obj;
-        a->live[a->n_live].place = o->place;
+        set_span(a, &a->live[a->n_live], (uint32_t)i, o->start, o->place);
         a->n_live++;
     }
     if (a->n_live > 1)
@@ -937,8 +1079,9 @@ static vmp_status take_free(vmp_analysis *a, uint64_t id, uint64_t gen)
     code_obj *o = find_code(a, id);
     note_change(a, gen);
     if (o && o->alive) {
-        live_remove(a, o->place);
-        do_free(a, o, gen);
+        live_remove(a, (uint32_t)(o - a->codes));
+        if (do_free(a, o, gen))
+            return VMP_ERR_NOMEM;
     }
     return VMP_OK;
 }
@@ -948,8 +1091,8 @@ static vmp_status take_move(vmp_analysis *a, uint64_t id, uint64_t start, uint64
     code_obj *o = find_code(a, id);
     note_change(a, gen);
     if (o && o->alive) {
-        live_remove(a, o->place);
-        if (do_move(a, o, start, gen) || live_insert(a, o->place))
+        live_remove(a, (uint32_t)(o - a->codes));
+        if (do_move(a, o, start, gen) || live_insert(a, (uint32_t)(o - a->codes)))
             return VMP_ERR_NOMEM;
     }
     return VMP_OK;
@@ -960,7 +1103,8 @@ static vmp_status take_compaction(vmp_analysis *a, const vmp_rec_code_compaction
     size_t i;
     note_change(a, c->generation);
     for (i = 0; i < c->n_frees; i++)
-        do_free(a, find_code(a, c->frees[i]), c->generation);
+        if (do_free(a, find_code(a, c->frees[i]), c->generation))
+            return VMP_ERR_NOMEM;
     for (i = 0; i < c->n_moves; i++)
         if (do_move(a, find_code(a, c->moves[2 * i]), c->moves[2 * i + 1], c->generation))
             return VMP_ERR_NOMEM;
@@ -979,7 +1123,7 @@ static vmp_status take_snapshot(vmp_analysis *a, const vmp_rec_code_snapshot *s)
             st = VMP_ERR_NOMEM;
             goto out;
         }
-        if (o && o->alive && a->pl[o->place].start != s->entries[2 * i + 1] &&
+        if (o && o->alive && o->start != s->entries[2 * i + 1] &&
             do_move(a, o, s->entries[2 * i + 1], s->generation)) {
             st = VMP_ERR_NOMEM;
             goto out;
@@ -987,8 +1131,11 @@ static vmp_status take_snapshot(vmp_analysis *a, const vmp_rec_code_snapshot *s)
     }
     for (i = 0; i < a->n_codes; i++) {
         code_obj *o = &a->codes[i];
-        if (o->alive && o->zone == s->zone && !vmp_hmap__get(&listed, o->id, 0))
-            do_free(a, o, s->generation);
+        if (o->alive && o->zone == s->zone && !vmp_hmap__get(&listed, o->id, 0) &&
+            do_free(a, o, s->generation)) {
+            st = VMP_ERR_NOMEM;
+            goto out;
+        }
     }
     if (rebuild_live(a))
         st = VMP_ERR_NOMEM;
@@ -997,7 +1144,60 @@ out:
     return st;
 }
 
-/* The sorted spans alive at generation `gen`. */
+/* Add to g the placement of object `obj` described by r when it is alive at
+ * `gen`, that is when it began at or before `gen` and ends after it. */
+static int replay_keep(
+    vmp_analysis *a, gen_index *g, uint32_t obj, const replay_obj *r, uint64_t gen_to, uint64_t gen)
+{
+    if (!(r->gen_from <= gen && gen < gen_to))
+        return 0;
+    if (vmp_grow__((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s))
+        return -1;
+    set_span(a, &g->s[g->n++], obj, r->start, r->place);
+    return 0;
+}
+
+/* Fill g (unsorted) with the placements alive at `gen`, replaying the whole
+ * code history.  Returns 0, or -1 when out of memory. */
+static int replay_history(vmp_analysis *a, gen_index *g, uint64_t gen)
+{
+    const uint8_t *p = a->hist.b, *end = a->hist.b + a->hist.n;
+    uint64_t cur_gen = 0, start = 0, v;
+    uint32_t obj = 0, place = 0;
+    size_t i;
+    if (vmp_grow__((void **)&a->replay, &a->cap_replay, a->n_codes, sizeof *a->replay))
+        return -1;
+    memset(a->replay, 0, a->n_codes * sizeof *a->replay);
+    while (p < end) {
+        replay_obj *r;
+        p = get_varint(p, &v);
+        if ((v & 3) == HIST_GEN) {
+            p = get_varint(p, &v);
+            cur_gen += unzigzag(v);
+            continue;
+        }
+        obj = (uint32_t)((uint64_t)obj + unzigzag(v >> 2));
+        r = &a->replay[obj];
+        if (r->open && replay_keep(a, g, obj, r, cur_gen, gen))
+            return -1;
+        r->open = 0;
+        if ((v & 3) == HIST_PLACE) {
+            p = get_varint(p, &v);
+            start += unzigzag(v);
+            r->start = start;
+            r->gen_from = cur_gen;
+            r->place = place++;
+            r->open = 1;
+        }
+    }
+    for (i = 0; i < a->n_codes; i++)
+        if (a->replay[i].open && replay_keep(a, g, (uint32_t)i, &a->replay[i], GEN_OPEN, gen))
+            return -1;
+    return 0;
+}
+
+/* The sorted spans alive at generation `gen`; NULL with *n_out SIZE_MAX
+ * when out of memory. */
 static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
 {
     size_t i;
@@ -1015,19 +1215,9 @@ static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
     a->old_next = (a->old_next + 1) % N_OLD_CACHES;
     g->valid = 0;
     g->n = 0;
-    for (i = 0; i < a->n_pl; i++) {
-        const place *p = &a->pl[i];
-        if (p->gen_from <= gen && gen < p->gen_to) {
-            if (vmp_grow__((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s)) {
-                *n_out = 0;
-                return NULL;
-            }
-            g->s[g->n].start = p->start;
-            g->s[g->n].end = p->end;
-            g->s[g->n].obj = p->obj;
-            g->s[g->n].place = (uint32_t)i;
-            g->n++;
-        }
+    if (replay_history(a, g, gen)) {
+        *n_out = SIZE_MAX;
+        return NULL;
     }
     if (g->n > 1)
         qsort(g->s, g->n, sizeof *g->s, cmp_span);
@@ -1045,6 +1235,9 @@ static vmp_status take_module(vmp_analysis *a, const vmp_rec_module *m)
     module_rec *d;
     if (vmp_grow__((void **)&a->mods, &a->cap_mods, a->n_mods + 1, sizeof *a->mods))
         return VMP_ERR_NOMEM;
+    if (!vmp_hmap__get(&a->mod_by_id, m->id, 0) &&
+        vmp_hmap__put(&a->mod_by_id, m->id, 0, (uint32_t)a->n_mods + 1))
+        return VMP_ERR_NOMEM;
     d = &a->mods[a->n_mods++];
     d->id = m->id;
     d->bias = m->bias;
@@ -1058,33 +1251,53 @@ static vmp_status take_module(vmp_analysis *a, const vmp_rec_module *m)
     return VMP_OK;
 }
 
+/* The first MODULE record of `id`, or NULL. */
 static const module_rec *find_module(const vmp_analysis *a, uint64_t id)
 {
-    size_t i;
-    for (i = 0; i < a->n_mods; i++)
-        if (a->mods[i].id == id)
-            return &a->mods[i];
-    return NULL;
+    uint32_t idx = vmp_hmap__get(&a->mod_by_id, id, 0);
+    return idx ? &a->mods[idx - 1] : NULL;
+}
+
+/* The index in sym_mods of module id `id`, added when new; -1 on no memory. */
+static int64_t sym_mod_index(vmp_analysis *a, uint64_t id)
+{
+    uint32_t idx = vmp_hmap__get(&a->sym_mod_by_id, id, 0);
+    if (idx)
+        return idx - 1;
+    if (a->n_sym_mods >= SYM_SIZE0 - 1 ||
+        vmp_grow__((void **)&a->sym_mods, &a->cap_sym_mods, a->n_sym_mods + 1,
+                   sizeof *a->sym_mods) ||
+        vmp_hmap__put(&a->sym_mod_by_id, id, 0, (uint32_t)a->n_sym_mods + 1))
+        return -1;
+    a->sym_mods[a->n_sym_mods] = id;
+    a->stats.memory_bytes += sizeof *a->sym_mods;
+    return (int64_t)a->n_sym_mods++;
 }
 
 static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms)
 {
     const module_rec *m = find_module(a, ms->module);
     uint64_t bias = m ? m->bias : 0;
+    int64_t mod = sym_mod_index(a, ms->module);
     size_t i;
-    if (ms->n_symbols > a->max_symbols || a->n_syms > a->max_symbols - ms->n_symbols) {
-        hit_limit(a, "symbols", a->max_symbols, "module symbols");
+    /* seq and up are 32-bit */
+    uint64_t max = a->max_symbols < UINT32_MAX - 1 ? a->max_symbols : UINT32_MAX - 1;
+    if (ms->n_symbols > max || a->n_syms > max - ms->n_symbols) {
+        hit_limit(a, "symbols", max, "module symbols");
         return VMP_ERR_LIMIT;
     }
-    if (vmp_grow__((void **)&a->syms, &a->cap_syms, a->n_syms + ms->n_symbols, sizeof *a->syms))
+    if (mod < 0 ||
+        vmp_grow__((void **)&a->syms, &a->cap_syms, a->n_syms + ms->n_symbols, sizeof *a->syms))
         return VMP_ERR_NOMEM;
     for (i = 0; i < ms->n_symbols; i++) {
         sym *s = &a->syms[a->n_syms];
+        uint64_t size = ms->symbols[i].size;
         s->addr = ms->symbols[i].value + bias;
-        s->size = ms->symbols[i].size;
-        s->module = ms->module;
+        s->end = s->addr + size < s->addr ? UINT64_MAX : s->addr + size;
+        s->mod = (uint32_t)mod | (size ? 0 : SYM_SIZE0);
         s->afunc = 0;
-        s->seq = a->n_syms;
+        s->up = 0;
+        s->seq = (uint32_t)a->n_syms;
         s->raw_sid = intern_n(a, ms->symbols[i].name.s, ms->symbols[i].name.len);
         if (!s->raw_sid)
             return VMP_ERR_NOMEM;
@@ -1096,38 +1309,58 @@ static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms
     return VMP_OK;
 }
 
+/* The size given for a symbol (0 for SYM_SIZE0; saturated near 2^64). */
+static uint64_t sym_size(const sym *s)
+{
+    return s->mod & SYM_SIZE0 ? 0 : s->end - s->addr;
+}
+
 static int cmp_sym(const void *x, const void *y)
 {
     const sym *a = x, *b = y;
+    uint64_t sa = sym_size(a), sb = sym_size(b);
     if (a->addr != b->addr)
         return a->addr < b->addr ? -1 : 1;
-    if (a->size != b->size)
-        return a->size > b->size ? -1 : 1; /* the larger symbol first */
+    if (sa != sb)
+        return sa > sb ? -1 : 1; /* the larger symbol first */
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static void sort_syms(vmp_analysis *a)
+/* Per module, walking the sorted symbols down: the lowest address seen and
+ * the lowest one above it. */
+typedef struct sym_next {
+    uint64_t low, above;
+    int seen, has_above;
+} sym_next;
+
+static int sort_syms(vmp_analysis *a)
 {
     size_t i;
+    sym_next *nx;
     if (a->n_syms > 1)
         qsort(a->syms, a->n_syms, sizeof *a->syms, cmp_sym);
-    for (i = 0; i < a->n_syms; i++) {
+    /* size 0 covers up to the next symbol of its module (§5.3 informative),
+     * or to the module's end */
+    nx = calloc(a->n_sym_mods ? a->n_sym_mods : 1, sizeof *nx);
+    if (!nx)
+        return -1;
+    for (i = a->n_syms; i-- > 0;) {
         sym *s = &a->syms[i];
-        if (s->size) {
-            s->end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
-        } else {
-            /* size 0 covers up to the next symbol of its module (§5.3 informative) */
-            const module_rec *m = find_module(a, s->module);
-            size_t j;
+        sym_next *n = &nx[s->mod & ~SYM_SIZE0];
+        if (!n->seen || s->addr < n->low) {
+            n->above = n->low;
+            n->has_above = n->seen;
+            n->low = s->addr;
+            n->seen = 1;
+        }
+        if (s->mod & SYM_SIZE0) {
+            const module_rec *m = find_module(a, a->sym_mods[s->mod & ~SYM_SIZE0]);
             s->end = m && m->end > s->addr ? m->end : s->addr + 1;
-            for (j = i + 1; j < a->n_syms; j++)
-                if (a->syms[j].module == s->module && a->syms[j].addr > s->addr) {
-                    if (a->syms[j].addr < s->end)
-                        s->end = a->syms[j].addr;
-                    break;
-                }
+            if (n->has_above && n->above < s->end)
+                s->end = n->above;
         }
     }
+    free(nx);
     /* up: the nearest earlier symbol that ends past this one's start.  The
      * chain from the last symbol starting at or before a pc passes through
      * every symbol covering that pc (each covers the start of every later
@@ -1135,19 +1368,19 @@ static void sort_syms(vmp_analysis *a)
      * the symbols a chain skips end at or before this one's start. */
     for (i = 0; i < a->n_syms; i++) {
         sym *s = &a->syms[i];
-        size_t j = i; /* candidate + 1 */
+        uint32_t j = (uint32_t)i; /* candidate + 1 */
         while (j && a->syms[j - 1].end <= s->addr)
             j = a->syms[j - 1].up;
         s->up = j;
     }
     a->syms_sorted = 1;
+    return 0;
 }
 
-static const sym *find_sym(vmp_analysis *a, uint64_t addr)
+/* The symbol of addr (spec R-RES-6), or NULL; the symbols must be sorted. */
+static const sym *find_sym(const vmp_analysis *a, uint64_t addr)
 {
     size_t lo = 0, hi;
-    if (!a->syms_sorted)
-        sort_syms(a);
     hi = a->n_syms;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -1263,6 +1496,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
     size_t n, i;
     const span *s = index_at(a, gen, &n);
     a->hit_obj = 0;
+    if (n == SIZE_MAX)
+        return 0;
     if (s && n) {
         i = span_lower(s, n, addr);
         if (i > 0 && addr < s[i - 1].end) {
@@ -1302,6 +1537,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
             return intern_frame(a, fn, 1, (uint32_t)first, (uint32_t)last);
         }
     }
+    if (!a->syms_sorted && sort_syms(a))
+        return 0;
     {
         sym *sy = (sym *)find_sym(a, addr);
         if (sy) {
@@ -1311,7 +1548,7 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
                 size_t dn = vmp_demangle(buf, sizeof buf, raw);
                 uint32_t sid = dn && dn < sizeof buf ? intern_n(a, buf, dn) : sy->raw_sid;
                 sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE, 0,
-                                              sy->module, 0)
+                                              a->sym_mods[sy->mod & ~SYM_SIZE0], 0)
                                 : 0;
             }
             return intern_frame(a, sy->afunc, 0, 0, 0);

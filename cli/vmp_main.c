@@ -61,7 +61,7 @@ static void usage(FILE *f)
                "--limit NAME=N bounds what the analysis of a profile retains, so that a\n"
                "hostile or runaway file stops with a one-line error instead of taking\n"
                "the machine's memory (the defaults fit a laptop):\n"
-               "  history=N      code placements: code objects and their moves (4Mi)\n"
+               "  history=N      code placements: code objects and their moves (16Mi)\n"
                "  symbols=N      module symbols (2Mi)\n"
                "  stack-nodes=N  STACK_NODE records (2Mi)\n"
                "  stacks=N       distinct resolved stacks (2Mi)\n"

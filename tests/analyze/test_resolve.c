@@ -4,6 +4,7 @@
  * symbols and stacks, on hand-made records (spec.md §5 "Generations"
  * R-GEN-3, "Resolution of a pc", §5.3, §5.7-§5.12).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "vmp_analyze.h"
@@ -209,6 +210,100 @@ static void test_resolve_through_generations(void)
     CHECK_STR(at(a, 0x2050, 1, 0), "Foo>>bar 5->5");
     CHECK_STR(at(a, 0x1050, 0, 0), "Foo>>bar 5->5");
     CHECK_STR(at(a, 0x1050, 2, 0), "PIC #x");
+    vmp_analysis_free(a);
+}
+
+/* The code history is kept delta-encoded (analyze/vmp_resolve.c): replaying
+ * it must give back every placement exactly, for starts anywhere in the
+ * 64-bit space, objects in any order, generations that go back, and frees. */
+#define H_OBJS  40
+#define H_STEPS 400
+#define H_GENS  60
+
+typedef struct h_place {
+    uint64_t start, from, to;
+    int obj;
+} h_place;
+
+static uint64_t h_rand(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x ^ (*x >> 29);
+}
+
+static void test_code_history_replays_every_generation(void)
+{
+    static h_place pl[H_OBJS + H_STEPS];
+    int cur[H_OBJS]; /* index in pl of the object's open placement, or -1 */
+    size_t n_pl = 0, i;
+    uint64_t x = 42, g;
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    char name[16];
+    int k, step;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    for (k = 0; k < H_OBJS; k++) {
+        uint64_t start = k == 0 ? 0 : k == 1 ? UINT64_MAX - 0x100 : h_rand(&x) & ~0xfffull;
+        snprintf(name, sizeof name, "c%d", k);
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_CODE_OBJECT;
+        r.u.code_object.id = (uint64_t)(H_OBJS - k); /* ids need not follow indices */
+        r.u.code_object.zone = 1;
+        r.u.code_object.start = start;
+        r.u.code_object.size = 0x80;
+        r.u.code_object.generation = h_rand(&x) % 5;
+        r.u.code_object.name.s = name;
+        r.u.code_object.name.len = strlen(name);
+        CHECK(feed(a, &r) == VMP_OK);
+        pl[n_pl].start = start;
+        pl[n_pl].from = r.u.code_object.generation;
+        pl[n_pl].to = UINT64_MAX;
+        pl[n_pl].obj = k;
+        cur[k] = (int)n_pl++;
+    }
+    for (step = 0; step < H_STEPS; step++) {
+        int obj = (int)(h_rand(&x) % H_OBJS);
+        uint64_t gen = 5 + (uint64_t)step / 8 - (h_rand(&x) % 7 == 0 ? 3 : 0);
+        uint64_t start = h_rand(&x) % 3 == 0 ? pl[cur[obj] < 0 ? 0 : cur[obj]].start - 0x1000
+                                             : h_rand(&x) & ~0xfffull;
+        int is_free = h_rand(&x) % 10 == 0;
+        memset(&r, 0, sizeof r);
+        if (is_free) {
+            r.type = VMP_REC_CODE_FREE;
+            r.u.code_free.id = (uint64_t)(H_OBJS - obj);
+            r.u.code_free.generation = gen;
+        } else {
+            r.type = VMP_REC_CODE_MOVE;
+            r.u.code_move.id = (uint64_t)(H_OBJS - obj);
+            r.u.code_move.new_start = start;
+            r.u.code_move.generation = gen;
+        }
+        CHECK(feed(a, &r) == VMP_OK);
+        if (cur[obj] < 0)
+            continue; /* freed: the record changes nothing */
+        pl[cur[obj]].to = gen;
+        cur[obj] = -1;
+        if (!is_free) {
+            pl[n_pl].start = start;
+            pl[n_pl].from = gen;
+            pl[n_pl].to = UINT64_MAX;
+            pl[n_pl].obj = obj;
+            cur[obj] = (int)n_pl++;
+        }
+    }
+    for (g = 0; g < H_GENS; g++)
+        for (i = 0; i < n_pl; i++) {
+            const char *want = "[unknown]";
+            size_t j;
+            /* the newest placement alive at g that covers the address */
+            for (j = 0; j < n_pl; j++)
+                if (pl[j].from <= g && g < pl[j].to && pl[i].start + 0x10 >= pl[j].start &&
+                    pl[i].start + 0x10 < pl[j].start + 0x80) {
+                    snprintf(name, sizeof name, "c%d", pl[j].obj);
+                    want = name;
+                }
+            CHECK_STR(at(a, pl[i].start + 0x10, g, 0), want);
+        }
     vmp_analysis_free(a);
 }
 
@@ -694,6 +789,7 @@ int main(void)
     VMP_TEST_RUN(test_demangler_depth_is_bounded);
     VMP_TEST_RUN(test_limits_stop_the_analysis);
     VMP_TEST_RUN(test_resolve_through_generations);
+    VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);

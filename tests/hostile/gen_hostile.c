@@ -14,6 +14,9 @@
  *          N distinct two-frame stacks, one sample on each
  *        gen_hostile symbols MODULES SYMBOLS OUT
  *          MODULES modules of SYMBOLS symbols each, one sample in each
+ *        gen_hostile aliases MODULES SYMBOLS OUT
+ *          the same with every symbol of size 0 at its module's start (the
+ *          end of a size-0 symbol is the next symbol's start)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -202,7 +205,7 @@ static void stacks(uint64_t n)
     }
 }
 
-static void symbols(uint64_t modules, uint64_t count)
+static void symbols(uint64_t modules, uint64_t count, int aliases)
 {
     vmp_rec_symbol *syms = malloc(count * sizeof *syms);
     char *names = malloc(count * 24);
@@ -221,8 +224,8 @@ static void symbols(uint64_t modules, uint64_t count)
         put(&r);
         for (i = 0; i < count; i++) {
             int len = snprintf(names + 24 * i, 24, "f%" PRIu64 "_%" PRIu64, m, i);
-            syms[i].value = base + 16 * i;
-            syms[i].size = 16;
+            syms[i].value = aliases ? base : base + 16 * i;
+            syms[i].size = aliases ? 0 : 16;
             syms[i].name.s = names + 24 * i;
             syms[i].name.len = (size_t)len;
         }
@@ -244,7 +247,8 @@ int main(int argc, char **argv)
     const char *out;
     if (argc < 4) {
         fprintf(stderr, "usage: gen_hostile deep DEPTH OUT | compactions OBJECTS COUNT OUT |\n"
-                        "       stacks N OUT | symbols MODULES SYMBOLS OUT\n");
+                        "       stacks N OUT | symbols MODULES SYMBOLS OUT |\n"
+                        "       aliases MODULES SYMBOLS OUT\n");
         return 2;
     }
     out = argv[argc - 1];
@@ -260,7 +264,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "stacks") == 0 && argc == 4)
         stacks(arg(argv[2]));
     else if (strcmp(argv[1], "symbols") == 0 && argc == 5)
-        symbols(arg(argv[2]), arg(argv[3]));
+        symbols(arg(argv[2]), arg(argv[3]), 0);
+    else if (strcmp(argv[1], "aliases") == 0 && argc == 5)
+        symbols(arg(argv[2]), arg(argv[3]), 1);
     else {
         fprintf(stderr, "gen_hostile: unknown mode or arguments\n");
         return 2;

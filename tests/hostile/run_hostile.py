@@ -3,12 +3,14 @@
 """Run every vmp command on hostile but well-formed profiles.
 
 usage: run_hostile.py VMP GEN_HOSTILE WORKDIR RSS_LIMIT_MB SECONDS_LIMIT [--render]
-                      [--only=CMD,...] [--vmp-args=ARG,...] [--expect-limit] CASE...
-       CASE: deep:DEPTH | compactions:OBJECTS:COUNT | stacks:N | symbols:MODULES:SYMBOLS
+                      [--only=CMD,...] [--vmp-args=ARG,...] [--expect-limit | --expect-ok] CASE...
+       CASE: deep:DEPTH | compactions:OBJECTS:COUNT | stacks:N | symbols:MODULES:SYMBOLS |
+             aliases:MODULES:SYMBOLS
        --only: run only these commands (info, validate, report, ...)
        --vmp-args: global arguments of vmp (--limit,stacks=1000)
        --expect-limit: the analysis commands must stop at a limit: exit 1
                  with "analysis limit '...' reached" naming the file
+       --expect-ok: every command must complete: exit 0
        --render: also render the first case's flame graph SVG in headless
                  Chromium (when installed) to a PNG that must not be blank
 
@@ -46,9 +48,12 @@ global_args = []
 if cases and cases[0].startswith("--vmp-args="):
     global_args = cases[0][len("--vmp-args="):].split(",")
     cases = cases[1:]
-expect_limit = False
+expect_limit = expect_ok = False
 if cases and cases[0] == "--expect-limit":
     expect_limit = True
+    cases = cases[1:]
+elif cases and cases[0] == "--expect-ok":
+    expect_ok = True
     cases = cases[1:]
 failures = 0
 
@@ -119,6 +124,9 @@ for case in cases:
         analysis = cmd not in ("info", "validate")
         if expect_limit and analysis and (rc != 1 or "analysis limit '" not in err):
             fail("%s %s: does not stop at the analysis limit: exit %d, %r" %
+                 (cmd, path, rc, err[:200]))
+        if expect_ok and rc != 0:
+            fail("%s %s: does not complete within the default limits: exit %d, %r" %
                  (cmd, path, rc, err[:200]))
         if cmd.endswith("svg") and rc == 0:
             svg = name + (".svg" if cmd == "flame-svg" else ".diff.svg")
