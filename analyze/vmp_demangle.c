@@ -275,15 +275,32 @@ static int type_at(dm_state *st, dm_text *out)
     }
 }
 
+/* The longest mangled name (before a clone suffix) that is demangled. */
+#define DM_NAME_MAX 4096
+
 size_t vmp_demangle(char *out, size_t size, const char *name)
 {
     dm_state st;
     dm_text res, nm;
     int is_const = 0;
     size_t nparams = 0;
+    char base[DM_NAME_MAX];
+    const char *clone;
 
     if (!name || name[0] != '_' || name[1] != 'Z')
         return 0;
+    /* A compiler's clone of a function (".constprop.0", ".isra.0", ".part.0",
+     * ".cold") carries its suffix after the mangled name, which never holds a
+     * '.': demangle the name and add " [clone .suffix]" as c++filt does. */
+    clone = strchr(name, '.');
+    if (clone != NULL) {
+        size_t n = (size_t)(clone - name);
+        if (n >= sizeof base)
+            return 0;
+        memcpy(base, name, n);
+        base[n] = '\0';
+        name = base;
+    }
     memset(&st, 0, sizeof st);
     st.p = name + 2;
     st.ok = 1;
@@ -319,6 +336,11 @@ size_t vmp_demangle(char *out, size_t size, const char *name)
         text_adds(&st, &res, ")");
         if (is_const)
             text_adds(&st, &res, " const");
+    }
+    if (clone != NULL) {
+        text_adds(&st, &res, " [clone ");
+        text_adds(&st, &res, clone);
+        text_adds(&st, &res, "]");
     }
     if (!st.ok)
         return 0;

@@ -15,8 +15,9 @@
  * for handlers in flight and closes the writer.
  *
  * The signal handler (on_sigprof) takes no locks, allocates nothing and calls
- * no JVMTI or JNI function: it reads TLS, calls AsyncGetCallTrace and
- * vmp_writer_sample(), both designed for signal context.  Everything else runs
+ * no JVMTI or JNI function: it reads TLS, walks the native frames above the
+ * last Java frame (vmp_jvmti_unwind.h), calls AsyncGetCallTrace and
+ * vmp_writer_sample(), all designed for signal context.  Everything else runs
  * in JVMTI callbacks or the service thread and is serialised by `g.lock`;
  * JVMTI calls are made outside that lock, so that a thread holding it never
  * waits for a safepoint.
@@ -37,10 +38,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
+#include "vmp_jvmti_unwind.h"
 #include "vmp_writer.h"
 
 #define TLS_IE __attribute__((tls_model("initial-exec")))
@@ -191,15 +194,40 @@ static uint64_t pc_of(void *uc)
 #endif
 }
 
+/* Append AsyncGetCallTrace's `n` Java frames to the `nf` native frames
+ * (innermost first) in vf, cut at `cap` frames (the writer counts a cut past
+ * the depth), and write the sample. */
+static void write_mixed(vmp_writer *w,
+                        vmp_sample *s,
+                        vmp_frame *vf,
+                        uint32_t nf,
+                        uint32_t cap,
+                        const agct_frame *af,
+                        jint n)
+{
+    jint i;
+    for (i = 0; i < n && nf < cap; i++, nf++) {
+        vf[nf].kind = VMP_FRAME_FUNCTION;
+        vf[nf].value = (uint64_t)(uintptr_t)af[i].method_id;
+        vf[nf].bcpc = af[i].lineno < 0 ? VMP_BCPC_NONE : (uint32_t)af[i].lineno;
+    }
+    s->frames = vf;
+    s->depth = nf;
+    vmp_writer_sample(w, s);
+}
+
 static void take_sample(void *uc)
 {
     vmp_writer *w = g.w;
     JNIEnv *env = tls_env;
     agct_frame *af = tls_agct;
     vmp_frame *vf = tls_frames;
+    /* One frame more than the depth, so that the writer sees and counts a cut. */
+    const uint32_t cap = (uint32_t)g.opts.depth + 1;
     vmp_sample s;
     agct_trace trace;
-    jint i, n;
+    uint32_t nf;
+    jint n;
 
     memset(&s, 0, sizeof s);
     s.thread = tls_tid;
@@ -218,24 +246,30 @@ static void take_sample(void *uc)
     trace.env_id = env;
     trace.num_frames = 0;
     trace.frames = af;
-    /* One frame more than the depth, so that the writer sees and counts a cut. */
-    g.agct(&trace, (jint)g.opts.depth + 1, uc);
+    g.agct(&trace, (jint)cap, uc);
     n = trace.num_frames;
+    /* In VM code called from Java, with a frame anchor that lacks its pc:
+     * make it walkable and ask again (vmp_jvmti_anchor.h). */
+    if (n == -3 /* ticks_unknown_not_Java */ && vmp_jvmti__anchor_make_walkable()) {
+        trace.num_frames = 0;
+        g.agct(&trace, (jint)cap, uc);
+        vmp_jvmti__anchor_restore();
+        n = trace.num_frames;
+    }
+    /* The native frames first (innermost) when the pc is in a module: VM or
+     * library code called from the Java frames (README "Native frames"). */
+    nf = vmp_jvmti__unwind(uc, vf, cap < VMP_JVMTI_NATIVE_MAX ? cap : VMP_JVMTI_NATIVE_MAX);
     if (n <= 0) {
         uint32_t reason = n >= -10 ? (uint32_t)-n : REASON_OTHER;
         s.state = reason_state[reason];
-        vmp_writer_failed_sample(w, &s, reason);
+        if (nf > 0)
+            write_mixed(w, &s, vf, nf, nf, NULL, 0);
+        else
+            vmp_writer_failed_sample(w, &s, reason);
         return;
     }
-    for (i = 0; i < n; i++) {
-        vf[i].kind = VMP_FRAME_FUNCTION;
-        vf[i].value = (uint64_t)(uintptr_t)af[i].method_id;
-        vf[i].bcpc = af[i].lineno < 0 ? VMP_BCPC_NONE : (uint32_t)af[i].lineno;
-    }
-    s.state = ST_JAVA;
-    s.frames = vf;
-    s.depth = (uint32_t)n;
-    vmp_writer_sample(w, &s);
+    s.state = nf > 0 ? ST_NATIVE_VM : ST_JAVA;
+    write_mixed(w, &s, vf, nf, cap, af, n);
 }
 
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
@@ -632,6 +666,7 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
     tls_agct = af;
     tls_frames = vf;
     tls_env = jni;
+    vmp_jvmti__anchor_thread(jni, thread);
     atomic_signal_fence(memory_order_seq_cst);
     tls_tid = e.tid;
     write_thread_name(thread, jni, e.tid, 0);
@@ -680,6 +715,7 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
     tls_env = NULL;
     tls_agct = NULL;
     tls_frames = NULL;
+    vmp_jvmti__anchor_thread(NULL, NULL); /* before the VM frees its JavaThread */
     atomic_signal_fence(memory_order_seq_cst);
     write_thread_name(thread, jni, tid, 1);
     /* Only this thread's handler reads these buffers, and a handler that
@@ -750,7 +786,7 @@ static void *service_main(void *arg)
     const int wall = g.opts.mode == VMP_JVMTI_MODE_WALL;
     const uint64_t tick = wall ? g.opts.interval_ns : 20000000u;
     const pid_t pid = getpid();
-    uint64_t last_drain = 0;
+    uint64_t last_drain = 0, last_modules = now_ns();
     struct timespec next;
     sigset_t set;
 
@@ -776,6 +812,10 @@ static void *service_main(void *arg)
             last_drain = t;
         }
         pthread_mutex_unlock(&g.lock);
+        if (t - last_modules >= 100000000u) { /* libraries loaded since: unwind tables */
+            vmp_jvmti__unwind_refresh();
+            last_modules = t;
+        }
         if (wall) { /* after a stall, skip missed ticks instead of bursting */
             struct timespec cur;
             clock_gettime(CLOCK_MONOTONIC, &cur);
@@ -835,6 +875,7 @@ static void shutdown_agent(void)
                 g.opts.file);
         return;
     }
+    vmp_jvmti__unwind_shutdown();
     memset(&tot, 0, sizeof tot);
     if (vmp_writer_close(w, &tot) < 0 && !g.warned_write)
         fprintf(stderr, "vmp: error writing %s: %s\n", g.opts.file,
@@ -872,6 +913,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
     if (g.w == NULL || g.dead)
         return;
+    if (!vmp_jvmti__unwind_init())
+        fprintf(stderr, "vmp: native stacks are not available; Java frames only\n");
+    vmp_jvmti__anchor_init();
     if (pthread_create(&g.service, NULL, service_main, NULL) == 0)
         g.service_started = 1;
     register_thread(jni, thread, 0);

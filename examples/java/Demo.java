@@ -14,6 +14,8 @@
 //          exit:  a thread that is not main calls System.exit(3)
 //          short: 500 short threads "vmp-short-N", four at a time, each using
 //                 a fraction of a millisecond of CPU; prints their summed CPU
+//          native: Demo.deflateWork compresses with java.util.zip.Deflater,
+//                 so most of the time is in native code (libzip, zlib)
 //   SCALE  multiplies the running time (a decimal number, default 1)
 
 import java.io.IOException;
@@ -252,6 +254,33 @@ public final class Demo {
         System.out.println("short_threads=" + n + " short_cpu_ns=" + cpu.get());
     }
 
+    // Native code called from Java: the Deflater's work runs in libzip and
+    // zlib, below this method's frame.
+    static long deflateWork(byte[] in, byte[] out) {
+        java.util.zip.Deflater d = new java.util.zip.Deflater(9);
+        d.setInput(in);
+        d.finish();
+        long n = 0;
+        while (!d.finished()) {
+            n += d.deflate(out);
+        }
+        d.end();
+        return n;
+    }
+
+    static void runNative(long millis) {
+        Random rnd = new Random(7);
+        byte[] in = new byte[1 << 20];
+        for (int i = 0; i < in.length; i++) {
+            in[i] = (byte) ('a' + rnd.nextInt(6)); // compressible, not trivially
+        }
+        byte[] out = new byte[1 << 16];
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += deflateWork(in, out);
+        }
+    }
+
     public static void main(String[] args) throws Throwable {
         String mode = args.length > 0 ? args[0] : "all";
         double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
@@ -276,8 +305,11 @@ public final class Demo {
             case "short":
                 runShort();
                 break;
+            case "native":
+                runNative(millis);
+                break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit|short] [scale]");
+                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

@@ -38,6 +38,17 @@ static void test_demangle_ctors_dtors_and_substitutions(void)
     CHECK_STR(dm("_ZSt9terminatev"), "std::terminate()");
 }
 
+/* R-RES-3: a compiler's clone keeps its suffix, as c++filt shows it. */
+static void test_demangle_clone_suffixes(void)
+{
+    CHECK_STR(dm("_ZN2vm2gc7collectEv.cold"), "vm::gc::collect() [clone .cold]");
+    CHECK_STR(dm("_ZN2vm4Heap4growEm.constprop.0"),
+              "vm::Heap::grow(unsigned long) [clone .constprop.0]");
+    CHECK_STR(dm("_Z3barv.isra.0.part.0"), "bar() [clone .isra.0.part.0]");
+    CHECK_STR(dm("_ZN2vm.x"), "<fail>"); /* the name before the suffix must demangle */
+    CHECK_STR(dm("_ZNSt6vectorIiE9push_backEv.cold"), "<fail>");
+}
+
 static void test_demangle_rejects_plain_and_broken_names(void)
 {
     char small[8];
@@ -55,6 +66,7 @@ int main(void)
 {
     VMP_TEST_RUN(test_demangle_nested_names_and_params);
     VMP_TEST_RUN(test_demangle_ctors_dtors_and_substitutions);
+    VMP_TEST_RUN(test_demangle_clone_suffixes);
     VMP_TEST_RUN(test_demangle_rejects_plain_and_broken_names);
     VMP_TEST_EXIT();
 }

@@ -1010,15 +1010,81 @@ static void case_exit(void)
     profile_free(&p);
 }
 
+/* Native frames below Java (issue: mixed stacks): Demo>>deflateWork spends
+ * its time in java.util.zip's native code; its samples must show the native
+ * routine (a machine frame of libzip or zlib, resolved through the modules'
+ * symbols) above the Java method in one stack. */
+typedef struct native_acc {
+    vmp_analysis *a;
+    uint64_t under, mixed;
+} native_acc;
+
+static int native_visit(const vmp_profile_stack_entry *e, void *payload)
+{
+    native_acc *acc = payload;
+    const vmp_astack *st = vmp_analysis_stack(acc->a, e->stack);
+    const vmp_afunction *leaf = NULL;
+    int under = 0;
+    uint32_t id = e->stack;
+    while (id != 0 && st != NULL) {
+        const vmp_aframe *fr = vmp_analysis_frame(acc->a, st->frame);
+        const vmp_afunction *f = fr ? vmp_analysis_function(acc->a, fr->function) : NULL;
+        if (f != NULL && leaf == NULL)
+            leaf = f;
+        if (f != NULL && strcmp(f->name, "Demo>>deflateWork") == 0)
+            under = 1;
+        id = st->parent;
+        st = id ? vmp_analysis_stack(acc->a, id) : NULL;
+    }
+    if (under) {
+        acc->under += e->weight;
+        if (leaf != NULL && leaf->code_class == VMP_CLASS_NATIVE)
+            acc->mixed += e->weight;
+    }
+    return 0;
+}
+
+static void case_native(void)
+{
+    char path[4096];
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    native_acc acc;
+
+    profile_path(path, sizeof path, "native");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", NULL, "native", "0.75"), 0);
+    check_valid(path);
+    memset(&acc, 0, sizeof acc);
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        const vmp_profile_totals *t = vmp_profile_get_totals(prof);
+        acc.a = vmp_profile_analysis(prof);
+        vmp_profile_foreach_stack(prof, native_visit, &acc);
+        printf("  weight under Demo>>deflateWork %" PRIu64
+               ", with a native innermost frame %.1f%%; "
+               "failed %.1f%% of all\n",
+               acc.under, acc.under ? 100.0 * (double)acc.mixed / (double)acc.under : 0.0,
+               t->samples ? 100.0 * (double)t->failed / (double)t->samples : 0.0);
+        /* Floors for a loaded machine: zlib does nearly all of the work. */
+        CHECK(acc.under > 100);
+        CHECK((double)acc.mixed >= 0.5 * (double)acc.under);
+    } else {
+        CHECK(!"the analysis library read the profile");
+    }
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},    {"hot", case_hot},   {"resolve", case_resolve},
-                 {"churn", case_churn},  {"rate", case_rate}, {"short", case_short},
-                 {"wall", case_wall},    {"exit", case_exit}, {"record", case_record},
-                 {"nofile", case_nofile}};
+    } cases[] = {{"demo", case_demo},     {"hot", case_hot},      {"resolve", case_resolve},
+                 {"churn", case_churn},   {"rate", case_rate},    {"short", case_short},
+                 {"wall", case_wall},     {"exit", case_exit},    {"record", case_record},
+                 {"nofile", case_nofile}, {"native", case_native}};
 
     const char *which = NULL;
     size_t k;
@@ -1043,9 +1109,9 @@ int main(int argc, char **argv)
             which = argv[i];
     }
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
-        fprintf(stderr,
-                "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
-                "--workdir DIR [--vmp VMP] demo|hot|resolve|churn|rate|short|wall|exit|record\n");
+        fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
+                        "--workdir DIR [--vmp VMP] "
+                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {

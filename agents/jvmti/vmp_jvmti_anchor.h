@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_anchor.h - HotSpot's frame anchor (JavaThread::_anchor: the last
+ * Java frame's sp and pc, which AsyncGetCallTrace starts from when the thread
+ * is in VM or native code).  A thread that calls from the interpreter or
+ * compiled code into the VM records the sp but not always the pc; the VM
+ * fills the pc in only when it walks the stack itself, and until then
+ * AsyncGetCallTrace gives up with ticks_unknown_not_Java.  As HotSpot does,
+ * the pc is the return address just below that sp: the handler sets it for
+ * the duration of one AsyncGetCallTrace call and clears it again.  Field
+ * offsets come from the VM's own table of them (gHotSpotVMStructs).
+ *
+ * Internal to libvmp-jvmti.  vmp_jvmti__anchor_make_walkable() and
+ * vmp_jvmti__anchor_restore() are async-signal-safe and act on the calling
+ * thread only.
+ */
+#ifndef VMP_JVMTI_ANCHOR_H
+#define VMP_JVMTI_ANCHOR_H
+
+#include <jvmti.h>
+
+/** Find the anchor's field offsets in libjvm's gHotSpotVMStructs.  Outside
+ *  any handler.  @return 1 when found, else 0 (the retry is then off). */
+int vmp_jvmti__anchor_init(void);
+
+/** Remember the calling thread's JavaThread (java.lang.Thread.eetop of
+ *  `thread`, its own jthread), or forget it (`jni` or `thread` NULL: at
+ *  ThreadEnd, before the VM frees it).  Outside any handler. */
+void vmp_jvmti__anchor_thread(JNIEnv *jni, jthread thread);
+
+/** If this thread's anchor has a last Java sp but no pc, set the pc to the
+ *  return address stored just below the sp (read only when mapped).
+ *  @return 1 when it did (call vmp_jvmti__anchor_restore() after
+ *  AsyncGetCallTrace), else 0.  ASYNC-SIGNAL-SAFE. */
+int vmp_jvmti__anchor_make_walkable(void);
+
+/** Clear the pc that vmp_jvmti__anchor_make_walkable() set.  ASYNC-SIGNAL-SAFE. */
+void vmp_jvmti__anchor_restore(void);
+
+#endif

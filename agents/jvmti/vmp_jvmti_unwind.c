@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_unwind.c - native stacks for samples (vmp_jvmti_unwind.h).
+ *
+ * Why not libunwind's local unwinder: to find a pc's CFI it calls
+ * dl_iterate_phdr, which takes glibc's loader lock; a signal that lands while
+ * the thread itself is inside the loader (dlopen, thread creation) could then
+ * deadlock or see the module list half-updated.  Instead this file reads the
+ * module list (segments and .eh_frame_hdr search tables) with dl_iterate_phdr
+ * outside the handler, at start and again whenever the loader's load/unload
+ * counters change, and publishes it as an immutable table behind an atomic
+ * pointer.  In the handler, libunwind runs through its remote interface with
+ * our accessors: find_proc_info looks the pc up in that table and hands the
+ * module's .eh_frame_hdr table to libunwind's dwarf_search_unwind_table;
+ * access_mem reads module memory only inside mapped segments and any other
+ * address (the stack) through process_vm_readv, which fails with EFAULT
+ * instead of faulting, once per page.  libunwind keeps its global cache of
+ * parsed CFI (UNW_CACHE_GLOBAL: a walk of 30 frames costs about 40 us of CPU
+ * with it, 230 us without, tests/jvmti/test_jvmti_unwind.c); that cache and
+ * libunwind's memory pools are guarded by locks that libunwind holds with
+ * every signal blocked, so a handler never waits for a lock that its own
+ * thread holds.  The cache is flushed when the module table changes.  Old
+ * tables are freed only at shutdown.
+ */
+#include "vmp_jvmti_unwind.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(VMP_HAVE_LIBUNWIND) && defined(__x86_64__)
+#    define VMP_UNWIND_ON 1
+#else
+#    define VMP_UNWIND_ON 0
+#endif
+
+#if VMP_UNWIND_ON
+#    include <elf.h>
+#    include <libunwind.h>
+#    include <link.h>
+#    include <stddef.h>
+#    include <sys/uio.h>
+#    include <ucontext.h>
+
+/* Exported by libunwind for its ptrace and coredump back ends (1.6 and
+ * later); declared by no public header. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
+                                              unw_word_t ip,
+                                              unw_dyn_info_t *di,
+                                              unw_proc_info_t *pi,
+                                              int need_unwind_info,
+                                              void *arg);
+
+/* .eh_frame_hdr pointer encodings (DWARF exception-handling ABI). */
+#    define EH_PE_UDATA4  0x03
+#    define EH_PE_SDATA4  0x0b
+#    define EH_PE_DATAREL 0x30
+
+/* One mapped PT_LOAD segment of a module. */
+typedef struct useg {
+    uint64_t lo, hi; /* runtime addresses, [lo, hi) */
+    uint32_t module; /* index into utable.mods */
+    uint32_t exec;   /* PF_X */
+} useg;
+
+/* A module's unwind table (its .eh_frame_hdr binary-search table). */
+typedef struct umod {
+    uint64_t text_lo, text_hi; /* lowest and highest executable address */
+    uint64_t hdr;              /* .eh_frame_hdr address; 0: no usable table */
+    uint64_t table;            /* the search table */
+    uint64_t table_len;        /* in unw_word_t units */
+    uint64_t gp;               /* DT_PLTGOT, as libunwind's own lookup */
+} umod;
+
+typedef struct utable {
+    struct utable *retired; /* older tables, freed at shutdown */
+    unsigned long long adds, subs;
+    size_t n_segs, n_mods;
+    useg *segs; /* sorted by lo */
+    umod *mods;
+} utable;
+
+#    define PAGE_CACHE 8
+
+/* Per-walk state: the interrupted registers and the stack pages known readable. */
+typedef struct uctx {
+    const utable *t;
+    unw_word_t regs[17]; /* libunwind's x86-64 numbering: RAX..R15, RIP */
+    uint64_t pages[PAGE_CACHE];
+    unsigned n_pages, next_page;
+} uctx;
+
+static _Atomic(utable *) cur_table;
+static unw_addr_space_t addr_space;
+static pid_t self_pid;
+static int enabled;
+
+/* ---- The module table (outside the handler) ------------------------------ */
+
+typedef struct build {
+    utable *t;
+    size_t cap_segs, cap_mods;
+    int failed;
+    int counters_only; /* refresh: read the loader counters and stop */
+} build;
+
+/* Parse a module's .eh_frame_hdr (in mapped memory: we are in
+ * dl_iterate_phdr's callback).  Only the encodings every Linux toolchain
+ * emits are accepted: a 4-byte eh_frame pointer and FDE count and a
+ * datarel|sdata4 search table. */
+static void parse_hdr(umod *m, uint64_t hdr)
+{
+    const unsigned char *h = (const unsigned char *)(uintptr_t)hdr;
+    uint32_t count;
+    unsigned ptr_fmt = h[1] & 0x0f, cnt_fmt = h[2] & 0x0f;
+
+    if (h[0] != 1 || (ptr_fmt != EH_PE_UDATA4 && ptr_fmt != EH_PE_SDATA4) ||
+        (cnt_fmt != EH_PE_UDATA4 && cnt_fmt != EH_PE_SDATA4) ||
+        h[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
+        return;
+    memcpy(&count, h + 8, sizeof count);
+    if (count == 0)
+        return;
+    m->hdr = hdr;
+    m->table = hdr + 12;
+    m->table_len = (uint64_t)count * 8u / sizeof(unw_word_t);
+}
+
+static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    build *b = arg;
+    utable *t = b->t;
+    umod m;
+    size_t i, first_seg;
+    const ElfW(Phdr) *dyn = NULL, *ehf = NULL;
+
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        t->adds = info->dlpi_adds;
+        t->subs = info->dlpi_subs;
+    }
+    if (b->counters_only)
+        return 1;
+    memset(&m, 0, sizeof m);
+    m.text_lo = UINT64_MAX;
+    first_seg = t->n_segs;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type == PT_DYNAMIC)
+            dyn = p;
+        else if (p->p_type == PT_GNU_EH_FRAME)
+            ehf = p;
+        else if (p->p_type == PT_LOAD && (p->p_flags & PF_R) && p->p_memsz > 0) {
+            useg s;
+            if (t->n_segs == b->cap_segs) {
+                size_t cap = b->cap_segs ? b->cap_segs * 2 : 256;
+                useg *v = realloc(t->segs, cap * sizeof *v);
+                if (v == NULL) {
+                    b->failed = 1;
+                    return 1;
+                }
+                t->segs = v;
+                b->cap_segs = cap;
+            }
+            s.lo = (uint64_t)info->dlpi_addr + p->p_vaddr;
+            s.hi = s.lo + p->p_memsz;
+            s.module = (uint32_t)t->n_mods;
+            s.exec = (p->p_flags & PF_X) != 0;
+            if (s.exec) {
+                m.text_lo = s.lo < m.text_lo ? s.lo : m.text_lo;
+                m.text_hi = s.hi > m.text_hi ? s.hi : m.text_hi;
+            }
+            t->segs[t->n_segs++] = s;
+        }
+    }
+    if (t->n_segs == first_seg)
+        return 0;
+    if (ehf != NULL && m.text_hi > 0)
+        parse_hdr(&m, (uint64_t)info->dlpi_addr + ehf->p_vaddr);
+    if (dyn != NULL) {
+        const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + dyn->p_vaddr);
+        for (; d->d_tag != DT_NULL; d++) {
+            if (d->d_tag == DT_PLTGOT) {
+                m.gp = (uint64_t)d->d_un.d_ptr; /* glibc has relocated it */
+                break;
+            }
+        }
+    }
+    if (t->n_mods == b->cap_mods) {
+        size_t cap = b->cap_mods ? b->cap_mods * 2 : 64;
+        umod *v = realloc(t->mods, cap * sizeof *v);
+        if (v == NULL) {
+            b->failed = 1;
+            return 1;
+        }
+        t->mods = v;
+        b->cap_mods = cap;
+    }
+    t->mods[t->n_mods++] = m;
+    return 0;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const useg *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void free_table(utable *t)
+{
+    if (t != NULL) {
+        free(t->segs);
+        free(t->mods);
+        free(t);
+    }
+}
+
+static utable *build_table(void)
+{
+    build b;
+
+    memset(&b, 0, sizeof b);
+    b.t = calloc(1, sizeof *b.t);
+    if (b.t == NULL)
+        return NULL;
+    dl_iterate_phdr(on_module, &b);
+    if (b.failed) {
+        free_table(b.t);
+        return NULL;
+    }
+    if (b.t->n_segs > 1)
+        qsort(b.t->segs, b.t->n_segs, sizeof *b.t->segs, seg_cmp);
+    return b.t;
+}
+
+/* ---- Lookups (signal-safe) ------------------------------------------------- */
+
+/* The segment holding [addr, addr + len), or NULL. */
+static const useg *seg_of(const utable *t, uint64_t addr, uint64_t len)
+{
+    size_t lo = 0, hi = t->n_segs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->segs[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    {
+        const useg *s = &t->segs[lo - 1];
+        return addr + len >= addr && addr + len <= s->hi ? s : NULL;
+    }
+}
+
+static int in_code(const utable *t, uint64_t pc)
+{
+    const useg *s = seg_of(t, pc, 1);
+    return s != NULL && s->exec;
+}
+
+/* ---- libunwind accessors (signal-safe) -------------------------------------- */
+
+static int page_known(const uctx *c, uint64_t page)
+{
+    unsigned i;
+    for (i = 0; i < c->n_pages; i++)
+        if (c->pages[i] == page)
+            return 1;
+    return 0;
+}
+
+static void page_add(uctx *c, uint64_t page)
+{
+    if (page_known(c, page))
+        return;
+    if (c->n_pages < PAGE_CACHE)
+        c->pages[c->n_pages++] = page;
+    else {
+        c->pages[c->next_page] = page;
+        c->next_page = (c->next_page + 1) % PAGE_CACHE;
+    }
+}
+
+static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+    uctx *c = arg;
+    uint64_t p0 = addr & ~(uint64_t)4095, p1 = (addr + sizeof *val - 1) & ~(uint64_t)4095;
+    struct iovec local, remote;
+
+    (void)as;
+    if (write || addr + sizeof *val < addr)
+        return -UNW_EINVAL;
+    if (seg_of(c->t, addr, sizeof *val) != NULL || (page_known(c, p0) && page_known(c, p1))) {
+        memcpy(val, (const void *)(uintptr_t)addr, sizeof *val);
+        return 0;
+    }
+    local.iov_base = val;
+    local.iov_len = sizeof *val;
+    remote.iov_base = (void *)(uintptr_t)addr;
+    remote.iov_len = sizeof *val;
+    if (process_vm_readv(self_pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof *val)
+        return -UNW_EINVAL;
+    page_add(c, p0);
+    page_add(c, p1);
+    return 0;
+}
+
+static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+    uctx *c = arg;
+
+    (void)as;
+    if (reg < 0 || reg > UNW_X86_64_RIP)
+        return -UNW_EBADREG;
+    if (write)
+        c->regs[reg] = *val;
+    else
+        *val = c->regs[reg];
+    return 0;
+}
+
+static int acc_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+    (void)as;
+    (void)reg;
+    (void)val;
+    (void)write;
+    (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int find_proc_info(
+    unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+    uctx *c = arg;
+    const useg *s = seg_of(c->t, ip, 1);
+    const umod *m;
+    unw_dyn_info_t di;
+
+    if (s == NULL || !s->exec)
+        return -UNW_ENOINFO;
+    m = &c->t->mods[s->module];
+    if (m->hdr == 0)
+        return -UNW_ENOINFO;
+    memset(&di, 0, sizeof di);
+    di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    di.start_ip = m->text_lo;
+    di.end_ip = m->text_hi;
+    di.gp = m->gp;
+    di.u.rti.name_ptr = 0;
+    di.u.rti.segbase = m->hdr;
+    di.u.rti.table_len = m->table_len;
+    di.u.rti.table_data = m->table;
+    return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+    /* dwarf_search_unwind_table's info is freed by libunwind itself. */
+    (void)as;
+    (void)pi;
+    (void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+    (void)as;
+    (void)addr;
+    (void)arg;
+    return -UNW_ENOINFO; /* no dynamically registered unwind info */
+}
+
+static int acc_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+    (void)as;
+    (void)c;
+    (void)arg;
+    return -UNW_EINVAL;
+}
+
+static int get_proc_name(
+    unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off, void *arg)
+{
+    (void)as;
+    (void)addr;
+    (void)buf;
+    (void)len;
+    (void)off;
+    (void)arg;
+    return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {
+    .find_proc_info = find_proc_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = get_dyn_info_list_addr,
+    .access_mem = acc_mem,
+    .access_reg = acc_reg,
+    .access_fpreg = acc_fpreg,
+    .resume = acc_resume,
+    .get_proc_name = get_proc_name,
+};
+
+/* libunwind's x86-64 register numbers, in order, from the ucontext. */
+static const int greg_of[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                                REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+
+static uint32_t walk(const utable *t, void *uc, vmp_frame *out, uint32_t max)
+{
+    const ucontext_t *u = uc;
+    unw_cursor_t cur;
+    uctx c;
+    unw_word_t ip, sp, last_sp;
+    uint32_t n = 0;
+    int i;
+
+    c.t = t;
+    c.n_pages = c.next_page = 0;
+    for (i = 0; i < 17; i++)
+        c.regs[i] = (unw_word_t)u->uc_mcontext.gregs[greg_of[i]];
+    ip = c.regs[UNW_X86_64_RIP];
+    last_sp = c.regs[UNW_X86_64_RSP];
+    if (max == 0 || !in_code(t, ip))
+        return 0;
+    out[n].value = ip;
+    out[n].bcpc = VMP_BCPC_NONE;
+    out[n].kind = VMP_FRAME_PC;
+    n++;
+    if (unw_init_remote(&cur, addr_space, &c) < 0)
+        return n;
+    while (n < max && unw_step(&cur) > 0) {
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
+            break;
+        /* A caller's frame lies above its callee's: anything else is a
+         * broken walk.  Stop at the first pc outside every module. */
+        if (sp <= last_sp || !in_code(t, ip))
+            break;
+        last_sp = sp;
+        out[n].value = ip;
+        out[n].bcpc = VMP_BCPC_NONE;
+        out[n].kind = VMP_FRAME_PC;
+        n++;
+    }
+    return n;
+}
+
+/* ---- The interface ---------------------------------------------------------- */
+
+int vmp_jvmti__unwind_init(void)
+{
+    utable *t;
+    uint64_t probe = 0x766d70, got = 0;
+    struct iovec local = {&got, sizeof got}, remote = {&probe, sizeof probe};
+    ucontext_t uc;
+    vmp_frame f[4];
+
+    if (enabled)
+        return 1;
+    self_pid = getpid();
+    if (process_vm_readv(self_pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof got || got != probe)
+        return 0;
+    addr_space = unw_create_addr_space(&accessors, 0);
+    if (addr_space == NULL)
+        return 0;
+    unw_set_caching_policy(addr_space, UNW_CACHE_GLOBAL);
+    t = build_table();
+    if (t == NULL) {
+        unw_destroy_addr_space(addr_space);
+        addr_space = NULL;
+        return 0;
+    }
+    atomic_store(&cur_table, t);
+    /* One walk here, outside any handler, runs libunwind's one-time
+     * initialisation (it takes a lock). */
+    if (getcontext(&uc) == 0)
+        (void)walk(t, &uc, f, 4);
+    enabled = 1;
+    return 1;
+}
+
+void vmp_jvmti__unwind_refresh(void)
+{
+    utable *old = atomic_load(&cur_table), *t;
+    build b;
+    utable probe;
+
+    if (!enabled || old == NULL)
+        return;
+    memset(&b, 0, sizeof b);
+    memset(&probe, 0, sizeof probe);
+    b.t = &probe;
+    b.counters_only = 1;
+    dl_iterate_phdr(on_module, &b);
+    if (probe.adds == old->adds && probe.subs == old->subs)
+        return;
+    t = build_table();
+    if (t == NULL)
+        return;
+    t->retired = old; /* a handler may still read it */
+    atomic_store(&cur_table, t);
+    unw_flush_cache(addr_space, 0, 0);
+}
+
+void vmp_jvmti__unwind_shutdown(void)
+{
+    utable *t = atomic_exchange(&cur_table, NULL);
+    enabled = 0;
+    while (t != NULL) {
+        utable *next = t->retired;
+        free_table(t);
+        t = next;
+    }
+}
+
+int vmp_jvmti__unwind_in_module(uint64_t pc)
+{
+    const utable *t = atomic_load(&cur_table);
+    return t != NULL && in_code(t, pc);
+}
+
+int vmp_jvmti__unwind_read(uint64_t addr, uint64_t *val)
+{
+    struct iovec local, remote;
+
+    if (!enabled)
+        return 0;
+    local.iov_base = val;
+    local.iov_len = sizeof *val;
+    remote.iov_base = (void *)(uintptr_t)addr;
+    remote.iov_len = sizeof *val;
+    return process_vm_readv(self_pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *val;
+}
+
+uint32_t vmp_jvmti__unwind(void *uc, vmp_frame *out, uint32_t max)
+{
+    const utable *t = atomic_load(&cur_table);
+    if (t == NULL || uc == NULL || out == NULL)
+        return 0;
+    return walk(t, uc, out, max);
+}
+
+#else /* no libunwind, or an architecture this file does not map */
+
+int vmp_jvmti__unwind_init(void)
+{
+    return 0;
+}
+
+void vmp_jvmti__unwind_refresh(void)
+{}
+
+void vmp_jvmti__unwind_shutdown(void)
+{}
+
+int vmp_jvmti__unwind_in_module(uint64_t pc)
+{
+    (void)pc;
+    return 0;
+}
+
+int vmp_jvmti__unwind_read(uint64_t addr, uint64_t *val)
+{
+    (void)addr;
+    (void)val;
+    return 0;
+}
+
+uint32_t vmp_jvmti__unwind(void *uc, vmp_frame *out, uint32_t max)
+{
+    (void)uc;
+    (void)out;
+    (void)max;
+    return 0;
+}
+
+#endif
