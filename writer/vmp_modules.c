@@ -362,6 +362,34 @@ static int read_elf_memory(const loaded *o, elf_info *in)
     return rc;
 }
 
+/* Whether w recorded object o in an earlier call (under loaded_mu). */
+static int loaded_before(const vmp_writer *w, const loaded *o)
+{
+    for (size_t i = 0; i < w->n_loaded; i++) {
+        const uint64_t *k = &w->loaded_keys[3 * i];
+        if (k[0] == o->bias && k[1] == o->start && k[2] == o->end)
+            return 1;
+    }
+    return 0;
+}
+
+static vmp_status remember_loaded(vmp_writer *w, const loaded *o)
+{
+    if (w->n_loaded == w->cap_loaded) {
+        size_t cap = w->cap_loaded ? w->cap_loaded * 2 : 64;
+        uint64_t *k = realloc(w->loaded_keys, cap * 3 * sizeof *k);
+        if (!k)
+            return VMP_ERR_NOMEM;
+        w->loaded_keys = k;
+        w->cap_loaded = cap;
+    }
+    uint64_t *k = &w->loaded_keys[3 * w->n_loaded++];
+    k[0] = o->bias;
+    k[1] = o->start;
+    k[2] = o->end;
+    return VMP_OK;
+}
+
 vmp_status vmp_writer_add_loaded_modules(vmp_writer *w)
 {
     if (!w)
@@ -371,8 +399,11 @@ vmp_status vmp_writer_add_loaded_modules(vmp_writer *w)
     loaded_list l = {0};
     dl_iterate_phdr(collect, &l);
     vmp_status st = l.nomem ? VMP_ERR_NOMEM : VMP_OK;
+    pthread_mutex_lock(&w->loaded_mu);
     for (size_t i = 0; i < l.n && st >= 0; i++) {
         loaded *o = &l.v[i];
+        if (loaded_before(w, o))
+            continue;
         if (o->is_main && !o->path)
             o->path = self_exe();
         elf_info in = {0};
@@ -387,7 +418,11 @@ vmp_status vmp_writer_add_loaded_modules(vmp_writer *w)
             st = queue_module(w, NULL, o->path, in.build_id, in.build_id_size, o->bias, o->start,
                               o->end, in.syms, in.n_syms);
         info_free(&in);
+        /* recorded, or without symbols to read: not tried again */
+        if (st >= 0)
+            st = remember_loaded(w, o);
     }
+    pthread_mutex_unlock(&w->loaded_mu);
     for (size_t i = 0; i < l.n; i++)
         free(l.v[i].path);
     free(l.v);

@@ -356,6 +356,8 @@ static void free_writer(vmp_writer *w)
     vmp_buf__free(&w->chunk);
     vmp_buf__free(&w->zbuf);
     vmp_buf__free(&w->seek);
+    free(w->loaded_keys);
+    pthread_mutex_destroy(&w->loaded_mu);
     pthread_mutex_destroy(&w->meta_mu);
     pthread_mutex_destroy(&w->out_mu);
     pthread_mutex_destroy(&w->wake_mu);
@@ -383,6 +385,7 @@ static vmp_status open_impl(vmp_writer **out,
         return VMP_ERR_NOMEM;
     memset(w, 0, wsize);
     pthread_mutex_init(&w->meta_mu, NULL);
+    pthread_mutex_init(&w->loaded_mu, NULL);
     pthread_mutex_init(&w->out_mu, NULL);
     pthread_mutex_init(&w->wake_mu, NULL);
     pthread_condattr_t ca;

@@ -208,7 +208,11 @@ VMP_API void vmp_writer_stats(const vmp_writer *w, vmp_writer_totals *out);
  *  their symbol tables (read with libelf from the files on disk: .symtab when
  *  present, else .dynsym), build ids and load addresses.  Objects without a
  *  readable file (the vDSO) are recorded from memory when possible, else
- *  skipped.  May take tens of milliseconds for large libraries. */
+ *  skipped.  Objects that an earlier call on the same writer recorded or
+ *  skipped (same load bias and address range) are left out, so calling it
+ *  again after libraries were loaded adds only those.  May take tens of
+ *  milliseconds for large libraries; a call that finds nothing new costs one
+ *  dl_iterate_phdr walk. */
 VMP_API vmp_status vmp_writer_add_loaded_modules(vmp_writer *w);
 
 /** Record one module from its ELF file.

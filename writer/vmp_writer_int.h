@@ -63,6 +63,13 @@ struct vmp_writer {
     uint64_t next_zone_id;
     uint64_t next_module_id;
 
+    /* ---- loaded objects already recorded (loaded_mu) ---------------------
+     * vmp_writer_add_loaded_modules(): (load bias, start, end) of each object
+     * it recorded, so that a later call adds only objects loaded since. */
+    pthread_mutex_t loaded_mu;
+    uint64_t *loaded_keys; /* 3 per object */
+    size_t n_loaded, cap_loaded;
+
     /* ---- output (out_mu) ------------------------------------------------ */
     pthread_mutex_t out_mu;
     vmp_buf work;    /* the queue taken by a drain */

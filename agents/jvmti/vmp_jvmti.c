@@ -812,8 +812,18 @@ static void *service_main(void *arg)
             last_drain = t;
         }
         pthread_mutex_unlock(&g.lock);
-        if (t - last_modules >= 100000000u) { /* libraries loaded since: unwind tables */
+        if (t - last_modules >= 100000000u) {
+            /* Libraries loaded since: their unwind tables, and their MODULE
+             * records (the writer adds only objects it has not recorded).
+             * The writer stays open until this thread is joined. */
+            vmp_status st;
             vmp_jvmti__unwind_refresh();
+            st = vmp_writer_add_loaded_modules(g.w);
+            if (st != VMP_OK) {
+                pthread_mutex_lock(&g.lock);
+                check_write(st);
+                pthread_mutex_unlock(&g.lock);
+            }
             last_modules = t;
         }
         if (wall) { /* after a stall, skip missed ticks instead of bursting */

@@ -16,6 +16,9 @@
 //                 a fraction of a millisecond of CPU; prints their summed CPU
 //          native: Demo.deflateWork compresses with java.util.zip.Deflater,
 //                 so most of the time is in native code (libzip, zlib)
+//          vmnative: time in the VM and native libraries, a quarter each:
+//                 System.arraycopy of large arrays, String.intern,
+//                 java.util.zip (Deflater, CRC32) and System.gc
 //   SCALE  multiplies the running time (a decimal number, default 1)
 
 import java.io.IOException;
@@ -281,6 +284,63 @@ public final class Demo {
         }
     }
 
+    // System.arraycopy of large arrays, one object array (the VM checks
+    // every element's type) and one long array.
+    static long copyWork(Object[] a, Object[] b, long[] x, long[] y) {
+        System.arraycopy(a, 0, b, 0, a.length);
+        System.arraycopy(x, 0, y, 0, x.length);
+        return b.length + y[y.length - 1];
+    }
+
+    static long internWork(int base, int n) {
+        long h = 0;
+        for (int i = 0; i < n; i++) {
+            h += ("vmp-intern-" + (base + i % 50_000)).intern().hashCode();
+        }
+        return h;
+    }
+
+    static void runVmNative(long millis) {
+        long slice = Math.max(1, millis / 4) * 1_000_000L;
+        Object[] a = new Object[1 << 20];
+        Object[] b = new Object[1 << 20];
+        Arrays.fill(a, "x");
+        long[] x = new long[1 << 21];
+        long[] y = new long[1 << 21];
+        long end = System.nanoTime() + slice;
+        while (System.nanoTime() < end) {
+            sink += copyWork(a, b, x, y);
+        }
+        end = System.nanoTime() + slice;
+        int base = 0;
+        while (System.nanoTime() < end) {
+            sink += internWork(base, 10_000);
+            base += 10_000;
+        }
+        Random rnd = new Random(7);
+        byte[] in = new byte[1 << 20];
+        for (int i = 0; i < in.length; i++) {
+            in[i] = (byte) ('a' + rnd.nextInt(6));
+        }
+        byte[] out = new byte[1 << 16];
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        end = System.nanoTime() + slice;
+        while (System.nanoTime() < end) {
+            sink += deflateWork(in, out);
+            crc.update(in);
+            sink += crc.getValue();
+        }
+        end = System.nanoTime() + slice;
+        List<long[]> keep = new ArrayList<>();
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 64; i++) {
+                keep.add(new long[4096]);
+            }
+            System.gc();
+            keep.clear();
+        }
+    }
+
     public static void main(String[] args) throws Throwable {
         String mode = args.length > 0 ? args[0] : "all";
         double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
@@ -308,8 +368,11 @@ public final class Demo {
             case "native":
                 runNative(millis);
                 break;
+            case "vmnative":
+                runVmNative(millis);
+                break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native] [scale]");
+                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|vmnative] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

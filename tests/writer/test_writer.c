@@ -5,6 +5,7 @@
  * ordering, interning, determinism, and the zstd command line
  * (spec.md §3 to §6).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -966,6 +967,46 @@ static void test_loaded_modules_resolve_their_symbols(void)
     td_free(&f);
 }
 
+/* A second call records only the objects loaded since the first. */
+static void test_loaded_modules_are_added_once(void)
+{
+    const char *path = tmp_path("modules-again.vmp");
+    vmp_writer *w = NULL;
+    void *lib;
+    char buf[512];
+    size_t k, n_resolv = 0;
+    CHECK(vmp_writer_open(&w, path, NULL, NULL) == VMP_OK);
+    if (!w)
+        return;
+    CHECK(vmp_writer_add_loaded_modules(w) == VMP_OK);
+    CHECK(vmp_writer_add_loaded_modules(w) == VMP_OK);
+    lib = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+    CHECK(vmp_writer_add_loaded_modules(w) == VMP_OK);
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+    td_file f;
+    CHECK(td_load(&f, path) == 0);
+    size_t n_mod = td_count(&f, VMP_REC_MODULE);
+    for (k = 0; k < f.n; k++)
+        if (f.recs[k].type == VMP_REC_MODULE &&
+            strstr(td_rstr(&f.recs[k], VMP_MOD_PATH, buf, sizeof buf), "libresolv") != NULL)
+            n_resolv++;
+    td_free(&f);
+    /* the same objects as one call, plus the library loaded in between */
+    path = tmp_path("modules-once.vmp");
+    CHECK(vmp_writer_open(&w, path, NULL, NULL) == VMP_OK);
+    if (!w)
+        return;
+    CHECK(vmp_writer_add_loaded_modules(w) == VMP_OK);
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+    CHECK(td_load(&f, path) == 0);
+    CHECK_EQ_U64(n_mod, td_count(&f, VMP_REC_MODULE));
+    td_free(&f);
+    if (lib != NULL) {
+        CHECK_EQ_U64(n_resolv, 1);
+        dlclose(lib);
+    }
+}
+
 static void test_misuse_is_rejected(void)
 {
     vmp_writer *w = NULL;
@@ -1001,6 +1042,7 @@ int main(void)
     VMP_TEST_RUN(test_sample_preserves_errno_and_counts_drops);
     VMP_TEST_RUN(test_old_chunks_close_by_age);
     VMP_TEST_RUN(test_loaded_modules_resolve_their_symbols);
+    VMP_TEST_RUN(test_loaded_modules_are_added_once);
     VMP_TEST_RUN(test_misuse_is_rejected);
     VMP_TEST_EXIT();
 }
