@@ -95,9 +95,9 @@ extern "C" {
 /* ---- Demangling ------------------------------------------------------------ */
 
 /** Demangle an Itanium C++ ABI symbol name ("_ZN2vm2gc7collectEv" ->
- *  "vm::gc::collect()").  Handles nested names, constructors and destructors,
- *  std:: abbreviations, substitutions, cv-qualifiers, pointers, references and
- *  builtin parameter types; anything else (templates, operators, ...) fails.
+ *  "vm::gc::collect()") with the C++ runtime's demangler (__cxa_demangle, as
+ *  c++filt shows names: templates, operators, clone suffixes
+ *  " [clone .cold]").  Names longer than 4096 bytes are not demangled.
  *
  * @param[out] out  buffer for the NUL-terminated result; may be NULL when
  *                  `size` is 0.
@@ -105,9 +105,9 @@ extern "C" {
  * @param name      NUL-terminated mangled name; borrowed.
  * @return the length of the demangled name (not counting the NUL; the result
  *         is cut to fit when it is >= size), or 0 when `name` is not a
- *         mangled name this demangler understands (callers then show it raw).
- * Thread safety: any thread.  Not async-signal-safe (stack use only, but
- * unaudited). */
+ *         mangled name, does not demangle, or memory ran out (callers then
+ *         show it raw).
+ * Thread safety: any thread.  Not async-signal-safe (allocates). */
 VMP_API size_t vmp_demangle(char *out, size_t size, const char *name);
 
 /* ---- Resolution ------------------------------------------------------------ */

@@ -44,7 +44,7 @@ endfunction()
 vmp_add_library(vmp_writer_lib vmp-writer "vmp_format_obj;vmp_writer_obj"
   "PkgConfig::ZSTD;PkgConfig::CBOR;PkgConfig::ELF;Threads::Threads")
 vmp_add_library(vmp_lib vmp "${VMP_LIBVMP_OBJS}"
-  "PkgConfig::ZSTD;PkgConfig::CBOR;PkgConfig::ELF;PkgConfig::PROTOBUFC;PkgConfig::ZLIB;Threads::Threads;m")
+  "PkgConfig::ZSTD;PkgConfig::CBOR;PkgConfig::ELF;PkgConfig::PROTOBUFC;PkgConfig::ZLIB;Threads::Threads;m;stdc++")
 # The writer is linked into VMs that sample from signal handlers: bind every
 # symbol at load time so that no lazy PLT resolution runs in a handler.
 target_link_options(vmp_writer_lib PRIVATE -Wl,-z,now)
