@@ -1545,11 +1545,21 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
             if (!sy->afunc) {
                 char buf[1024];
                 const char *raw = str_of(a, sy->raw_sid);
-                size_t dn = vmp_demangle(buf, sizeof buf, raw);
-                uint32_t sid = dn && dn < sizeof buf ? intern_n(a, buf, dn) : sy->raw_sid;
-                sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE, 0,
-                                              a->sym_mods[sy->mod & ~SYM_SIZE0], 0)
-                                : 0;
+                uint64_t mod_id = a->sym_mods[sy->mod & ~SYM_SIZE0];
+                if (!*raw) {
+                    /* a function known only by its start (spec R-RES-2) */
+                    const module_rec *m = find_module(a, mod_id);
+                    module_rec anon = {mod_id, 0, 0, 0};
+                    sy->afunc = module_offset_func(a, m ? m : &anon, sy->addr);
+                } else {
+                    size_t dn = vmp_demangle(buf, sizeof buf, raw);
+                    uint32_t sid = dn && dn < sizeof buf ? intern_n(a, buf, dn) : sy->raw_sid;
+                    sy->afunc = sid ? intern_func(a, sid, "C", VMP_CLASS_NATIVE, VMP_CODE_KIND_NONE,
+                                                  0, mod_id, 0)
+                                    : 0;
+                }
+                if (!sy->afunc)
+                    return 0;
             }
             return intern_frame(a, sy->afunc, 0, 0, 0);
         }

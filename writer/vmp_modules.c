@@ -4,9 +4,12 @@
  * process's loaded objects (spec.md §5.3).
  *
  * Symbols come from .symtab when the file has one, else from .dynsym; only
- * defined functions and objects with a non-zero value are kept.  The build id
- * is the GNU build-id note.  Symbols are split into MODULE_SYMBOLS records of
- * at most a quarter of the chunk size each, so a batch never dominates a
+ * defined functions and objects with a non-zero value are kept.  Functions
+ * that no symbol names (the static functions of a stripped library) are
+ * added as symbols with an empty name and size 0 at their starts, taken from
+ * the binary's unwind table (.eh_frame_hdr), so that their samples group by
+ * function (spec.md [R-RES-2]).  The build id is the GNU build-id note.  Symbols are split into
+ * MODULE_SYMBOLS records of at most a quarter of the chunk size each, so a batch never dominates a
  * chunk.
  */
 #include <fcntl.h>
@@ -60,6 +63,8 @@ static void read_build_id(Elf *e, elf_info *in)
     }
 }
 
+static int add_unwind_bounds(Elf *e, elf_info *in);
+
 /* Read symbols and build id of an ELF image.  0 on success (possibly with no
  * symbols), -1 when `e` is not a readable ELF file, -2 on allocation failure. */
 static int read_elf(Elf *e, elf_info *in)
@@ -79,10 +84,10 @@ static int read_elf(Elf *e, elf_info *in)
     }
     scn = symtab ? symtab : dynsym;
     if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize == 0)
-        return 0;
+        return add_unwind_bounds(e, in);
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d)
-        return 0;
+        return add_unwind_bounds(e, in);
     size_t n = sh.sh_size / sh.sh_entsize;
     size_t names_size = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -122,7 +127,116 @@ static int read_elf(Elf *e, elf_info *in)
         in->syms[i].name = p;
         p += strlen(p) + 1;
     }
-    return 0;
+    return add_unwind_bounds(e, in);
+}
+
+/* DWARF exception-header pointer encodings (.eh_frame_hdr). */
+#define EH_PE_UDATA4  0x03
+#define EH_PE_SDATA4  0x0b
+#define EH_PE_DATAREL 0x30
+
+typedef struct sym_span {
+    uint64_t start, end;
+} sym_span;
+
+static int cmp_span(const void *x, const void *y)
+{
+    const sym_span *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int32_t get_s32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return (int32_t)v;
+}
+
+/* Add an unnamed size-0 symbol at the start of every function of the
+ * unwind table that no symbol covers.  0, or -2 on allocation failure; a
+ * missing or unusual table adds nothing. */
+static int add_unwind_bounds(Elf *e, elf_info *in)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    const unsigned char *h = NULL;
+    uint64_t hdr_addr = 0, count;
+    size_t hdr_size = 0;
+
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        return 0;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+            continue;
+        name = elf_strptr(e, shstrndx, sh.sh_name);
+        if (name && strcmp(name, ".eh_frame_hdr") == 0) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            if (d && d->d_buf) {
+                h = d->d_buf;
+                hdr_size = d->d_size;
+                hdr_addr = sh.sh_addr;
+            }
+            break;
+        }
+    }
+    /* version 1; a 4-byte eh_frame pointer and count; a datarel sdata4
+     * table of (initial location, FDE address) pairs, sorted */
+    if (!h || hdr_size < 12 || h[0] != 1 ||
+        ((h[1] & 0x0f) != EH_PE_UDATA4 && (h[1] & 0x0f) != EH_PE_SDATA4) ||
+        (h[2] != EH_PE_UDATA4 && h[2] != EH_PE_SDATA4) || h[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
+        return 0;
+    count = (uint32_t)get_s32(h + 8);
+    if (count == 0 || count > (hdr_size - 12) / 8)
+        return 0;
+    sym_span *named = malloc((in->n_syms ? in->n_syms : 1) * sizeof *named);
+    if (!named)
+        return -2;
+    for (size_t i = 0; i < in->n_syms; i++) {
+        named[i].start = in->syms[i].value;
+        named[i].end = in->syms[i].value + in->syms[i].size;
+    }
+    qsort(named, in->n_syms, sizeof *named, cmp_span);
+    for (size_t i = 1; i < in->n_syms; i++) /* end: the furthest end so far */
+        if (named[i].end < named[i - 1].end)
+            named[i].end = named[i - 1].end;
+    size_t extra = 0, cap = in->n_syms;
+    uint64_t prev = 0;
+    int rc = 0;
+    for (uint64_t k = 0; k < count; k++) {
+        uint64_t start = hdr_addr + (uint64_t)(int64_t)get_s32(h + 12 + 8 * k);
+        size_t lo = 0, hi = in->n_syms;
+        if (start == 0 || (k > 0 && start <= prev))
+            continue; /* not sorted, or a repeat: skip it */
+        prev = start;
+        while (lo < hi) { /* the symbols starting at or before `start` */
+            size_t mid = lo + (hi - lo) / 2;
+            if (named[mid].start <= start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && (named[lo - 1].end > start || named[lo - 1].start == start))
+            continue; /* named already */
+        if (in->n_syms + extra == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            vmp_symbol_desc *v = realloc(in->syms, ncap * sizeof *v);
+            if (!v) {
+                rc = -2;
+                break;
+            }
+            in->syms = v;
+            cap = ncap;
+        }
+        in->syms[in->n_syms + extra].value = start;
+        in->syms[in->n_syms + extra].size = 0;
+        in->syms[in->n_syms + extra].name = "";
+        extra++;
+    }
+    in->n_syms += extra;
+    free(named);
+    return rc;
 }
 
 static int read_elf_file(const char *path, elf_info *in)

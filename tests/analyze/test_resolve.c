@@ -193,6 +193,48 @@ static void test_resolve_module_offset(void)
     vmp_analysis_free(a);
 }
 
+/* spec R-RES-2: an unnamed symbol is a function known by its start (from a
+ * stripped library's unwind table): every pc in it shows as
+ * <module>+0x<its start>, up to the next symbol. */
+static void test_resolve_unnamed_symbols(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    vmp_rec_symbol syms[3];
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE;
+    r.u.module.id = 7;
+    r.u.module.path.s = "/usr/lib/x86_64-linux-gnu/libz.so.1";
+    r.u.module.path.len = strlen(r.u.module.path.s);
+    r.u.module.bias = 0x7f0000000000;
+    r.u.module.start = 0x7f0000002000;
+    r.u.module.end = 0x7f0000020000;
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(syms, 0, sizeof syms);
+    syms[0].value = 0x4a00; /* unnamed, size 0 */
+    syms[0].name.s = "";
+    syms[1].value = 0x4c00;
+    syms[1].size = 0x40;
+    syms[1].name.s = "deflate";
+    syms[1].name.len = 7;
+    syms[2].value = 0x5000; /* unnamed, the module's last */
+    syms[2].name.s = "";
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE_SYMBOLS;
+    r.u.module_symbols.module = 7;
+    r.u.module_symbols.symbols = syms;
+    r.u.module_symbols.n_symbols = 3;
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(at(a, 0x7f0000004a26, 0, 0), "libz.so.1+0x4a00");
+    CHECK_STR(at(a, 0x7f0000004bff, 0, 0), "libz.so.1+0x4a00"); /* up to the next symbol */
+    CHECK_STR(kind_at(a, 0x7f0000004a26, 0), "C");
+    CHECK_STR(at(a, 0x7f0000004c10, 0, 0), "deflate");
+    CHECK_STR(at(a, 0x7f0000004c50, 0, 0), "libz.so.1+0x4c50"); /* past deflate: no symbol */
+    CHECK_STR(at(a, 0x7f000001ffff, 0, 0), "libz.so.1+0x5000"); /* to the module's end */
+    vmp_analysis_free(a);
+}
+
 /* spec R-GEN-3 */
 static void test_resolve_through_generations(void)
 {
@@ -785,6 +827,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_bytecode_ranges);
     VMP_TEST_RUN(test_resolve_symbols);
     VMP_TEST_RUN(test_resolve_module_offset);
+    VMP_TEST_RUN(test_resolve_unnamed_symbols);
     VMP_TEST_RUN(test_deep_stacks_are_truncated);
     VMP_TEST_RUN(test_demangler_depth_is_bounded);
     VMP_TEST_RUN(test_limits_stop_the_analysis);

@@ -929,6 +929,52 @@ static uint64_t module_covering(const td_file *f, uintptr_t addr, const char *na
     return 0;
 }
 
+/* The unnamed size-0 symbols (functions known by their unwind-table start,
+ * spec.md [R-RES-2]) of the module covering addr; *named_too counts those
+ * that start inside a named symbol (there must be none). */
+static size_t unnamed_symbols(const td_file *f, uintptr_t addr, size_t *named_too)
+{
+    char buf[256];
+    size_t n = 0;
+    *named_too = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        const td_rec *m = &f->recs[i];
+        if (m->type != VMP_REC_MODULE || addr < td_uint(m, VMP_MOD_START, 0) ||
+            addr >= td_uint(m, VMP_MOD_END, 0))
+            continue;
+        uint64_t id = td_uint(m, VMP_MOD_ID, 0);
+        for (size_t k = i + 1; k < f->n; k++) {
+            const td_rec *r = &f->recs[k];
+            if (r->type != VMP_REC_MODULE_SYMBOLS || td_uint(r, VMP_SYMS_MODULE, 0) != id)
+                continue;
+            cbor_item_t *a = td_get(r->map, VMP_SYMS_LIST);
+            for (size_t s = 0; s + 2 < cbor_array_size(a); s += 3) {
+                if (td_str(cbor_array_handle(a)[s + 2], buf, sizeof buf)[0] != '\0')
+                    continue;
+                n++;
+                if (td_at(a, s + 1) != 0)
+                    (*named_too)++;
+                uint64_t v = td_at(a, s);
+                /* against every named symbol of the module */
+                for (size_t k2 = i + 1; k2 < f->n; k2++) {
+                    const td_rec *r2 = &f->recs[k2];
+                    if (r2->type != VMP_REC_MODULE_SYMBOLS || td_uint(r2, VMP_SYMS_MODULE, 0) != id)
+                        continue;
+                    cbor_item_t *b = td_get(r2->map, VMP_SYMS_LIST);
+                    for (size_t t = 0; t + 2 < cbor_array_size(b); t += 3) {
+                        uint64_t lo = td_at(b, t), size = td_at(b, t + 1);
+                        if (td_str(cbor_array_handle(b)[t + 2], buf, sizeof buf)[0] != '\0' &&
+                            v >= lo && (v < lo + size || v == lo))
+                            (*named_too)++;
+                    }
+                }
+            }
+        }
+        break;
+    }
+    return n;
+}
+
 static void test_loaded_modules_resolve_their_symbols(void)
 {
     const char *path = tmp_path("modules.vmp");
@@ -948,6 +994,12 @@ static void test_loaded_modules_resolve_their_symbols(void)
     uint64_t libc = module_covering(&f, (uintptr_t)libc_address(), "strverscmp");
     CHECK(exe != 0);
     CHECK(libc != 0 && libc != exe);
+    /* the C library is stripped to .dynsym: its static functions come from
+     * its unwind table, unnamed, never inside a named symbol */
+    size_t named_too = 0, unnamed = unnamed_symbols(&f, (uintptr_t)libc_address(), &named_too);
+    printf("  libc: %zu functions known by their unwind-table start only\n", unnamed);
+    CHECK(unnamed > 100);
+    CHECK_EQ_U64(named_too, 0);
     /* symbol batches stay well under the chunk size */
     for (size_t c = 0; c < f.n_chunks; c++)
         CHECK(f.chunks[c].content_size < 64 * 1024 + 16 * 1024);
