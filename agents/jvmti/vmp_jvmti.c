@@ -216,6 +216,53 @@ static void write_mixed(vmp_writer *w,
     vmp_writer_sample(w, s);
 }
 
+/* AsyncGetCallTrace from the caller of the interrupted code, for a pc in a
+ * stub of the code cache (arraycopy, a call stub) where it cannot walk
+ * (ticks_unknown_Java).  Two guesses at the caller, as async-profiler makes
+ * them: a stub that built a frame (push rbp; mov rbp, rsp) has the return
+ * address above the saved rbp; one that did not has it on top of the stack.
+ * Memory is read through vmp_jvmti__unwind_read() (no fault), and
+ * AsyncGetCallTrace checks the frame it is given.  @return the frames found
+ * (> 0), else `n`.  ASYNC-SIGNAL-SAFE. */
+static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, jint n)
+{
+#if defined(__x86_64__)
+    const ucontext_t *u = uc;
+    ucontext_t c;
+    uint64_t fp = (uint64_t)u->uc_mcontext.gregs[REG_RBP];
+    uint64_t sp = (uint64_t)u->uc_mcontext.gregs[REG_RSP];
+    uint64_t ret, saved_fp;
+    int guess;
+
+    for (guess = 0; guess < 2; guess++) {
+        memcpy(&c, u, sizeof c);
+        if (guess == 0) {
+            /* a frame of at most 64 KiB just above the stack pointer */
+            if (fp < sp || fp - sp > 65536 || !vmp_jvmti__unwind_read(fp + 8, &ret) ||
+                !vmp_jvmti__unwind_read(fp, &saved_fp))
+                continue;
+            c.uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+            c.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
+            c.uc_mcontext.gregs[REG_RBP] = (greg_t)saved_fp;
+        } else {
+            if (!vmp_jvmti__unwind_read(sp, &ret))
+                continue;
+            c.uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+            c.uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
+        }
+        trace->num_frames = 0;
+        g.agct(trace, cap, &c);
+        if (trace->num_frames > 0)
+            return trace->num_frames;
+    }
+#else
+    (void)trace;
+    (void)cap;
+    (void)uc;
+#endif
+    return n;
+}
+
 static void take_sample(void *uc)
 {
     vmp_writer *w = g.w;
@@ -255,6 +302,19 @@ static void take_sample(void *uc)
         g.agct(&trace, (jint)cap, uc);
         vmp_jvmti__anchor_restore();
         n = trace.num_frames;
+    }
+    /* In a stub of the code cache: the stub's pc, then the Java frames of
+     * its caller. */
+    if (n == -5 /* ticks_unknown_Java */ && !vmp_jvmti__unwind_in_module(s.pc)) {
+        n = agct_from_caller(&trace, (jint)cap - 1, uc, n);
+        if (n > 0) {
+            vf[0].kind = VMP_FRAME_PC;
+            vf[0].value = s.pc;
+            vf[0].bcpc = VMP_BCPC_NONE;
+            s.state = ST_JAVA;
+            write_mixed(w, &s, vf, 1, cap, af, n);
+            return;
+        }
     }
     /* The native frames first (innermost) when the pc is in a module: VM or
      * library code called from the Java frames (README "Native frames"). */

@@ -16,6 +16,7 @@
 //                 a fraction of a millisecond of CPU; prints their summed CPU
 //          native: Demo.deflateWork compresses with java.util.zip.Deflater,
 //                 so most of the time is in native code (libzip, zlib)
+//          copy:  Demo.copyWork: System.arraycopy of large arrays (VM code)
 //          vmnative: time in the VM and native libraries, a quarter each:
 //                 System.arraycopy of large arrays, String.intern,
 //                 java.util.zip (Deflater, CRC32) and System.gc
@@ -300,6 +301,18 @@ public final class Demo {
         return h;
     }
 
+    static void runCopy(long millis) {
+        Object[] a = new Object[1 << 20];
+        Object[] b = new Object[1 << 20];
+        Arrays.fill(a, "x");
+        long[] x = new long[1 << 21];
+        long[] y = new long[1 << 21];
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += copyWork(a, b, x, y);
+        }
+    }
+
     static void runVmNative(long millis) {
         long slice = Math.max(1, millis / 4) * 1_000_000L;
         Object[] a = new Object[1 << 20];
@@ -368,11 +381,14 @@ public final class Demo {
             case "native":
                 runNative(millis);
                 break;
+            case "copy":
+                runCopy(millis);
+                break;
             case "vmnative":
                 runVmNative(millis);
                 break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|vmnative] [scale]");
+                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|copy|vmnative] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

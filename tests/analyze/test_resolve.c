@@ -168,21 +168,28 @@ static void test_resolve_symbols(void)
     vmp_analysis_free(a);
 }
 
+static void feed_module(
+    vmp_analysis *a, uint64_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
+{
+    vmp_record r;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE;
+    r.u.module.id = id;
+    r.u.module.path.s = path;
+    r.u.module.path.len = strlen(path);
+    r.u.module.bias = bias;
+    r.u.module.start = start;
+    r.u.module.end = end;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
 static void test_resolve_module_offset(void)
 {
     vmp_analysis *a = NULL;
-    vmp_record r;
     uint32_t f = 0;
     CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE;
-    r.u.module.id = 7;
-    r.u.module.path.s = "/usr/lib/x86_64-linux-gnu/libc.so.6";
-    r.u.module.path.len = strlen(r.u.module.path.s);
-    r.u.module.bias = 0x7f0000000000;
-    r.u.module.start = 0x7f0000028000;
-    r.u.module.end = 0x7f00001bd000;
-    CHECK(feed(a, &r) == VMP_OK);
+    feed_module(a, 7, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000000000, 0x7f0000028000,
+                0x7f00001bd000);
     CHECK_STR(at(a, 0x7f000009e3c0, 0, 0), "libc.so.6+0x9e3c0");
     CHECK_STR(kind_at(a, 0x7f000009e3c0, 0), "C");
     CHECK(vmp_analysis_resolve_pc(a, &f, 0x7f000009e3c0, 0, 0) == VMP_OK);
@@ -202,15 +209,8 @@ static void test_resolve_unnamed_symbols(void)
     vmp_record r;
     vmp_rec_symbol syms[3];
     CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE;
-    r.u.module.id = 7;
-    r.u.module.path.s = "/usr/lib/x86_64-linux-gnu/libz.so.1";
-    r.u.module.path.len = strlen(r.u.module.path.s);
-    r.u.module.bias = 0x7f0000000000;
-    r.u.module.start = 0x7f0000002000;
-    r.u.module.end = 0x7f0000020000;
-    CHECK(feed(a, &r) == VMP_OK);
+    feed_module(a, 7, "/usr/lib/x86_64-linux-gnu/libz.so.1", 0x7f0000000000, 0x7f0000002000,
+                0x7f0000020000);
     memset(syms, 0, sizeof syms);
     syms[0].value = 0x4a00; /* unnamed, size 0 */
     syms[0].name.s = "";

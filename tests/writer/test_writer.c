@@ -902,77 +902,93 @@ static void test_old_chunks_close_by_age(void)
 
 /* ---- loaded modules ------------------------------------------------------- */
 
-/* Does a module of `f` have a symbol named `name` whose runtime range
- * (value + bias, size) covers `addr`?  Returns the module id, 0 if none. */
-static uint64_t module_covering(const td_file *f, uintptr_t addr, const char *name)
-{
-    char buf[256];
-    for (size_t i = 0; i < f->n; i++) {
-        const td_rec *m = &f->recs[i];
-        if (m->type != VMP_REC_MODULE || addr < td_uint(m, VMP_MOD_START, 0) ||
-            addr >= td_uint(m, VMP_MOD_END, 0))
-            continue;
-        uint64_t id = td_uint(m, VMP_MOD_ID, 0), bias = td_uint(m, VMP_MOD_BIAS, 0);
-        for (size_t k = i + 1; k < f->n; k++) {
-            const td_rec *r = &f->recs[k];
-            if (r->type != VMP_REC_MODULE_SYMBOLS || td_uint(r, VMP_SYMS_MODULE, 0) != id)
-                continue;
-            cbor_item_t *a = td_get(r->map, VMP_SYMS_LIST);
-            for (size_t s = 0; s + 2 < cbor_array_size(a); s += 3) {
-                uint64_t lo = td_at(a, s) + bias, size = td_at(a, s + 1);
-                if (addr >= lo && addr < lo + (size ? size : 1) &&
-                    strcmp(td_str(cbor_array_handle(a)[s + 2], buf, sizeof buf), name) == 0)
-                    return id;
-            }
-        }
-    }
-    return 0;
-}
+/* One symbol of a module, as written. */
+typedef struct mod_sym {
+    uint64_t value, size;
+    char name[256];
+} mod_sym;
 
-/* The unnamed size-0 symbols (functions known by their unwind-table start,
- * spec.md [R-RES-2]) of the module covering addr; *named_too counts those
- * that start inside a named symbol (there must be none). */
-static size_t unnamed_symbols(const td_file *f, uintptr_t addr, size_t *named_too)
+/* The symbols (in file order) of the first module of `f` whose mapping holds
+ * `addr`: a malloc'd array (*n_out entries; NULL when none), its id and bias. */
+static mod_sym *module_symbols(
+    const td_file *f, uintptr_t addr, size_t *n_out, uint64_t *id_out, uint64_t *bias_out)
 {
-    char buf[256];
-    size_t n = 0;
-    *named_too = 0;
+    mod_sym *v = NULL;
+    size_t n = 0, cap = 0;
+    *n_out = 0;
+    *id_out = *bias_out = 0;
     for (size_t i = 0; i < f->n; i++) {
         const td_rec *m = &f->recs[i];
         if (m->type != VMP_REC_MODULE || addr < td_uint(m, VMP_MOD_START, 0) ||
             addr >= td_uint(m, VMP_MOD_END, 0))
             continue;
-        uint64_t id = td_uint(m, VMP_MOD_ID, 0);
+        *id_out = td_uint(m, VMP_MOD_ID, 0);
+        *bias_out = td_uint(m, VMP_MOD_BIAS, 0);
         for (size_t k = i + 1; k < f->n; k++) {
             const td_rec *r = &f->recs[k];
-            if (r->type != VMP_REC_MODULE_SYMBOLS || td_uint(r, VMP_SYMS_MODULE, 0) != id)
+            if (r->type != VMP_REC_MODULE_SYMBOLS || td_uint(r, VMP_SYMS_MODULE, 0) != *id_out)
                 continue;
             cbor_item_t *a = td_get(r->map, VMP_SYMS_LIST);
             for (size_t s = 0; s + 2 < cbor_array_size(a); s += 3) {
-                if (td_str(cbor_array_handle(a)[s + 2], buf, sizeof buf)[0] != '\0')
-                    continue;
-                n++;
-                if (td_at(a, s + 1) != 0)
-                    (*named_too)++;
-                uint64_t v = td_at(a, s);
-                /* against every named symbol of the module */
-                for (size_t k2 = i + 1; k2 < f->n; k2++) {
-                    const td_rec *r2 = &f->recs[k2];
-                    if (r2->type != VMP_REC_MODULE_SYMBOLS || td_uint(r2, VMP_SYMS_MODULE, 0) != id)
-                        continue;
-                    cbor_item_t *b = td_get(r2->map, VMP_SYMS_LIST);
-                    for (size_t t = 0; t + 2 < cbor_array_size(b); t += 3) {
-                        uint64_t lo = td_at(b, t), size = td_at(b, t + 1);
-                        if (td_str(cbor_array_handle(b)[t + 2], buf, sizeof buf)[0] != '\0' &&
-                            v >= lo && (v < lo + size || v == lo))
-                            (*named_too)++;
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 1024;
+                    mod_sym *nv = realloc(v, cap * sizeof *nv);
+                    if (!nv) {
+                        free(v);
+                        return NULL;
                     }
+                    v = nv;
                 }
+                v[n].value = td_at(a, s);
+                v[n].size = td_at(a, s + 1);
+                td_str(cbor_array_handle(a)[s + 2], v[n].name, sizeof v[n].name);
+                n++;
             }
         }
         break;
     }
-    return n;
+    *n_out = n;
+    return v;
+}
+
+/* Does the module covering `addr` have a symbol named `name` whose runtime
+ * range (value + bias, size) covers `addr`?  Returns the module id, 0 if none. */
+static uint64_t module_covering(const td_file *f, uintptr_t addr, const char *name)
+{
+    size_t n;
+    uint64_t id, bias, found = 0;
+    mod_sym *v = module_symbols(f, addr, &n, &id, &bias);
+    for (size_t i = 0; i < n && !found; i++) {
+        uint64_t lo = v[i].value + bias;
+        if (addr >= lo && addr < lo + (v[i].size ? v[i].size : 1) && strcmp(v[i].name, name) == 0)
+            found = id;
+    }
+    free(v);
+    return found;
+}
+
+/* The unnamed size-0 symbols (functions known by their unwind-table start,
+ * spec.md [R-RES-2]) of the module covering addr; *named_too counts those
+ * that have a size or start inside a named symbol (there must be none). */
+static size_t unnamed_symbols(const td_file *f, uintptr_t addr, size_t *named_too)
+{
+    size_t n, unnamed = 0;
+    uint64_t id, bias;
+    mod_sym *v = module_symbols(f, addr, &n, &id, &bias);
+    *named_too = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].name[0] != '\0')
+            continue;
+        unnamed++;
+        if (v[i].size != 0)
+            (*named_too)++;
+        for (size_t k = 0; k < n; k++)
+            if (v[k].name[0] != '\0' && v[i].value >= v[k].value &&
+                (v[i].value < v[k].value + v[k].size || v[i].value == v[k].value))
+                (*named_too)++;
+    }
+    free(v);
+    return unnamed;
 }
 
 static void test_loaded_modules_resolve_their_symbols(void)
