@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1101,10 +1102,81 @@ static void check_native_mode(const char *mode,
     vmp_profile_free(prof);
 }
 
+/* `vmp pprof` of `profile`, read by `go tool pprof -raw` (skipped without
+ * go): a function of the stripped zlib is a Location with the Mapping of
+ * libz.so.1, so that pprof can symbolize it from the binary. */
+static void check_pprof_mapping(const char *vmp_file)
+{
+    char pb[4200], out[4300], err[4300], env[4][4400];
+    static const char *const vars[4] = {"HOME", "GOCACHE", "GOPATH", "PPROF_TMPDIR"};
+    const char *text, *maps, *line;
+    char *raw;
+    int rc, k, found = 0;
+
+    if (vmp_path == NULL)
+        return;
+    snprintf(pb, sizeof pb, "%s.pb.gz", vmp_file);
+    snprintf(out, sizeof out, "%s.pprof.stdout", vmp_file);
+    snprintf(err, sizeof err, "%s.pprof.stderr", vmp_file);
+    {
+        const char *argv[] = {vmp_path, "pprof", "-o", pb, vmp_file, NULL};
+        CHECK_EQ_U64(run_cmd(argv, out, err), 0);
+    }
+    for (k = 0; k < 4; k++) {
+        char dir[4300];
+        snprintf(dir, sizeof dir, "%s/go-%s", work_dir, vars[k]);
+        mkdir(dir, 0755);
+        snprintf(env[k], sizeof env[k], "%s=%s", vars[k], dir);
+    }
+    {
+        const char *argv[] = {"/usr/bin/env",
+                              env[0],
+                              env[1],
+                              env[2],
+                              env[3],
+                              "GOTOOLCHAIN=local",
+                              "GOPROXY=off",
+                              "PPROF_BINARY_PATH=/nonexistent",
+                              "go",
+                              "tool",
+                              "pprof",
+                              "-raw",
+                              pb,
+                              NULL};
+        rc = run_cmd(argv, out, err);
+    }
+    if (rc == 127) {
+        printf("  go not found: the pprof check is skipped\n");
+        return;
+    }
+    CHECK_EQ_U64(rc, 0);
+    raw = slurp(out);
+    text = raw ? raw : "";
+    maps = strstr(text, "Mappings");
+    CHECK(maps != NULL && strstr(maps, "libz.so.1") != NULL);
+    for (line = text; line != NULL && *line != '\0' && (maps == NULL || line < maps);) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        if (strstr(buf, "libz.so.1+0x") != NULL && strstr(buf, "M=") != NULL &&
+            strstr(buf, "M=0 ") == NULL)
+            found++;
+        line = nl ? nl + 1 : NULL;
+    }
+    printf("  go tool pprof -raw: %d Locations of libz.so.1+0x... with a Mapping\n", found);
+    CHECK(found > 0);
+    free(raw);
+}
+
 static void case_native(void)
 {
+    char path[4096];
+
     /* java.util.zip: libzip and the system's stripped zlib */
     check_native_mode("native", "Demo>>deflateWork", "libz.so.1+0x", 0.5);
+    profile_path(path, sizeof path, "native");
+    check_pprof_mapping(path);
     /* System.arraycopy of large arrays: libjvm's copy routines until the
      * method is compiled, then the code cache's arraycopy stubs */
     check_native_mode("copy", "Demo>>copyWork", NULL, 0.1);
