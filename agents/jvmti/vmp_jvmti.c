@@ -876,9 +876,9 @@ static void *service_main(void *arg)
             /* Libraries loaded since: their unwind tables, and their MODULE
              * records (the writer adds only objects it has not recorded).
              * The writer stays open until this thread is joined. */
-            vmp_status st;
-            vmp_jvmti__unwind_refresh();
-            st = vmp_writer_add_loaded_modules(g.w);
+            vmp_status st = VMP_OK;
+            if (vmp_jvmti__unwind_refresh())
+                st = vmp_writer_add_loaded_modules(g.w);
             if (st != VMP_OK) {
                 pthread_mutex_lock(&g.lock);
                 check_write(st);

@@ -25,7 +25,9 @@
 #include "vmp_jvmti_unwind.h"
 
 #include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,11 +38,46 @@
 #    define VMP_UNWIND_ON 0
 #endif
 
+/* ---- The loader's counters (with or without native stacks) --------------- */
+
+/* dlpi_adds and dlpi_subs when the module list was last read; the service
+ * thread's (and init's) alone. */
+static unsigned long long loader_seen[2];
+
+static int counters_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1; /* the first object carries them */
+}
+
+static void read_loader_counters(unsigned long long c[2])
+{
+    c[0] = c[1] = 0;
+    dl_iterate_phdr(counters_of, c);
+}
+
+static int rebuild_table(void);
+
+int vmp_jvmti__unwind_refresh(void)
+{
+    unsigned long long c[2];
+    read_loader_counters(c);
+    if (c[0] == loader_seen[0] && c[1] == loader_seen[1])
+        return 0;
+    if (rebuild_table() != 0)
+        return 0; /* tried again on the next call */
+    loader_seen[0] = c[0];
+    loader_seen[1] = c[1];
+    return 1;
+}
+
 #if VMP_UNWIND_ON
 #    include <elf.h>
 #    include <libunwind.h>
-#    include <link.h>
-#    include <stddef.h>
 #    include <sys/uio.h>
 #    include <ucontext.h>
 
@@ -76,7 +113,6 @@ typedef struct umod {
 
 typedef struct utable {
     struct utable *retired; /* older tables, freed at shutdown */
-    unsigned long long adds, subs;
     size_t n_segs, n_mods;
     useg *segs; /* sorted by lo */
     umod *mods;
@@ -103,7 +139,6 @@ typedef struct build {
     utable *t;
     size_t cap_segs, cap_mods;
     int failed;
-    int counters_only; /* refresh: read the loader counters and stop */
 } build;
 
 /* Parse a module's .eh_frame_hdr (in mapped memory: we are in
@@ -128,6 +163,24 @@ static void parse_hdr(umod *m, uint64_t hdr)
     m->table_len = (uint64_t)count * 8u / sizeof(unw_word_t);
 }
 
+/* Room for one more of `elem` bytes at *v (n used of *cap, first
+ * capacity `first`).  0, or -1 when out of memory (*v unchanged). */
+static int grow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    void **p = v;
+    size_t ncap;
+    void *nv;
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : first;
+    nv = realloc(*p, ncap * elem);
+    if (nv == NULL)
+        return -1;
+    *p = nv;
+    *cap = ncap;
+    return 0;
+}
+
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     build *b = arg;
@@ -136,12 +189,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
     size_t i, first_seg;
     const ElfW(Phdr) *dyn = NULL, *ehf = NULL;
 
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-        t->adds = info->dlpi_adds;
-        t->subs = info->dlpi_subs;
-    }
-    if (b->counters_only)
-        return 1;
+    (void)size;
     memset(&m, 0, sizeof m);
     m.text_lo = UINT64_MAX;
     first_seg = t->n_segs;
@@ -153,15 +201,9 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
             ehf = p;
         else if (p->p_type == PT_LOAD && (p->p_flags & PF_R) && p->p_memsz > 0) {
             useg s;
-            if (t->n_segs == b->cap_segs) {
-                size_t cap = b->cap_segs ? b->cap_segs * 2 : 256;
-                useg *v = realloc(t->segs, cap * sizeof *v);
-                if (v == NULL) {
-                    b->failed = 1;
-                    return 1;
-                }
-                t->segs = v;
-                b->cap_segs = cap;
+            if (grow(&t->segs, t->n_segs, &b->cap_segs, sizeof *t->segs, 256)) {
+                b->failed = 1;
+                return 1;
             }
             s.lo = (uint64_t)info->dlpi_addr + p->p_vaddr;
             s.hi = s.lo + p->p_memsz;
@@ -187,15 +229,9 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
             }
         }
     }
-    if (t->n_mods == b->cap_mods) {
-        size_t cap = b->cap_mods ? b->cap_mods * 2 : 64;
-        umod *v = realloc(t->mods, cap * sizeof *v);
-        if (v == NULL) {
-            b->failed = 1;
-            return 1;
-        }
-        t->mods = v;
-        b->cap_mods = cap;
+    if (grow(&t->mods, t->n_mods, &b->cap_mods, sizeof *t->mods, 64)) {
+        b->failed = 1;
+        return 1;
     }
     t->mods[t->n_mods++] = m;
     return 0;
@@ -474,6 +510,7 @@ int vmp_jvmti__unwind_init(void)
         return 0;
     }
     atomic_store(&cur_table, t);
+    read_loader_counters(loader_seen);
     /* One walk here, outside any handler, runs libunwind's one-time
      * initialisation (it takes a lock). */
     if (getcontext(&uc) == 0)
@@ -482,27 +519,21 @@ int vmp_jvmti__unwind_init(void)
     return 1;
 }
 
-void vmp_jvmti__unwind_refresh(void)
+/* Replace the module table after the loader's list changed.  0, or -1
+ * when out of memory (the old table stays). */
+static int rebuild_table(void)
 {
     utable *old = atomic_load(&cur_table), *t;
-    build b;
-    utable probe;
 
     if (!enabled || old == NULL)
-        return;
-    memset(&b, 0, sizeof b);
-    memset(&probe, 0, sizeof probe);
-    b.t = &probe;
-    b.counters_only = 1;
-    dl_iterate_phdr(on_module, &b);
-    if (probe.adds == old->adds && probe.subs == old->subs)
-        return;
+        return 0;
     t = build_table();
     if (t == NULL)
-        return;
+        return -1;
     t->retired = old; /* a handler may still read it */
     atomic_store(&cur_table, t);
     unw_flush_cache(addr_space, 0, 0);
+    return 0;
 }
 
 void vmp_jvmti__unwind_shutdown(void)
@@ -550,8 +581,10 @@ int vmp_jvmti__unwind_init(void)
     return 0;
 }
 
-void vmp_jvmti__unwind_refresh(void)
-{}
+static int rebuild_table(void)
+{
+    return 0;
+}
 
 void vmp_jvmti__unwind_shutdown(void)
 {}

@@ -27,9 +27,13 @@
  *  does not support, or memory cannot be probed safely). */
 int vmp_jvmti__unwind_init(void);
 
-/** Read the module list again if a library was loaded or unloaded since the
- *  last call (cheap otherwise).  Outside any signal handler. */
-void vmp_jvmti__unwind_refresh(void);
+/** Check the loader's load and unload counters (one dl_iterate_phdr step)
+ *  and, when a library was loaded or unloaded since the last call that
+ *  returned 1 (or since init), read the module list again.  Also without
+ *  native stacks.  Outside any signal handler; one thread at a time.
+ *  @return 1 when the list changed (and the tables, if any, were rebuilt),
+ *  else 0. */
+int vmp_jvmti__unwind_refresh(void);
 
 /** Release every module table.  Only once no handler can run any more. */
 void vmp_jvmti__unwind_shutdown(void);

@@ -272,16 +272,23 @@ public final class Demo {
         return n;
     }
 
-    static void runNative(long millis) {
+    // java.util.zip on 1 MiB of text that compresses, not trivially:
+    // Deflater alone, or with a CRC32 of the input each round.
+    static void runZip(long millis, boolean crc32) {
         Random rnd = new Random(7);
         byte[] in = new byte[1 << 20];
         for (int i = 0; i < in.length; i++) {
-            in[i] = (byte) ('a' + rnd.nextInt(6)); // compressible, not trivially
+            in[i] = (byte) ('a' + rnd.nextInt(6));
         }
         byte[] out = new byte[1 << 16];
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
         long end = System.nanoTime() + millis * 1_000_000L;
         while (System.nanoTime() < end) {
             sink += deflateWork(in, out);
+            if (crc32) {
+                crc.update(in);
+                sink += crc.getValue();
+            }
         }
     }
 
@@ -313,37 +320,17 @@ public final class Demo {
         }
     }
 
-    static void runVmNative(long millis) {
-        long slice = Math.max(1, millis / 4) * 1_000_000L;
-        Object[] a = new Object[1 << 20];
-        Object[] b = new Object[1 << 20];
-        Arrays.fill(a, "x");
-        long[] x = new long[1 << 21];
-        long[] y = new long[1 << 21];
-        long end = System.nanoTime() + slice;
-        while (System.nanoTime() < end) {
-            sink += copyWork(a, b, x, y);
-        }
-        end = System.nanoTime() + slice;
+    static void runIntern(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
         int base = 0;
         while (System.nanoTime() < end) {
             sink += internWork(base, 10_000);
             base += 10_000;
         }
-        Random rnd = new Random(7);
-        byte[] in = new byte[1 << 20];
-        for (int i = 0; i < in.length; i++) {
-            in[i] = (byte) ('a' + rnd.nextInt(6));
-        }
-        byte[] out = new byte[1 << 16];
-        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        end = System.nanoTime() + slice;
-        while (System.nanoTime() < end) {
-            sink += deflateWork(in, out);
-            crc.update(in);
-            sink += crc.getValue();
-        }
-        end = System.nanoTime() + slice;
+    }
+
+    static void runGc(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
         List<long[]> keep = new ArrayList<>();
         while (System.nanoTime() < end) {
             for (int i = 0; i < 64; i++) {
@@ -352,6 +339,14 @@ public final class Demo {
             System.gc();
             keep.clear();
         }
+    }
+
+    static void runVmNative(long millis) {
+        long slice = Math.max(1, millis / 4);
+        runCopy(slice);
+        runIntern(slice);
+        runZip(slice, true);
+        runGc(slice);
     }
 
     public static void main(String[] args) throws Throwable {
@@ -379,7 +374,7 @@ public final class Demo {
                 runShort();
                 break;
             case "native":
-                runNative(millis);
+                runZip(millis, false);
                 break;
             case "copy":
                 runCopy(millis);

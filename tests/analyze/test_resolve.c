@@ -19,6 +19,32 @@ static vmp_status feed(vmp_analysis *a, vmp_record *r)
     return vmp_analysis_feed(a, r, NULL, NULL);
 }
 
+static void feed_module(
+    vmp_analysis *a, uint64_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
+{
+    vmp_record r;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE;
+    r.u.module.id = id;
+    r.u.module.path.s = path;
+    r.u.module.path.len = strlen(path);
+    r.u.module.bias = bias;
+    r.u.module.start = start;
+    r.u.module.end = end;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
+static void feed_symbols(vmp_analysis *a, uint64_t module, const vmp_rec_symbol *syms, size_t n)
+{
+    vmp_record r;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_MODULE_SYMBOLS;
+    r.u.module_symbols.module = module;
+    r.u.module_symbols.symbols = syms;
+    r.u.module_symbols.n_symbols = n;
+    CHECK(feed(a, &r) == VMP_OK);
+}
+
 /* Build the metadata every test uses: a method (code 1) of function 1 at
  * 0x1000, a module with a size-0 symbol and a mangled one. */
 static void setup(vmp_analysis *a)
@@ -57,13 +83,7 @@ static void setup(vmp_analysis *a)
     r.u.code_object.name.s = "";
     CHECK(feed(a, &r) == VMP_OK);
 
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE;
-    r.u.module.id = 1;
-    r.u.module.bias = 0x400000;
-    r.u.module.start = 0x400100;
-    r.u.module.end = 0x400200;
-    CHECK(feed(a, &r) == VMP_OK);
+    feed_module(a, 1, "", 0x400000, 0x400100, 0x400200);
 
     syms[0].value = 0x180;
     syms[0].size = 0x10;
@@ -73,12 +93,7 @@ static void setup(vmp_analysis *a)
     syms[1].size = 0;
     syms[1].name.s = "zero";
     syms[1].name.len = 4;
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE_SYMBOLS;
-    r.u.module_symbols.module = 1;
-    r.u.module_symbols.symbols = syms;
-    r.u.module_symbols.n_symbols = 2;
-    CHECK(feed(a, &r) == VMP_OK);
+    feed_symbols(a, 1, syms, 2);
 }
 
 static void compaction_moves_1_and_adds_pic(vmp_analysis *a)
@@ -168,21 +183,6 @@ static void test_resolve_symbols(void)
     vmp_analysis_free(a);
 }
 
-static void feed_module(
-    vmp_analysis *a, uint64_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
-{
-    vmp_record r;
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE;
-    r.u.module.id = id;
-    r.u.module.path.s = path;
-    r.u.module.path.len = strlen(path);
-    r.u.module.bias = bias;
-    r.u.module.start = start;
-    r.u.module.end = end;
-    CHECK(feed(a, &r) == VMP_OK);
-}
-
 static void test_resolve_module_offset(void)
 {
     vmp_analysis *a = NULL;
@@ -206,7 +206,6 @@ static void test_resolve_module_offset(void)
 static void test_resolve_unnamed_symbols(void)
 {
     vmp_analysis *a = NULL;
-    vmp_record r;
     vmp_rec_symbol syms[3];
     CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
     feed_module(a, 7, "/usr/lib/x86_64-linux-gnu/libz.so.1", 0x7f0000000000, 0x7f0000002000,
@@ -220,12 +219,7 @@ static void test_resolve_unnamed_symbols(void)
     syms[1].name.len = 7;
     syms[2].value = 0x5000; /* unnamed, the module's last */
     syms[2].name.s = "";
-    memset(&r, 0, sizeof r);
-    r.type = VMP_REC_MODULE_SYMBOLS;
-    r.u.module_symbols.module = 7;
-    r.u.module_symbols.symbols = syms;
-    r.u.module_symbols.n_symbols = 3;
-    CHECK(feed(a, &r) == VMP_OK);
+    feed_symbols(a, 7, syms, 3);
     CHECK_STR(at(a, 0x7f0000004a26, 0, 0), "libz.so.1+0x4a00");
     CHECK_STR(at(a, 0x7f0000004bff, 0, 0), "libz.so.1+0x4a00"); /* up to the next symbol */
     CHECK_STR(kind_at(a, 0x7f0000004a26, 0), "C");
