@@ -8,9 +8,9 @@
  * that no symbol names (the static functions of a stripped library) are
  * added as symbols with an empty name and size 0 at their starts, taken from
  * the binary's unwind table (.eh_frame_hdr), so that their samples group by
- * function (spec.md [R-RES-2]).  The build id is the GNU build-id note.  Symbols are split into
- * MODULE_SYMBOLS records of at most a quarter of the chunk size each, so a batch never dominates a
- * chunk.
+ * function (spec.md [R-RES-2]).  The build id is the GNU build-id note.
+ * Symbols are split into MODULE_SYMBOLS records of at most a quarter of the
+ * chunk size each, so a batch never dominates a chunk.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmp_eh_frame_hdr.h"
 #include "vmp_format.h"
 #include "vmp_writer_int.h"
 
@@ -130,11 +131,6 @@ static int read_elf(Elf *e, elf_info *in)
     return add_unwind_bounds(e, in);
 }
 
-/* DWARF exception-header pointer encodings (.eh_frame_hdr). */
-#define EH_PE_UDATA4  0x03
-#define EH_PE_SDATA4  0x0b
-#define EH_PE_DATAREL 0x30
-
 typedef struct sym_span {
     uint64_t start, end;
 } sym_span;
@@ -161,7 +157,8 @@ static int add_unwind_bounds(Elf *e, elf_info *in)
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     const unsigned char *h = NULL;
-    uint64_t hdr_addr = 0, count;
+    uint64_t hdr_addr = 0;
+    uint32_t count;
     size_t hdr_size = 0;
 
     if (elf_getshdrstrndx(e, &shstrndx) != 0)
@@ -181,14 +178,8 @@ static int add_unwind_bounds(Elf *e, elf_info *in)
             break;
         }
     }
-    /* version 1; a 4-byte eh_frame pointer and count; a datarel sdata4
-     * table of (initial location, FDE address) pairs, sorted */
-    if (!h || hdr_size < 12 || h[0] != 1 ||
-        ((h[1] & 0x0f) != EH_PE_UDATA4 && (h[1] & 0x0f) != EH_PE_SDATA4) ||
-        (h[2] != EH_PE_UDATA4 && h[2] != EH_PE_SDATA4) || h[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
-        return 0;
-    count = (uint32_t)get_s32(h + 8);
-    if (count == 0 || count > (hdr_size - 12) / 8)
+    count = h ? vmp_eh_frame_hdr_count(h, hdr_size) : 0;
+    if (count == 0)
         return 0;
     sym_span *named = malloc((in->n_syms ? in->n_syms : 1) * sizeof *named);
     if (!named)
@@ -205,7 +196,8 @@ static int add_unwind_bounds(Elf *e, elf_info *in)
     uint64_t prev = 0;
     int rc = 0;
     for (uint64_t k = 0; k < count; k++) {
-        uint64_t start = hdr_addr + (uint64_t)(int64_t)get_s32(h + 12 + 8 * k);
+        uint64_t start = hdr_addr + (uint64_t)(int64_t)get_s32(h + VMP_EH_FRAME_HDR_TABLE +
+                                                               VMP_EH_FRAME_HDR_ENTRY * k);
         size_t lo = 0, hi = in->n_syms;
         if (start == 0 || (k > 0 && start <= prev))
             continue; /* not sorted, or a repeat: skip it */

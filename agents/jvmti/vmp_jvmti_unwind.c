@@ -24,6 +24,8 @@
  */
 #include "vmp_jvmti_unwind.h"
 
+#include "vmp_eh_frame_hdr.h"
+
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -90,11 +92,6 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
                                               int need_unwind_info,
                                               void *arg);
 
-/* .eh_frame_hdr pointer encodings (DWARF exception-handling ABI). */
-#    define EH_PE_UDATA4  0x03
-#    define EH_PE_SDATA4  0x0b
-#    define EH_PE_DATAREL 0x30
-
 /* One mapped PT_LOAD segment of a module. */
 typedef struct useg {
     uint64_t lo, hi; /* runtime addresses, [lo, hi) */
@@ -147,19 +144,12 @@ typedef struct build {
  * datarel|sdata4 search table. */
 static void parse_hdr(umod *m, uint64_t hdr)
 {
-    const unsigned char *h = (const unsigned char *)(uintptr_t)hdr;
-    uint32_t count;
-    unsigned ptr_fmt = h[1] & 0x0f, cnt_fmt = h[2] & 0x0f;
+    uint32_t count = vmp_eh_frame_hdr_count((const unsigned char *)(uintptr_t)hdr, SIZE_MAX);
 
-    if (h[0] != 1 || (ptr_fmt != EH_PE_UDATA4 && ptr_fmt != EH_PE_SDATA4) ||
-        (cnt_fmt != EH_PE_UDATA4 && cnt_fmt != EH_PE_SDATA4) ||
-        h[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
-        return;
-    memcpy(&count, h + 8, sizeof count);
     if (count == 0)
         return;
     m->hdr = hdr;
-    m->table = hdr + 12;
+    m->table = hdr + VMP_EH_FRAME_HDR_TABLE;
     m->table_len = (uint64_t)count * 8u / sizeof(unw_word_t);
 }
 
