@@ -9,10 +9,13 @@
  * JVMTI events and installs the SIGPROF handler.  VMInit defines every loaded
  * class's methods, records the loaded modules, replays the code generated so
  * far (GenerateEvents), starts the service thread and starts sampling.  Each
- * Java thread registers itself in ThreadStart (kernel tid, JNIEnv and frame
- * buffers in initial-exec TLS; in cpu mode its own sampling clock, a perf
- * event or a POSIX timer, vmp_jvmti_clock.h).  VMDeath (or Agent_OnUnload) stops sampling, waits
- * for handlers in flight and closes the writer.
+ * Java thread registers itself in ThreadStart (JNIEnv in initial-exec TLS, a
+ * slot of the thread table with its frame buffer and, in cpu mode, its own
+ * sampling clock, a perf event or a POSIX timer, vmp_jvmti_clock.h); every
+ * other thread (GC, JIT compilers, native threads) gets a slot from the
+ * service thread's scans of /proc/self/task (vmp_jvmti_threads.h).  VMDeath
+ * (or Agent_OnUnload) stops sampling, waits for handlers in flight and
+ * closes the writer.
  *
  * The signal handler (on_sigprof) takes no locks, allocates nothing and calls
  * no JVMTI or JNI function: it reads TLS, walks the native frames above the
@@ -43,6 +46,7 @@
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
+#include "vmp_jvmti_threads.h"
 #include "vmp_jvmti_unwind.h"
 #include "vmp_writer.h"
 
@@ -58,10 +62,14 @@ enum {
     ST_JAVA,
     ST_NATIVE_VM,
     ST_GC,
-    ST_UNKNOWN
+    ST_UNKNOWN,
+    ST_COMPILER
 };
 
-static const char *const states[] = {"java", "native/vm", "gc", "unknown"};
+static const char *const states[] = {"java", "native/vm", "gc", "unknown", "compiler"};
+
+/* The state of a sample without Java frames, by the thread's role. */
+static const unsigned char role_state[] = {ST_NATIVE_VM, ST_GC, ST_COMPILER};
 
 enum {
     KIND_NMETHOD,
@@ -118,12 +126,6 @@ typedef void (*agct_fn)(agct_trace *trace, jint depth, void *ucontext);
 
 /* ---- Agent state ---------------------------------------------------------- */
 
-typedef struct thread_entry {
-    uint64_t tid;
-    vmp_jvmti_clock clock; /* cpu mode */
-    int has_clock;
-} thread_entry;
-
 #define GC_RING 256
 
 static struct {
@@ -140,8 +142,8 @@ static struct {
     uint64_t next_code_id;
     vmp_jvmti_idset functions;
     vmp_jvmti_codemap code;
-    thread_entry *threads;
-    size_t n_threads, cap_threads;
+    uint64_t threads_unsampled; /* found with every slot taken */
+    char process_comm[16];      /* the kernel's name of the process */
     int service_started;
     pthread_t service;
 
@@ -156,11 +158,10 @@ static struct {
     _Atomic uint64_t gc_lost;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The sampled thread's own data; set at ThreadStart, read by the handler. */
-static __thread uint64_t tls_tid TLS_IE;
+/* A Java thread's own data; set at ThreadStart, read by the handler. */
 static __thread JNIEnv *tls_env TLS_IE;
 static __thread agct_frame *tls_agct TLS_IE;
-static __thread vmp_frame *tls_frames TLS_IE;
+static __thread int tls_registered_before TLS_IE; /* attached to the VM again */
 
 static uint64_t now_ns(void)
 {
@@ -263,12 +264,30 @@ static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, jint n)
     return n;
 }
 
-static void take_sample(void *uc)
+/* A thread without a JNIEnv (a GC, compiler or VM thread, a native
+ * thread): its native frames, or its pc alone when they cannot be walked. */
+static void take_native_sample(vmp_writer *w, vmp_jvmti_thread *t, vmp_sample *s, void *uc)
+{
+    const uint32_t cap = (uint32_t)g.opts.depth + 1;
+    vmp_frame *vf = t->frames;
+    uint32_t nf = vmp_jvmti__unwind(uc, vf, cap);
+
+    s->state = role_state[t->role];
+    if (nf == 0) {
+        vf[0].kind = VMP_FRAME_PC;
+        vf[0].value = s->pc;
+        vf[0].bcpc = VMP_BCPC_NONE;
+        nf = 1;
+    }
+    write_mixed(w, s, vf, nf, nf, NULL, 0);
+}
+
+static void take_sample(vmp_jvmti_thread *t, void *uc)
 {
     vmp_writer *w = g.w;
     JNIEnv *env = tls_env;
     agct_frame *af = tls_agct;
-    vmp_frame *vf = tls_frames;
+    vmp_frame *vf = t->frames;
     /* One frame more than the depth, so that the writer sees and counts a cut. */
     const uint32_t cap = (uint32_t)g.opts.depth + 1;
     vmp_sample s;
@@ -277,15 +296,19 @@ static void take_sample(void *uc)
     jint n;
 
     memset(&s, 0, sizeof s);
-    s.thread = tls_tid;
+    s.thread = t->tid;
     s.pc = pc_of(uc);
     s.generation = VMP_GENERATION_CURRENT;
     /* cpu mode: the intervals of the thread's CPU time since its previous
      * sample, on its random grid (vmp_jvmti_clock.h); wall mode: 1 */
-    s.weight = vmp_jvmti__clock_weight();
-    if (w == NULL)
+    s.weight = vmp_jvmti__clock_weight(&t->clock);
+    if (w == NULL || vf == NULL)
         return;
-    if (env == NULL || af == NULL || vf == NULL || g.agct == NULL) {
+    if (env == NULL) {
+        take_native_sample(w, t, &s, uc);
+        return;
+    }
+    if (af == NULL || g.agct == NULL) {
         s.state = ST_UNKNOWN;
         vmp_writer_failed_sample(w, &s, REASON_NO_JNIENV);
         return;
@@ -335,12 +358,19 @@ static void take_sample(void *uc)
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
+    vmp_jvmti_thread *t;
 
     (void)sig;
     atomic_fetch_add(&g.in_handler, 1);
-    if (atomic_load(&g.sampling) && tls_tid != 0)
-        take_sample(uc);
-    vmp_jvmti__clock_rearm(si); /* last: the walk is not counted in the next interval */
+    t = vmp_jvmti__threads_self();
+    if (t != NULL) {
+        if (atomic_load(&g.sampling))
+            take_sample(t, uc);
+        /* last, so that the walk is not counted in the next interval; also
+         * before sampling starts (the grid keeps counting), else a clock
+         * whose first signal comes early would stop */
+        vmp_jvmti__clock_rearm(&t->clock, si);
+    }
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;
 }
@@ -703,85 +733,196 @@ static void write_thread_name(jthread thread, JNIEnv *jni, uint64_t tid, int end
     }
 }
 
+/* Start sampling thread `tid` in slot `t` (under g.lock): its clock in cpu
+ * mode; the handler finds the slot from now on. */
+static void start_slot_locked(vmp_jvmti_thread *t, uint64_t tid, int from_birth)
+{
+    /* published first: the clock's first signal may come before its start
+     * returns */
+    vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_LIVE);
+    if (g.opts.mode == VMP_JVMTI_MODE_CPU)
+        vmp_jvmti__clock_start(&t->clock, tid, from_birth);
+}
+
 /* Runs on the thread itself: ThreadStart (`from_birth`: its CPU time so far
- * belongs to the profile), or VMInit for the main thread. */
+ * belongs to the profile), or VMInit for the main thread.  A thread that a
+ * scan of /proc/self/task found first keeps its slot and clock and gains
+ * its Java frames. */
 static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
 {
-    size_t depth = (size_t)g.opts.depth + 1;
-    thread_entry e;
+    const size_t depth = (size_t)g.opts.depth + 1;
+    const uint64_t tid = (uint64_t)syscall(SYS_gettid);
+    vmp_jvmti_thread *t;
     agct_frame *af;
-    vmp_frame *vf;
+    int ok = 0;
 
-    if (tls_tid != 0)
+    if (tls_env != NULL)
         return;
-    memset(&e, 0, sizeof e);
-    e.tid = (uint64_t)syscall(SYS_gettid);
+    /* a thread that attaches again (DestroyJavaVM) was sampled before: its
+     * CPU time since birth is in the profile already */
+    if (tls_registered_before)
+        from_birth = 0;
+    tls_registered_before = 1;
     af = malloc(depth * sizeof *af);
-    vf = malloc(depth * sizeof *vf);
-    if (af == NULL || vf == NULL) {
-        free(af);
-        free(vf);
+    if (af == NULL)
         return;
-    }
     tls_agct = af;
-    tls_frames = vf;
     tls_env = jni;
     vmp_jvmti__anchor_thread(jni, thread);
     atomic_signal_fence(memory_order_seq_cst);
-    tls_tid = e.tid;
-    write_thread_name(thread, jni, e.tid, 0);
 
     pthread_mutex_lock(&g.lock);
     if (!g.dead && g.w != NULL) {
-        if (g.n_threads == g.cap_threads) {
-            size_t cap = g.cap_threads ? g.cap_threads * 2 : 64;
-            thread_entry *t = realloc(g.threads, cap * sizeof *t);
-            if (t != NULL) {
-                g.threads = t;
-                g.cap_threads = cap;
-            }
-        }
-        if (g.n_threads < g.cap_threads) {
+        t = vmp_jvmti__threads_find(tid);
+        if (t != NULL && t->status == VMP_JVMTI_SLOT_RETIRED) {
+            /* attached again (DestroyJavaVM), or found by a scan while it
+             * blocked SIGPROF: sample it now */
+            t->java = t->named = 1;
+            start_slot_locked(t, tid, from_birth);
+        } else if (t != NULL) {
+            t->java = t->named = 1;
+        } else if ((t = vmp_jvmti__threads_claim(tid, depth)) != NULL) {
+            t->java = t->named = 1;
             /* on this thread, under the lock that shutdown takes first */
-            e.has_clock = g.opts.mode == VMP_JVMTI_MODE_CPU &&
-                          vmp_jvmti__clock_start(&e.clock, from_birth) == 0;
-            g.threads[g.n_threads++] = e;
+            start_slot_locked(t, tid, from_birth);
+        } else {
+            g.threads_unsampled++;
         }
+        ok = t != NULL;
     }
     pthread_mutex_unlock(&g.lock);
+    if (ok)
+        write_thread_name(thread, jni, tid, 0);
 }
 
 static void unregister_thread(JNIEnv *jni, jthread thread)
 {
-    uint64_t tid = tls_tid;
+    const uint64_t tid = (uint64_t)syscall(SYS_gettid);
     agct_frame *af = tls_agct;
-    vmp_frame *vf = tls_frames;
-    size_t i;
+    vmp_jvmti_thread *t;
 
-    if (tid == 0)
+    if (tls_env == NULL)
         return;
-    vmp_jvmti__clock_forget();
+    /* Sampled no more: a signal still pending finds no slot and records
+     * nothing.  The VM's work after ThreadEnd (the thread's exit, tens of
+     * microseconds) is not in the profile, as it is not in the CPU time the
+     * thread can measure of itself. */
+    vmp_jvmti__threads_forget_self();
     pthread_mutex_lock(&g.lock);
-    for (i = 0; i < g.n_threads; i++) {
-        if (g.threads[i].tid == tid) {
-            if (g.threads[i].has_clock)
-                vmp_jvmti__clock_stop(&g.threads[i].clock);
-            g.threads[i] = g.threads[--g.n_threads];
-            break;
-        }
+    t = vmp_jvmti__threads_find(tid);
+    if (t != NULL && t->status != VMP_JVMTI_SLOT_FREE) {
+        vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
+        vmp_jvmti__clock_stop(&t->clock);
+        /* With scans, retired, not freed: a scan must not take the thread
+         * for a new one while it still runs; the slot is freed once it is
+         * gone.  Only this thread's handler uses the buffer, and it finds
+         * the slot no more. */
+        if (g.opts.threads != VMP_JVMTI_THREADS_ALL)
+            vmp_jvmti__threads_release(t);
     }
     pthread_mutex_unlock(&g.lock);
-    /* A signal still pending finds no buffers and records a failed sample. */
     tls_env = NULL;
     tls_agct = NULL;
-    tls_frames = NULL;
     vmp_jvmti__anchor_thread(NULL, NULL); /* before the VM frees its JavaThread */
     atomic_signal_fence(memory_order_seq_cst);
     write_thread_name(thread, jni, tid, 1);
-    /* Only this thread's handler reads these buffers, and a handler that
-     * interrupts this thread from here on sees the TLS pointers cleared. */
+    /* Only this thread's handler reads the buffer, and a handler that
+     * interrupts this thread from here on finds no slot. */
     free(af);
-    free(vf);
+}
+
+/* ---- Threads JVMTI does not report ---------------------------------------------- */
+
+/* Scans that a new thread may keep the name it inherited (the process's,
+ * "java") before it is named so: a Java thread is named by ThreadStart,
+ * which a safepoint can hold back. */
+#define NAME_WAIT_SCANS 10
+
+/* Name the thread of `t` (found by a scan) from its kernel name (comm) as it
+ * is now, unless it still has the process's name and may yet be named
+ * (`ended` == 0 and scans < NAME_WAIT_SCANS).  HotSpot names its threads as
+ * they start, so a name read a scan after the one that found the thread is
+ * the final one.  Under g.lock. */
+static void name_from_comm_locked(vmp_jvmti_thread *t, int ended)
+{
+    char comm[16];
+    if (!ended && vmp_jvmti__task_comm(t->tid, comm, sizeof comm) == 0 && comm[0] != '\0') {
+        if (t->scans < NAME_WAIT_SCANS && strcmp(comm, g.process_comm) == 0)
+            return;
+        memcpy(t->comm, comm, sizeof comm);
+    }
+    t->role = vmp_jvmti__thread_role(t->comm);
+    t->named = 1;
+    if (g.w != NULL)
+        check_write(vmp_writer_thread(g.w, t->tid, t->comm[0] ? t->comm : NULL, ended));
+}
+
+/* One scan of /proc/self/task (under g.lock): every thread not yet in the
+ * table is sampled from now (`initial`: the threads alive when recording
+ * starts) or from its birth; slots of threads that are gone are freed and
+ * the threads that JVMTI did not report are said to have ended. */
+static void scan_threads_locked(int initial)
+{
+    const size_t depth = (size_t)g.opts.depth + 1;
+    uint64_t *tids;
+    unsigned char *known;
+    size_t n, i;
+
+    if (g.opts.threads != VMP_JVMTI_THREADS_ALL || g.dead || g.w == NULL ||
+        vmp_jvmti__list_tasks(&tids, &n) != 0)
+        return;
+    if (initial)
+        vmp_jvmti__task_comm((uint64_t)getpid(), g.process_comm, sizeof g.process_comm);
+    known = calloc(n ? n : 1, 1);
+    if (known == NULL) {
+        free(tids);
+        return;
+    }
+    for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
+        vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+        long at;
+        if (t->tid == 0)
+            continue;
+        at = vmp_jvmti__tasks_index(tids, n, t->tid);
+        if (at >= 0) {
+            known[at] = 1;
+            if (!t->named && t->scans > 0)
+                name_from_comm_locked(t, 0);
+            t->scans++;
+            continue;
+        }
+        /* gone: no handler can run on it any more */
+        vmp_jvmti__clock_stop(&t->clock);
+        if (!t->java)
+            name_from_comm_locked(t, 1);
+        vmp_jvmti__threads_release(t);
+    }
+    for (i = 0; i < n; i++) {
+        vmp_jvmti_thread *t;
+        if (known[i])
+            continue;
+        t = vmp_jvmti__threads_claim(tids[i], depth);
+        if (t == NULL) {
+            g.threads_unsampled++;
+            continue;
+        }
+        vmp_jvmti__task_comm(tids[i], t->comm, sizeof t->comm);
+        t->role = vmp_jvmti__thread_role(t->comm);
+        if (vmp_jvmti__task_blocks(tids[i], SIGPROF)) {
+            /* a signal would stay pending (the agent's and the writer's
+             * threads): named, not sampled */
+            name_from_comm_locked(t, 0);
+            vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_RETIRED);
+            continue;
+        }
+        start_slot_locked(t, tids[i], !initial);
+        if (initial) {
+            t->scans = NAME_WAIT_SCANS; /* named already */
+            name_from_comm_locked(t, 0);
+        }
+    }
+    free(known);
+    free(tids);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -839,12 +980,18 @@ static void add_ns(struct timespec *ts, uint64_t ns)
     ts->tv_nsec = (long)(nsec % 1000000000u);
 }
 
-/* Emits GC events; in wall mode also signals every registered thread at each
- * interval (absolute deadlines, so that the rate does not drift). */
+/* How often the service thread turns GC timestamps into events and scans
+ * /proc/self/task for threads that JVMTI does not report.  A native thread
+ * that lives less than this may never be seen (README "Threads"). */
+#define SCAN_PERIOD_NS 20000000u
+
+/* Emits GC events and scans for new threads; in wall mode also signals every registered thread at
+ * each interval (absolute deadlines, so that the rate does not drift). */
 static void *service_main(void *arg)
 {
     const int wall = g.opts.mode == VMP_JVMTI_MODE_WALL;
-    const uint64_t tick = wall ? g.opts.interval_ns : 20000000u;
+    const uint64_t tick =
+        wall && g.opts.interval_ns < SCAN_PERIOD_NS ? g.opts.interval_ns : SCAN_PERIOD_NS;
     const pid_t pid = getpid();
     uint64_t last_drain = 0, last_modules = now_ns();
     struct timespec next;
@@ -864,11 +1011,15 @@ static void *service_main(void *arg)
         pthread_mutex_lock(&g.lock);
         if (wall && atomic_load(&g.sampling)) {
             size_t i;
-            for (i = 0; i < g.n_threads; i++)
-                syscall(SYS_tgkill, pid, (pid_t)g.threads[i].tid, SIGPROF);
+            for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
+                const vmp_jvmti_thread *th = vmp_jvmti__threads_at(i);
+                if (th->status == VMP_JVMTI_SLOT_LIVE)
+                    syscall(SYS_tgkill, pid, (pid_t)th->tid, SIGPROF);
+            }
         }
-        if (t - last_drain >= 20000000u) {
+        if (t - last_drain >= SCAN_PERIOD_NS) {
             drain_gc_locked();
+            scan_threads_locked(0);
             last_drain = t;
         }
         pthread_mutex_unlock(&g.lock);
@@ -902,8 +1053,7 @@ static void shutdown_agent(void)
 {
     vmp_writer_totals tot;
     vmp_writer *w;
-    thread_entry *threads;
-    size_t n, i;
+    size_t i;
     int waited;
 
     if (atomic_exchange(&g.shut_down, 1))
@@ -911,16 +1061,11 @@ static void shutdown_agent(void)
     atomic_store(&g.sampling, 0);
     pthread_mutex_lock(&g.lock);
     g.dead = 1;
-    threads = g.threads;
-    n = g.n_threads;
-    g.threads = NULL;
-    g.n_threads = g.cap_threads = 0;
-    pthread_mutex_unlock(&g.lock);
-    for (i = 0; i < n; i++) {
-        if (threads[i].has_clock)
-            vmp_jvmti__clock_stop(&threads[i].clock);
+    for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
+        vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+        vmp_jvmti__clock_stop(&t->clock);
     }
-    free(threads);
+    pthread_mutex_unlock(&g.lock);
     if (g.service_started) {
         atomic_store(&g.stop_service, 1);
         pthread_join(g.service, NULL);
@@ -945,6 +1090,16 @@ static void shutdown_agent(void)
                 g.opts.file);
         return;
     }
+    pthread_mutex_lock(&g.lock);
+    for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
+        vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+        if (t->tid != 0)
+            vmp_jvmti__threads_release(t);
+    }
+    if (g.threads_unsampled > 0)
+        fprintf(stderr, "vmp: %llu threads not sampled: more than %d at once\n",
+                (unsigned long long)g.threads_unsampled, VMP_JVMTI_MAX_THREADS);
+    pthread_mutex_unlock(&g.lock);
     vmp_jvmti__unwind_shutdown();
     memset(&tot, 0, sizeof tot);
     if (vmp_writer_close(w, &tot) < 0 && !g.warned_write)
@@ -986,9 +1141,14 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     if (!vmp_jvmti__unwind_init())
         fprintf(stderr, "vmp: native stacks are not available; Java frames only\n");
     vmp_jvmti__anchor_init();
+    register_thread(jni, thread, 0);
+    /* the threads alive now, before the service thread (which blocks the
+     * signal and is named, not sampled, by its first scan) */
+    pthread_mutex_lock(&g.lock);
+    scan_threads_locked(1);
+    pthread_mutex_unlock(&g.lock);
     if (pthread_create(&g.service, NULL, service_main, NULL) == 0)
         g.service_started = 1;
-    register_thread(jni, thread, 0);
     atomic_store(&g.sampling, 1);
 }
 
@@ -1015,7 +1175,7 @@ static void open_writer(void)
     char *vm_version = system_property("java.vm.version");
     char *vm_long = system_property("java.vm.name");
     char *command = system_property("sun.java.command");
-    const char *labels[12];
+    const char *labels[14];
     size_t n_labels = 0;
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
@@ -1036,6 +1196,8 @@ static void open_writer(void)
     labels[n_labels++] = "sampler"; /* the mechanism that runs (vmp_jvmti_clock.h) */
     labels[n_labels++] =
         g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall signals" : vmp_jvmti__clock_label(g.mechanism);
+    labels[n_labels++] = "threads"; /* which threads are sampled */
+    labels[n_labels++] = g.opts.threads == VMP_JVMTI_THREADS_JAVA ? "java" : "all";
 
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "HotSpot";

@@ -3,7 +3,7 @@
  * vmp_jvmti_clock.c - per-thread CPU-time sampling clocks (see the header for
  * the grid that makes the weights unbiased).
  *
- * perf_event: a PERF_COUNT_SW_CPU_CLOCK event on the calling thread (pid 0,
+ * perf_event: a PERF_COUNT_SW_CPU_CLOCK event on the sampled thread (pid = its tid,
  * cpu -1), driven by a high-resolution timer rather than the scheduler tick,
  * created disabled; its overflow is delivered as SIGPROF to that very thread
  * (O_ASYNC, F_SETSIG, F_SETOWN_EX with F_OWNER_TID).  The event is armed for
@@ -33,8 +33,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define TLS_IE __attribute__((tls_model("initial-exec")))
-
 /* The shortest first period used (the kernel's cpu-clock events take no
  * shorter period than 10 us). */
 #define MIN_FIRST_NS 10000u
@@ -51,21 +49,23 @@ static struct {
     uint64_t seed;
 } S;
 
-/* The sampled thread's clock, read by the handler. */
-static __thread int tls_fd_plus1 TLS_IE;       /* perf event + 1, 0 == none */
-static __thread int tls_first TLS_IE;          /* the first overflow is to come */
-static __thread int tls_started TLS_IE;        /* the grid below is valid */
-static __thread uint64_t tls_next_grid TLS_IE; /* next grid point, thread CPU ns */
+/* The CPU-time clock of thread `tid` of this process: Linux's encoding of a
+ * per-thread scheduler clock, as glibc's pthread_getcpuclockid() builds it
+ * (clock id = ~tid << 3 | CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED). */
+static clockid_t thread_clock(uint64_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
 
-static uint64_t thread_cpu_ns(void)
+static uint64_t cpu_ns(clockid_t clk)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    if (clock_gettime(clk, &ts) != 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int perf_open(uint64_t period, int exclude_kernel)
+static int perf_open(uint64_t period, int exclude_kernel, pid_t tid)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -77,7 +77,7 @@ static int perf_open(uint64_t period, int exclude_kernel)
     attr.wakeup_events = 1;
     attr.exclude_kernel = exclude_kernel ? 1 : 0;
     attr.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Linux 6.16 and 6.17 can hang the whole system when a cpu-clock event is
@@ -106,9 +106,9 @@ int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why
         S.mechanism = VMP_JVMTI_MECH_POSIX;
         return S.mechanism;
     }
-    fd = perf_open(S.interval, 0);
+    fd = perf_open(S.interval, 0, 0);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-        fd = perf_open(S.interval, 1);
+        fd = perf_open(S.interval, 1, 0);
         S.exclude_kernel = fd >= 0;
     }
     if (fd >= 0) {
@@ -157,7 +157,7 @@ static int start_perf(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
     struct f_owner_ex owner;
     int fd, fl;
 
-    fd = perf_open(S.refresh ? phase : S.interval, S.exclude_kernel);
+    fd = perf_open(S.refresh ? phase : S.interval, S.exclude_kernel, (pid_t)tid);
     if (fd < 0)
         return -1;
     owner.type = F_OWNER_TID;
@@ -168,16 +168,12 @@ static int start_perf(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
         close(fd);
         return -1;
     }
-    c->fd = fd;
-    tls_first = S.refresh;
-    tls_fd_plus1 = fd + 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    c->first = S.refresh;
+    __atomic_store_n(&c->fd, fd, __ATOMIC_RELEASE);
     if (ioctl(fd, S.refresh ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_ENABLE, S.refresh ? 1 : 0) !=
         0) {
-        tls_fd_plus1 = 0;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->fd, -1, __ATOMIC_RELEASE);
         close(fd);
-        c->fd = -1;
         return -1;
     }
     return 0;
@@ -192,7 +188,7 @@ static int start_posix(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGPROF;
     ev.sigev_notify_thread_id = (pid_t)tid;
-    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &c->timer) != 0)
+    if (timer_create(thread_clock(tid), &ev, &c->timer) != 0)
         return -1;
     its.it_interval.tv_sec = (time_t)(S.interval / 1000000000u);
     its.it_interval.tv_nsec = (long)(S.interval % 1000000000u);
@@ -206,42 +202,34 @@ static int start_posix(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
     return 0;
 }
 
-int vmp_jvmti__clock_start(vmp_jvmti_clock *c, int from_birth)
+int vmp_jvmti__clock_start(vmp_jvmti_clock *c, uint64_t tid, int from_birth)
 {
-    uint64_t tid = (uint64_t)syscall(SYS_gettid), cpu = thread_cpu_ns();
-    uint64_t phase = random_phase(tid), first;
+    uint64_t cpu = cpu_ns(thread_clock(tid)), phase = random_phase(tid), first;
 
     memset(c, 0, sizeof *c);
     c->fd = -1;
     if (!S.refresh && S.mechanism == VMP_JVMTI_MECH_PERF)
         phase = S.interval; /* an enabled event's period is never changed */
     /* the grid first: a signal may arrive as soon as the clock runs */
-    tls_next_grid = (from_birth ? 0 : cpu) + phase;
+    c->next_grid = (from_birth ? 0 : cpu) + phase;
     /* until the first grid point, or at once when a thread's birth already
      * passed it (its first sample then stands for the points passed) */
-    first = tls_next_grid > cpu + MIN_FIRST_NS ? tls_next_grid - cpu : MIN_FIRST_NS;
-    tls_started = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    first = c->next_grid > cpu + MIN_FIRST_NS ? c->next_grid - cpu : MIN_FIRST_NS;
+    __atomic_store_n(&c->started, 1, __ATOMIC_RELEASE);
     if (S.mechanism == VMP_JVMTI_MECH_PERF && start_perf(c, tid, first) == 0)
         return 0;
     if (S.mechanism != VMP_JVMTI_MECH_NONE && start_posix(c, tid, first) == 0)
         return 0;
-    tls_started = 0;
+    __atomic_store_n(&c->started, 0, __ATOMIC_RELEASE);
     return -1;
-}
-
-void vmp_jvmti__clock_forget(void)
-{
-    tls_fd_plus1 = 0;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 void vmp_jvmti__clock_stop(vmp_jvmti_clock *c)
 {
-    if (c->fd >= 0) {
-        ioctl(c->fd, PERF_EVENT_IOC_DISABLE, 0);
-        close(c->fd);
-        c->fd = -1;
+    int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
+    if (fd >= 0) {
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(fd);
     }
     if (c->has_timer) {
         timer_delete(c->timer);
@@ -249,30 +237,30 @@ void vmp_jvmti__clock_stop(vmp_jvmti_clock *c)
     }
 }
 
-uint32_t vmp_jvmti__clock_weight(void)
+uint32_t vmp_jvmti__clock_weight(vmp_jvmti_clock *c)
 {
     uint64_t now, n;
-    if (!tls_started)
+    if (c == NULL || !__atomic_load_n(&c->started, __ATOMIC_ACQUIRE))
         return 1;
-    now = thread_cpu_ns();
-    if (now < tls_next_grid)
+    now = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (now < c->next_grid)
         return 0;
-    n = (now - tls_next_grid) / S.interval + 1;
-    tls_next_grid += n * S.interval;
+    n = (now - c->next_grid) / S.interval + 1;
+    c->next_grid += n * S.interval;
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-void vmp_jvmti__clock_rearm(const siginfo_t *si)
+void vmp_jvmti__clock_rearm(vmp_jvmti_clock *c, const siginfo_t *si)
 {
-    int fd = tls_fd_plus1 - 1;
+    int fd = c != NULL ? __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE) : -1;
     /* only for this thread's own overflow: a REFRESH on an armed event would
      * let it overflow twice */
     if (fd < 0 || !S.refresh || si == NULL || (si->si_code != POLL_HUP && si->si_code != POLL_IN) ||
         si->si_fd != fd)
         return;
-    if (tls_first) {
+    if (c->first) {
         uint64_t period = S.interval;
-        tls_first = 0;
+        c->first = 0;
         ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
     }
     ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);

@@ -40,11 +40,16 @@ enum vmp_jvmti_mechanism {
     VMP_JVMTI_MECH_POSIX = 2 /* "posix cpu timer" */
 };
 
-/** One thread's clock, kept by the agent's thread table. */
+/** One thread's clock, kept by the agent's thread table.  Started by any
+ *  thread of the process; its grid is read and advanced only by the signal
+ *  handler on the sampled thread. */
 typedef struct vmp_jvmti_clock {
     int fd; /* perf event, or -1 */
     timer_t timer;
     int has_timer;
+    int first;          /* perf with re-arming: the first overflow is to come */
+    int started;        /* next_grid is valid */
+    uint64_t next_grid; /* next grid point, in the thread's CPU ns */
 } vmp_jvmti_clock;
 
 /** Choose the mechanism for `want` (enum vmp_jvmti_sampler) at `interval_ns`,
@@ -57,34 +62,31 @@ int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why
 /** The label value of `mechanism` ("perf_event cpu-clock", "posix cpu timer", "none"). */
 const char *vmp_jvmti__clock_label(int mechanism);
 
-/** Start sampling the calling thread with the chosen mechanism: its grid
- *  starts at a random r in (0, T] of its CPU time counted from its birth
- *  (`from_birth`: a thread born while recording, whose CPU before this call
- *  is part of the profile) or from now.  On failure (say, out of
- *  descriptors) a perf thread falls back to a POSIX timer.  Not
- *  async-signal-safe; call on the thread itself.
- *  @return 0, or -1 with `*c` stopped. */
-int vmp_jvmti__clock_start(vmp_jvmti_clock *c, int from_birth);
+/** Start sampling thread `tid` of this process (kernel id; the calling
+ *  thread or another one) with the chosen mechanism: SIGPROF goes to that
+ *  thread.  Its grid starts at a random r in (0, T] of its CPU time counted
+ *  from its birth (`from_birth`: a thread born while recording, whose CPU
+ *  before this call is part of the profile) or from now.  On failure (say,
+ *  out of descriptors) a perf clock falls back to a POSIX timer.  Not
+ *  async-signal-safe; the caller keeps `*c` where the handler finds it
+ *  before the first signal can arrive.  @return 0, or -1 with `*c` stopped. */
+int vmp_jvmti__clock_start(vmp_jvmti_clock *c, uint64_t tid, int from_birth);
 
 /** Stop and release `c` (any thread).  A signal already pending on its thread
- *  may still arrive; the handler then finds the thread's TLS cleared by
- *  vmp_jvmti__clock_forget() or weighs it by the grid as usual. */
+ *  may still arrive; the caller's thread table then no longer leads the
+ *  handler to `c`, or the handler weighs it by the grid as usual. */
 void vmp_jvmti__clock_stop(vmp_jvmti_clock *c);
 
-/** On the thread itself, before its clock is stopped: the handler no longer
- *  re-arms this thread's event. */
-void vmp_jvmti__clock_forget(void);
+/** In the SIGPROF handler, on the thread `c` samples (NULL: none): the number
+ *  of grid points its CPU clock passed since the previous call (0 when the
+ *  signal came early: a record of weight 0 counts no sample, spec.md
+ *  R-SMP-4).  1 without a started clock (wall mode).  Async-signal-safe. */
+uint32_t vmp_jvmti__clock_weight(vmp_jvmti_clock *c);
 
-/** In the SIGPROF handler, on the sampled thread: the number of grid points
- *  its CPU clock passed since the previous call (0 when the signal came early:
- *  a record of weight 0 counts no sample, spec.md R-SMP-4).  1 for a thread
- *  without a started clock (wall mode).  Async-signal-safe. */
-uint32_t vmp_jvmti__clock_weight(void);
-
-/** In the SIGPROF handler, last: when `si` is the overflow of the thread's
- *  perf event, arm it for its next overflow (after the first, at the full
- *  interval).  Nothing for other signals and for POSIX timers, which re-arm
- *  themselves.  Async-signal-safe. */
-void vmp_jvmti__clock_rearm(const siginfo_t *si);
+/** In the SIGPROF handler, last, on the thread `c` samples (NULL: nothing):
+ *  when `si` is the overflow of its perf event, arm it for its next overflow
+ *  (after the first, at the full interval).  Nothing for other signals and
+ *  for POSIX timers, which re-arm themselves.  Async-signal-safe. */
+void vmp_jvmti__clock_rearm(vmp_jvmti_clock *c, const siginfo_t *si);
 
 #endif

@@ -176,6 +176,15 @@ int vmp_jvmti__parse_options(
                       val);
                 problems++;
             }
+        } else if (strcmp(key, "threads") == 0) {
+            if (strcmp(val, "all") == 0) {
+                out->threads = VMP_JVMTI_THREADS_ALL;
+            } else if (strcmp(val, "java") == 0) {
+                out->threads = VMP_JVMTI_THREADS_JAVA;
+            } else {
+                warnf(warn, warn_size, "threads '%s' is neither all nor java; using all\n", val);
+                problems++;
+            }
         } else if (strcmp(key, "depth") == 0) {
             uint64_t d;
             if (vmp_jvmti__parse_interval(&d, val) != 0 || d == 0 || d > VMP_JVMTI_MAX_DEPTH ||

@@ -18,6 +18,12 @@ enum vmp_jvmti_mode {
     VMP_JVMTI_MODE_WALL = 1 /* one agent thread signals every thread */
 };
 
+/** Which threads are sampled. */
+enum vmp_jvmti_threads {
+    VMP_JVMTI_THREADS_ALL = 0, /* every thread of the process */
+    VMP_JVMTI_THREADS_JAVA = 1 /* only threads JVMTI reports (ThreadStart) */
+};
+
 #define VMP_JVMTI_DEFAULT_INTERVAL_NS 1000000u
 #define VMP_JVMTI_MIN_INTERVAL_NS     1000u
 #define VMP_JVMTI_MAX_INTERVAL_NS     10000000000u
@@ -32,6 +38,7 @@ typedef struct vmp_jvmti_options {
     int mode;                      /* enum vmp_jvmti_mode */
     uint32_t depth;                /* 1..VMP_JVMTI_MAX_DEPTH */
     int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
+    int threads;                   /* enum vmp_jvmti_threads (all, java) */
 } vmp_jvmti_options;
 
 /** Parse an interval: a decimal number with an optional unit ns, us, ms or s
@@ -43,9 +50,9 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  *
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
- * vmp_jvmti_clock.h).  Every problem (unknown key, bad value, value out of range)
- * leaves that option at its default and is described by one line appended to
- * `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
+ * vmp_jvmti_clock.h), threads (all or java).  Every problem (unknown key, bad value, value out of
+ * range) leaves that option at its default and is described by one line appended to `warn` (at most
+ * `warn_size` bytes, always NUL-terminated, may be NULL).
  *
  * @param[out] out  receives the options; always fully initialised.
  * @param text      borrowed.

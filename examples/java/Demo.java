@@ -20,6 +20,18 @@
 //          vmnative: time in the VM and native libraries, a quarter each:
 //                 System.arraycopy of large arrays, String.intern,
 //                 java.util.zip (Deflater, CRC32) and System.gc
+//          threads: every kind of thread at once: a busy thread "vmp-spin",
+//                 allocation for G1's GC threads ("vmp-alloc"), hidden
+//                 classes for the JIT compilers ("vmp-jit"), 1,000 short
+//                 threads "vmp-short-N" and, when the system property
+//                 vmp.native names a JNI library with Demo.nativeSpin (the
+//                 tests build one), a native thread "vmp-native"; prints
+//                 the CPU time of the process and of each live thread
+//                 from /proc (its change since start_ns, System.nanoTime()
+//                 when the mode began) and each worker's own
+//          nshort: (needs vmp.native) native threads one after another:
+//                 200 of 2 ms of CPU "vmp-ns-2ms", 200 of 10 ms "vmp-ns-10ms"
+//                 and 40 of 50 ms "vmp-ns-50ms"; prints their CPU time
 //   SCALE  multiplies the running time (a decimal number, default 1)
 
 import java.io.IOException;
@@ -349,6 +361,142 @@ public final class Demo {
         runGc(slice);
     }
 
+    // CPU time of the process (utime + stime of /proc/self/stat), in ns.
+    static long processCpuNs() throws IOException {
+        return statCpuNs(java.nio.file.Paths.get("/proc/self/stat"));
+    }
+
+    // utime + stime of a /proc stat file (after the name in parentheses), in
+    // ns; the kernel counts them in USER_HZ ticks, 100 per second.
+    static long statCpuNs(java.nio.file.Path stat) throws IOException {
+        String s = java.nio.file.Files.readString(stat);
+        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+    }
+
+    // Each live thread's CPU time from /proc/self/task: the scheduler's
+    // nanoseconds (schedstat), else stat's ticks.
+    static Map<Long, Long> taskCpuNs() throws IOException {
+        Map<Long, Long> cpu = new HashMap<>();
+        try (java.util.stream.Stream<java.nio.file.Path> tasks =
+                java.nio.file.Files.list(java.nio.file.Paths.get("/proc/self/task"))) {
+            for (java.nio.file.Path t : (Iterable<java.nio.file.Path>) tasks::iterator) {
+                try {
+                    long ns;
+                    try {
+                        ns = Long.parseLong(java.nio.file.Files.readString(t.resolve("schedstat")).split(" ")[0]);
+                    } catch (IOException | NumberFormatException e) {
+                        ns = statCpuNs(t.resolve("stat"));
+                    }
+                    cpu.put(Long.parseLong(t.getFileName().toString()), ns);
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return cpu;
+    }
+
+    static native long nativeSpin(long millis);
+
+    static native long nativeShort(int n, long micros, String name);
+
+    static void runNativeShort(double scale) {
+        System.load(System.getProperty("vmp.native"));
+        int k = Math.max(1, (int) scale);
+        long ns2 = nativeShort(200 * k, 2_000, "vmp-ns-2ms");
+        long ns10 = nativeShort(200 * k, 10_000, "vmp-ns-10ms");
+        long ns50 = nativeShort(40 * k, 50_000, "vmp-ns-50ms");
+        System.out.println("ns_2ms_cpu_ns=" + ns2 + " ns_10ms_cpu_ns=" + ns10 + " ns_50ms_cpu_ns=" + ns50);
+    }
+
+    static void runThreads(long millis) throws Throwable {
+        final java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long process0 = processCpuNs();
+        Map<Long, Long> task0 = taskCpuNs();
+        long start = System.nanoTime();
+        Map<String, Long> workers = new java.util.concurrent.ConcurrentHashMap<>();
+        long[] spinCpu = new long[1];
+        long[] nativeCpu = new long[1];
+        List<Thread> ts = new ArrayList<>();
+        ts.add(new Thread(() -> {
+            sink += spin(millis);
+            spinCpu[0] = mx.getCurrentThreadCpuTime();
+            workers.put("vmp-spin", spinCpu[0]);
+        }, "vmp-spin"));
+        ts.add(new Thread(() -> {
+            long end = System.nanoTime() + millis * 1_000_000L;
+            while (System.nanoTime() < end) {
+                sink += allocWork(50_000);
+            }
+            workers.put("vmp-alloc", mx.getCurrentThreadCpuTime());
+        }, "vmp-alloc"));
+        ts.add(new Thread(() -> {
+            try {
+                sink += churn(millis);
+            } catch (Throwable e) {
+                throw new RuntimeException(e);
+            }
+            workers.put("vmp-jit", mx.getCurrentThreadCpuTime());
+        }, "vmp-jit"));
+        ts.add(new Thread(() -> {
+            try {
+                for (int i = 0; i < 1000; i += 4) {
+                    Thread[] batch = new Thread[4];
+                    for (int k = 0; k < batch.length; k++) {
+                        final int seed = i + k;
+                        batch[k] = new Thread(() -> sink += hotLoop(seed, 20_000), "vmp-short-" + seed);
+                        batch[k].start();
+                    }
+                    for (Thread t : batch) {
+                        t.join();
+                    }
+                }
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        }, "vmp-starter"));
+        String lib = System.getProperty("vmp.native");
+        if (lib != null) {
+            System.load(lib);
+            ts.add(new Thread(() -> nativeCpu[0] = nativeSpin(millis / 2), "vmp-jni"));
+        }
+        for (Thread t : ts) {
+            t.start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        Map<Long, Long> task1 = taskCpuNs();
+        long process1 = processCpuNs();
+        StringBuilder out = new StringBuilder();
+        for (Map.Entry<Long, Long> e : task1.entrySet()) {
+            long before = task0.getOrDefault(e.getKey(), 0L);
+            String comm;
+            try {
+                comm = java.nio.file.Files.readString(
+                        java.nio.file.Paths.get("/proc/self/task/" + e.getKey() + "/comm")).trim();
+            } catch (IOException x) {
+                comm = "";
+            }
+            out.append("task=").append(e.getKey()).append(" task_cpu_ns=").append(e.getValue() - before)
+                    .append(" comm=").append(comm).append('\n');
+        }
+        for (Map.Entry<String, Long> e : workers.entrySet()) {
+            out.append("thread_cpu_ns=").append(e.getValue()).append(" name=").append(e.getKey()).append('\n');
+        }
+        if (lib != null) {
+            out.append("thread_cpu_ns=").append(nativeCpu[0]).append(" name=vmp-native\n");
+        }
+        out.append("spin_cpu_ns=").append(spinCpu[0]).append('\n');
+        out.append("start_ns=").append(start).append('\n');
+        if (lib != null) {
+            out.append("native_cpu_ns=").append(nativeCpu[0]).append('\n');
+        }
+        out.append("process_cpu_ns=").append(process1 - process0).append('\n');
+        System.out.print(out);
+    }
+
     public static void main(String[] args) throws Throwable {
         String mode = args.length > 0 ? args[0] : "all";
         double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
@@ -382,8 +530,14 @@ public final class Demo {
             case "vmnative":
                 runVmNative(millis);
                 break;
+            case "threads":
+                runThreads(millis);
+                break;
+            case "nshort":
+                runNativeShort(scale);
+                break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|copy|vmnative] [scale]");
+                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|copy|vmnative|threads|nshort] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

@@ -25,11 +25,18 @@
  *            and a file that ends with an END record
  *   record   the same under `vmp record -o FILE --` (needs --vmp): the
  *            command's exit status, the profile, the summary line
+ *   threads  every thread of the process (the demo's threads mode, truth
+ *            from /proc): sampled CPU >= 85% of the process's; G1's GC
+ *            threads by name with G1 functions of libjvm; the busy thread
+ *            within 15% of its CPU time; a native thread started from JNI
+ *            (--native-lib) and short Java threads sampled and named; with
+ *            threads=java, none of the JVM's own threads
  * Figures are printed to stdout with labels.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,7 @@
 #include "vmp_validate.h"
 
 static const char *java_path, *agent_path, *jar_path, *source_path, *work_dir, *vmp_path;
+static const char *native_lib;
 
 /* A sanitizer build's agent needs the sanitizer runtimes in java (named by
  * VMP_TEST_JAVA_PRELOAD); HotSpot handles SIGSEGV itself and never frees some
@@ -1182,15 +1190,155 @@ static void case_native(void)
     check_native_mode("copy", "Demo>>copyWork", NULL, 0.1);
 }
 
+/* The latest name THREAD records gave `tid`, or "". */
+static const char *thread_name(const profile *p, uint64_t tid)
+{
+    const char *name = "";
+    size_t i;
+    for (i = 0; i < p->n_threads; i++) {
+        if (p->threads[i].id == tid && p->threads[i].name[0] != '\0')
+            name = p->threads[i].name;
+    }
+    return name;
+}
+
+typedef struct gc_acc {
+    const vmp_analysis *a;
+    const profile *p;
+    uint64_t g1_weight; /* GC threads' weight in stacks with a G1 function */
+} gc_acc;
+
+static int gc_visit(const vmp_profile_stack_entry *e, void *payload)
+{
+    gc_acc *acc = payload;
+    uint32_t id = e->stack;
+    const vmp_astack *st = vmp_analysis_stack(acc->a, id);
+
+    if (strncmp(thread_name(acc->p, e->thread), "GC Thread#", 10) != 0)
+        return 0;
+    while (id != 0 && st != NULL) {
+        const vmp_aframe *fr = vmp_analysis_frame(acc->a, st->frame);
+        const vmp_afunction *f = fr ? vmp_analysis_function(acc->a, fr->function) : NULL;
+        if (f != NULL && (strncmp(f->name, "G1", 2) == 0 || strstr(f->name, "::G1") != NULL ||
+                          strstr(f->name, "<G1") != NULL)) {
+            acc->g1_weight += e->weight;
+            break;
+        }
+        id = st->parent;
+        st = id ? vmp_analysis_stack(acc->a, id) : NULL;
+    }
+    return 0;
+}
+
+static void case_threads(void)
+{
+    char path[4096], outp[4200], lib_arg[4200];
+    const char *extra[2] = {NULL, NULL};
+    char *out, *at;
+    profile p;
+    double process_ns, spin_ns, native_ns, sampled_ns = 0;
+    double gc_truth = 0, gc_sampled = 0, spin_sampled = 0, native_sampled = 0;
+    uint64_t short_named = 0, gc_threads = 0;
+    size_t i, k;
+    gc_acc acc;
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+
+    CHECK(native_lib != NULL);
+    if (native_lib != NULL) {
+        snprintf(lib_arg, sizeof lib_arg, "-Dvmp.native=%s", native_lib);
+        extra[0] = lib_arg;
+    }
+    profile_path(path, sizeof path, "threads");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms", extra, "threads", "1"), 0);
+    check_valid(path);
+    load(&p, path);
+    check_readable(&p, path);
+    process_ns = demo_number(path, "process_cpu_ns");
+    spin_ns = demo_number(path, "spin_cpu_ns");
+    native_ns = demo_number(path, "native_cpu_ns");
+    for (i = 0; i < p.n_samples; i++) {
+        const char *name = thread_name(&p, p.samples[i].thread);
+        double ns = 1e6 * (double)p.samples[i].weight;
+        sampled_ns += ns;
+        if (strcmp(name, "vmp-spin") == 0)
+            spin_sampled += ns;
+        else if (strcmp(name, "vmp-native") == 0)
+            native_sampled += ns;
+        else if (strncmp(name, "GC Thread#", 10) == 0)
+            gc_sampled += ns;
+    }
+    for (k = 0; k < p.n_threads; k++) {
+        if (strncmp(p.threads[k].name, "vmp-short-", 10) == 0)
+            short_named++;
+    }
+    /* the GC threads' truth: their lines "task=TID task_cpu_ns=N" */
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    out = slurp(outp);
+    for (at = out; at != NULL && (at = strstr(at, "task=")) != NULL; at++) {
+        unsigned long long tid;
+        double ns;
+        if (at != out && at[-1] != '\n')
+            continue;
+        if (sscanf(at, "task=%llu task_cpu_ns=%lf", &tid, &ns) == 2 &&
+            strncmp(thread_name(&p, tid), "GC Thread#", 10) == 0) {
+            gc_truth += ns;
+            gc_threads++;
+        }
+    }
+    free(out);
+    printf("  threads: process used %.3f s of CPU, sampled %.3f s (%.1f%%); vmp-spin %.3f of "
+           "%.3f s; vmp-native %.3f of %.3f s; %" PRIu64 " GC threads %.3f of %.3f s; %" PRIu64
+           " short threads named\n",
+           process_ns / 1e9, sampled_ns / 1e9, process_ns > 0 ? 100 * sampled_ns / process_ns : 0,
+           spin_sampled / 1e9, spin_ns / 1e9, native_sampled / 1e9, native_ns / 1e9, gc_threads,
+           gc_sampled / 1e9, gc_truth / 1e9, short_named);
+    CHECK(process_ns > 1e9);
+    CHECK(sampled_ns >= 0.85 * process_ns);
+    CHECK(spin_ns > 1e8 && fabs(spin_sampled - spin_ns) <= 0.15 * spin_ns);
+    CHECK(native_ns > 1e8 && fabs(native_sampled - native_ns) <= 0.15 * native_ns);
+    CHECK(gc_threads > 0 && gc_sampled > 0);
+    CHECK(gc_sampled >= 0.5 * gc_truth);
+    CHECK(short_named >= 100);
+
+    /* GC threads' stacks name G1's functions (libjvm's symbols) */
+    memset(&acc, 0, sizeof acc);
+    acc.p = &p;
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        acc.a = vmp_profile_analysis(prof);
+        vmp_profile_foreach_stack(prof, gc_visit, &acc);
+    }
+    printf("  GC threads: %.1f%% of their weight in stacks with a G1 function\n",
+           gc_sampled > 0 ? 100.0 * 1e6 * (double)acc.g1_weight / gc_sampled : 0.0);
+    CHECK(acc.g1_weight > 0);
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+    profile_free(&p);
+
+    /* threads=java: only the threads JVMTI reports */
+    profile_path(path, sizeof path, "threads-java");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms,threads=java", NULL, "spin", "0.3"), 0);
+    load(&p, path);
+    check_readable(&p, path);
+    for (k = 0; k < p.n_threads; k++) {
+        CHECK(strncmp(p.threads[k].name, "GC Thread", 9) != 0);
+        CHECK(strstr(p.threads[k].name, "CompilerThre") == NULL);
+        CHECK(strcmp(p.threads[k].name, "VM Thread") != 0);
+    }
+    profile_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},     {"hot", case_hot},      {"resolve", case_resolve},
-                 {"churn", case_churn},   {"rate", case_rate},    {"short", case_short},
-                 {"wall", case_wall},     {"exit", case_exit},    {"record", case_record},
-                 {"nofile", case_nofile}, {"native", case_native}};
+    } cases[] = {{"demo", case_demo},     {"hot", case_hot},       {"resolve", case_resolve},
+                 {"churn", case_churn},   {"rate", case_rate},     {"short", case_short},
+                 {"wall", case_wall},     {"exit", case_exit},     {"record", case_record},
+                 {"nofile", case_nofile}, {"native", case_native}, {"threads", case_threads}};
 
     const char *which = NULL;
     size_t k;
@@ -1211,13 +1359,15 @@ int main(int argc, char **argv)
             work_dir = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--vmp") == 0)
             vmp_path = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--native-lib") == 0)
+            native_lib = argv[++i];
         else
             which = argv[i];
     }
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
         fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
-                        "--workdir DIR [--vmp VMP] "
-                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native\n");
+                        "--workdir DIR [--vmp VMP] [--native-lib LIB] "
+                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native|threads\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -6,13 +6,19 @@
  */
 #include <jvmti.h>
 #include <jvmticmlr.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
+#include "vmp_jvmti_threads.h"
 #include "vmp_test.h"
 
 static void test_options_defaults(void)
@@ -84,6 +90,99 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
     CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);
+    /* threads: all (default) or java */
+    CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.threads == VMP_JVMTI_THREADS_ALL);
+    CHECK(vmp_jvmti__parse_options(&o, "threads=java", 9, NULL, 0) == 0 &&
+          o.threads == VMP_JVMTI_THREADS_JAVA);
+    CHECK(vmp_jvmti__parse_options(&o, "threads=some", 9, warn, sizeof warn) == 1);
+    CHECK(o.threads == VMP_JVMTI_THREADS_ALL && strstr(warn, "threads 'some'") != NULL);
+}
+
+/* HotSpot's thread names (JDK 17, 21, 25), as the kernel cuts them. */
+static void test_thread_roles(void)
+{
+    CHECK_EQ_U64(vmp_jvmti__thread_role("GC Thread#0"), VMP_JVMTI_ROLE_GC);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("G1 Conc#0"), VMP_JVMTI_ROLE_GC);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("G1 Refine#0"), VMP_JVMTI_ROLE_GC);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("ZWorkerYoung#0"), VMP_JVMTI_ROLE_GC);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("C2 CompilerThre"), VMP_JVMTI_ROLE_COMPILER);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("C1 CompilerThre"), VMP_JVMTI_ROLE_COMPILER);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("VM Thread"), VMP_JVMTI_ROLE_OTHER);
+    CHECK_EQ_U64(vmp_jvmti__thread_role("main"), VMP_JVMTI_ROLE_OTHER);
+    CHECK_EQ_U64(vmp_jvmti__thread_role(""), VMP_JVMTI_ROLE_OTHER);
+}
+
+static pthread_mutex_t named_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t named_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t named_tid;
+static int named_done;
+
+static void *named_main(void *arg)
+{
+    sigset_t set;
+    (void)arg;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    pthread_setname_np(pthread_self(), "vmp-unit-named");
+    pthread_mutex_lock(&named_mu);
+    named_tid = (uint64_t)syscall(SYS_gettid);
+    pthread_cond_broadcast(&named_cv);
+    while (!named_done)
+        pthread_cond_wait(&named_cv, &named_mu);
+    pthread_mutex_unlock(&named_mu);
+    return NULL;
+}
+
+/* /proc/self/task: this process's threads, their names, their masks; the
+ * table: claim, find, the handler's lookup, release. */
+static void test_tasks_and_table(void)
+{
+    uint64_t *tids = NULL, me = (uint64_t)syscall(SYS_gettid);
+    size_t n = 0;
+    char comm[16];
+    pthread_t th;
+    vmp_jvmti_thread *t;
+
+    CHECK(pthread_create(&th, NULL, named_main, NULL) == 0);
+    pthread_mutex_lock(&named_mu);
+    while (named_tid == 0)
+        pthread_cond_wait(&named_cv, &named_mu);
+    pthread_mutex_unlock(&named_mu);
+
+    CHECK(vmp_jvmti__list_tasks(&tids, &n) == 0);
+    CHECK(n >= 2);
+    CHECK(vmp_jvmti__tasks_index(tids, n, me) >= 0);
+    CHECK(vmp_jvmti__tasks_index(tids, n, named_tid) >= 0);
+    CHECK(vmp_jvmti__tasks_index(tids, n, 0) == -1);
+    CHECK(n < 2 || tids[0] < tids[1]);
+    free(tids);
+    CHECK(vmp_jvmti__task_comm(named_tid, comm, sizeof comm) == 0);
+    CHECK_STR(comm, "vmp-unit-named");
+    CHECK(vmp_jvmti__task_blocks(named_tid, SIGPROF) == 1);
+    CHECK(vmp_jvmti__task_blocks(me, SIGPROF) == 0);
+    CHECK(vmp_jvmti__task_comm(999999999u, comm, sizeof comm) == -1 && comm[0] == '\0');
+
+    CHECK(vmp_jvmti__threads_self() == NULL);
+    t = vmp_jvmti__threads_claim(me, 8);
+    CHECK(t != NULL && t->frames != NULL && t->clock.fd == -1);
+    CHECK(vmp_jvmti__threads_find(me) == t);
+    CHECK(vmp_jvmti__threads_self() == NULL); /* not published yet */
+    vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_LIVE);
+    CHECK(vmp_jvmti__threads_self() == t);
+    vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
+    CHECK(vmp_jvmti__threads_self() == NULL);
+    vmp_jvmti__threads_forget_self();
+    vmp_jvmti__threads_release(t);
+    CHECK(vmp_jvmti__threads_find(me) == NULL);
+    CHECK(vmp_jvmti__threads_claim(me, 8) == t); /* the slot is reused */
+    vmp_jvmti__threads_release(t);
+
+    pthread_mutex_lock(&named_mu);
+    named_done = 1;
+    pthread_cond_broadcast(&named_cv);
+    pthread_mutex_unlock(&named_mu);
+    pthread_join(th, NULL);
 }
 
 static void test_format_interval(void)
@@ -204,6 +303,8 @@ int main(void)
     VMP_TEST_RUN(test_options_units);
     VMP_TEST_RUN(test_options_bad_values_keep_defaults);
     VMP_TEST_RUN(test_format_interval);
+    VMP_TEST_RUN(test_thread_roles);
+    VMP_TEST_RUN(test_tasks_and_table);
     VMP_TEST_RUN(test_idset);
     VMP_TEST_RUN(test_codemap_overlaps);
     VMP_TEST_RUN(test_debuginfo_shifts_to_range_starts);

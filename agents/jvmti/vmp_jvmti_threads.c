@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_jvmti_threads.c - the table of sampled threads and the /proc/self/task
+ * helpers (see the header).
+ */
+#include "vmp_jvmti_threads.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+static vmp_jvmti_thread slots[VMP_JVMTI_MAX_THREADS];
+static size_t bound; /* slots[bound..] were never used (atomic) */
+
+/* The handler's memory of its own slot. */
+static __thread vmp_jvmti_thread *tls_self TLS_IE;
+
+vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid)
+{
+    size_t i;
+
+    for (i = 0; i < bound; i++) {
+        if (slots[i].tid == tid)
+            return &slots[i];
+    }
+    return NULL;
+}
+
+vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames)
+{
+    vmp_jvmti_thread *t = NULL;
+    vmp_frame *buf;
+    size_t i;
+
+    for (i = 0; i < bound && t == NULL; i++) {
+        if (slots[i].tid == 0)
+            t = &slots[i];
+    }
+    if (t == NULL && bound < VMP_JVMTI_MAX_THREADS)
+        t = &slots[bound];
+    if (t == NULL || (buf = malloc(frames * sizeof *buf)) == NULL)
+        return NULL;
+    if (t == &slots[bound])
+        __atomic_store_n(&bound, bound + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->status, VMP_JVMTI_SLOT_FREE, __ATOMIC_RELEASE);
+    memset(&t->java, 0, sizeof *t - offsetof(vmp_jvmti_thread, java));
+    t->clock.fd = -1;
+    t->frames = buf;
+    /* a handler looking for another tid skips it; its own thread finds it
+     * only once published */
+    __atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
+    return t;
+}
+
+void vmp_jvmti__threads_publish(vmp_jvmti_thread *t, int status)
+{
+    __atomic_store_n(&t->status, status, __ATOMIC_RELEASE);
+}
+
+void vmp_jvmti__threads_set_status(vmp_jvmti_thread *t, int status)
+{
+    __atomic_store_n(&t->status, status, __ATOMIC_RELEASE);
+}
+
+void vmp_jvmti__threads_release(vmp_jvmti_thread *t)
+{
+    __atomic_store_n(&t->status, VMP_JVMTI_SLOT_FREE, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
+    free(t->frames);
+    t->frames = NULL;
+}
+
+size_t vmp_jvmti__threads_bound(void)
+{
+    return bound;
+}
+
+vmp_jvmti_thread *vmp_jvmti__threads_at(size_t i)
+{
+    return &slots[i];
+}
+
+vmp_jvmti_thread *vmp_jvmti__threads_self(void)
+{
+    vmp_jvmti_thread *t = tls_self;
+    uint64_t tid;
+    size_t i, n;
+
+    if (t != NULL)
+        return __atomic_load_n(&t->status, __ATOMIC_ACQUIRE) == VMP_JVMTI_SLOT_LIVE ? t : NULL;
+    tid = (uint64_t)syscall(SYS_gettid);
+    n = __atomic_load_n(&bound, __ATOMIC_ACQUIRE);
+    for (i = 0; i < n; i++) {
+        if (__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE) == tid &&
+            __atomic_load_n(&slots[i].status, __ATOMIC_ACQUIRE) == VMP_JVMTI_SLOT_LIVE) {
+            tls_self = &slots[i];
+            return tls_self;
+        }
+    }
+    return NULL;
+}
+
+void vmp_jvmti__threads_forget_self(void)
+{
+    tls_self = NULL;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int vmp_jvmti__list_tasks(uint64_t **out, size_t *n)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    uint64_t *v = NULL;
+    size_t len = 0, cap = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        unsigned long long tid;
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        tid = strtoull(de->d_name, &end, 10);
+        if (*end != '\0')
+            continue;
+        if (len == cap) {
+            size_t c = cap ? cap * 2 : 64;
+            uint64_t *p = realloc(v, c * sizeof *p);
+            if (p == NULL) {
+                free(v);
+                closedir(d);
+                return -1;
+            }
+            v = p;
+            cap = c;
+        }
+        v[len++] = tid;
+    }
+    closedir(d);
+    qsort(v, len, sizeof *v, cmp_u64);
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+long vmp_jvmti__tasks_index(const uint64_t *tids, size_t n, uint64_t tid)
+{
+    const uint64_t *at = bsearch(&tid, tids, n, sizeof *tids, cmp_u64);
+    return at != NULL ? (long)(at - tids) : -1;
+}
+
+/* Read /proc/self/task/TID/FILE into buf (NUL-terminated).  @return bytes, or -1. */
+static ssize_t read_task_file(uint64_t tid, const char *file, char *buf, size_t size)
+{
+    char path[64];
+    ssize_t got;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/self/task/%llu/%s", (unsigned long long)tid, file);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    got = read(fd, buf, size - 1);
+    close(fd);
+    if (got < 0)
+        return -1;
+    buf[got] = '\0';
+    return got;
+}
+
+int vmp_jvmti__task_comm(uint64_t tid, char *buf, size_t size)
+{
+    if (size == 0)
+        return -1;
+    buf[0] = '\0';
+    if (read_task_file(tid, "comm", buf, size) < 0) {
+        buf[0] = '\0';
+        return -1;
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+int vmp_jvmti__task_blocks(uint64_t tid, int sig)
+{
+    char buf[2048];
+    const char *at;
+    unsigned long long mask;
+
+    if (read_task_file(tid, "status", buf, sizeof buf) < 0 ||
+        (at = strstr(buf, "\nSigBlk:")) == NULL)
+        return 0;
+    mask = strtoull(at + 8, NULL, 16);
+    return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1u);
+}
+
+int vmp_jvmti__thread_role(const char *comm)
+{
+    static const char *const gc[] = {"GC Thread#", "G1 ",         "ZDirector", "ZDriver",
+                                     "ZWorker",    "ZUncommit",   "ZStat",     "Shenandoah",
+                                     "ParGC",      "Parallel GC", "GC "};
+    size_t i;
+
+    for (i = 0; i < sizeof gc / sizeof gc[0]; i++) {
+        if (strncmp(comm, gc[i], strlen(gc[i])) == 0)
+            return VMP_JVMTI_ROLE_GC;
+    }
+    if (strncmp(comm, "C1 CompilerThre", 15) == 0 || strncmp(comm, "C2 CompilerThre", 15) == 0 ||
+        strncmp(comm, "JVMCI", 5) == 0)
+        return VMP_JVMTI_ROLE_COMPILER;
+    return VMP_JVMTI_ROLE_OTHER;
+}
