@@ -647,7 +647,12 @@ static vmp_status write_vmp(imp *m, int fd, const vmp_import_options *o, vmp_con
                 stats->samples++;
                 stats->weight += part;
             }
-            m->now += period_ns ? period_ns : 1;
+            /* one period per sample, saturating: a hostile period must not
+             * wrap the times around (spec R-SMP-1) */
+            {
+                uint64_t step = period_ns ? period_ns : 1;
+                m->now = m->now > UINT64_MAX - step ? UINT64_MAX : m->now + step;
+            }
             v -= part;
         }
     }
