@@ -23,8 +23,15 @@
  *                state), plus GC, compaction, event and counter sections.
  *
  * Naming rules (the strings a report prints, and what tests compare):
- *   - a code object with a function: "<scope>>><name>" when the function has a
- *     non-empty scope ("Integer>>benchFib"), else "<name>"; the function's
+ *   - a code object with a function: "<scope><separator><name>" when the
+ *     function has a non-empty scope, with the header's name_separator, ">>"
+ *     when it has none ("Integer>>benchFib", HotSpot "Demo.hotLoop"), else
+ *     "<name>".  A hidden class's scope ("Name.0x00007f3c0c01e800",
+ *     "Outer$$Lambda$14/0x...") counts without its suffix ("Name",
+ *     "Outer$$Lambda"), so that its methods are one function, named with the
+ *     number of FUNCTION records grouped: "Name.applyAsLong [x1000]" (the
+ *     count as of the call of vmp_analysis_function(); flags
+ *     VMP_ANALYSIS_NO_GROUP_HIDDEN, VMP_ANALYSIS_GROUP_NO_COUNT); the function's
  *     kind is the code object's kind name from the header ("method", "block",
  *     "closed PIC", ...; "kind#N" when the index is past the vocabulary);
  *   - a code object without a function: its own name ("code#ID" if empty);
@@ -145,6 +152,9 @@ typedef struct vmp_afunction {
      * symbol covers): the runtime address it was first resolved at (the
      * address looked up: a return address minus 1); else 0.  Added in 0.2. */
     uint64_t address;
+    /* For a grouped name (hidden classes, see "Naming rules"): the FUNCTION
+     * records in the group, as shown in the name; else 0.  Added in 0.3. */
+    uint32_t members;
 } vmp_afunction;
 
 /** A resolved frame: a function and, when known, a bytecode range. */
@@ -237,6 +247,12 @@ typedef struct vmp_analysis_options {
  * their writer lists inlined functions as frames; the innermost one is
  * matched against the records whatever the flags, see the naming rules.) */
 #define VMP_ANALYSIS_INLINES 2u
+/* Show the functions of hidden classes apart, each under its own scope
+ * ("Name.0x00007f3c0c01e800.applyAsLong"), instead of grouped. */
+#define VMP_ANALYSIS_NO_GROUP_HIDDEN 4u
+/* Group hidden classes without the member count in the name (to compare two
+ * profiles by name, whose counts differ). */
+#define VMP_ANALYSIS_GROUP_NO_COUNT 8u
 
 /** Create an empty analysis.
  * @param[out] out  receives the analysis; the caller frees it with
@@ -246,11 +262,17 @@ typedef struct vmp_analysis_options {
 VMP_API vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts);
 
 /** Set the process-wide defaults that analyses created afterwards use for
- *  the fields their own options leave 0 (NULL: back to the built-in
- *  values); `version` must be VMP_ANALYSIS_OPTIONS_VERSION.  Meant for a
+ *  the fields their own options leave 0, and whose `flags` they add to their
+ *  own (NULL: back to the built-in values); `version` must be
+ *  VMP_ANALYSIS_OPTIONS_VERSION.  Meant for a
  *  program's start (`vmp --limit`): not thread-safe against
  *  vmp_analysis_create(). */
 VMP_API void vmp_analysis_set_defaults(const vmp_analysis_options *opts);
+
+/** Add `flags` (VMP_ANALYSIS_*) to the process-wide defaults' flags, keeping
+ *  the rest: for a program's options (`--no-group-hidden`).  Not thread-safe
+ *  against vmp_analysis_create(). */
+VMP_API void vmp_analysis_add_default_flags(unsigned int flags);
 
 /** The limit that stopped the analysis ("analysis limit 'history' reached:
  *  more than N code placements ..."), or "" when none did.  Borrowed. */

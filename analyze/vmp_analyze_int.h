@@ -29,6 +29,10 @@ int vmp_hmap__put(vmp_hmap *m, uint64_t a, uint64_t b, uint32_t v);
 void vmp_hmap__clear(vmp_hmap *m);
 void vmp_hmap__free(vmp_hmap *m);
 
+/* The length of a function's scope without a hidden class's unique suffix
+ * (vmp_analyze.h "Naming rules"); `len` when it has none. */
+size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len);
+
 /* Ensure room for `need` elements of `elem` bytes at *p (capacity *cap).
  * Returns 0, or -1 when out of memory (*p unchanged). */
 int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem);

@@ -297,9 +297,11 @@ static vmp_status take_headers(merger *m,
             }
         }
         if (i == 0) {
+            /* the first input's separator: inputs of one VM name alike */
             if (strv_push(&keep, h->vm_name.s, h->vm_name.len) ||
                 strv_push(&keep, h->vm_version.s, h->vm_version.len) ||
-                strv_push(&keep, h->clock.s, h->clock.len))
+                strv_push(&keep, h->clock.s, h->clock.len) ||
+                strv_push(&keep, h->name_separator.s, h->name_separator.len))
                 goto oom;
             out.clock_res_ns = h->clock_res_ns;
             out.interval_ns = h->interval_ns;
@@ -326,6 +328,7 @@ static vmp_status take_headers(merger *m,
     out.vm_name = keep.v[0];
     out.vm_version = keep.v[1];
     out.clock = keep.v[2];
+    out.name_separator = keep.v[3];
     out.states = m->vocab[V_STATES].v;
     out.n_states = m->vocab[V_STATES].n;
     out.code_kinds = m->vocab[V_KINDS].v;

@@ -337,6 +337,7 @@ static void enc_header(vmp_record_writer *w, const vmp_rec_header *h)
             put_tstr(&w->body, h->labels[i].s ? h->labels[i].s : "", h->labels[i].len);
     }
     kv_uint(w, VMP_HDR_START_MONOTONIC, h->start_monotonic_ns, 0);
+    kv_str(w, VMP_HDR_NAME_SEPARATOR, &h->name_separator);
 }
 
 static void enc_code_object(vmp_record_writer *w, const vmp_rec_code_object *c)
@@ -435,6 +436,19 @@ static void note_gen(vmp_record_writer *w, uint64_t g)
         w->t.generation = g;
 }
 
+/* The file header frame (spec §3, R-HDR-1..4), with the least minor version
+ * the file needs: 1 when its HEADER has a name separator (1.1). */
+static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
+{
+    unsigned char hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {0};
+    store_le32(hdr, VMP_FILE_FRAME_MAGIC);
+    store_le32(hdr + 4, VMP_FILE_HEADER_SIZE);
+    memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
+    hdr[16] = VMP_FORMAT_MAJOR;
+    hdr[18] = h->name_separator.len > 0 ? 1 : 0;
+    return out_write(w, hdr, sizeof hdr);
+}
+
 vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
 {
     const void *u;
@@ -454,6 +468,8 @@ vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
                     : rec->type == VMP_REC_END  ? "END is written by finish, not write"
                                                 : "the first record must be a HEADER");
     u = &rec->u;
+    if (rec->type == VMP_REC_HEADER && write_file_frame(w, u) < 0)
+        return VMP_ERR_IO;
     begin(w);
     switch (rec->type) {
     case VMP_REC_HEADER:
@@ -684,7 +700,6 @@ static vmp_status start(vmp_record_writer **out,
                         const vmp_record_writer_options *opts)
 {
     vmp_record_writer *w = calloc(1, sizeof *w);
-    unsigned char hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {0};
     int level = 3;
     *out = w;
     if (!w) {
@@ -705,13 +720,7 @@ static vmp_status start(vmp_record_writer **out,
         ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_contentSizeFlag, 1)))
         return fail(w, VMP_ERR_NOMEM, "cannot set up zstd");
-    /* spec §3, R-HDR-1..4 */
-    store_le32(hdr, VMP_FILE_FRAME_MAGIC);
-    store_le32(hdr + 4, VMP_FILE_HEADER_SIZE);
-    memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
-    hdr[16] = VMP_FORMAT_MAJOR;
-    hdr[18] = VMP_FORMAT_MINOR;
-    return out_write(w, hdr, sizeof hdr);
+    return VMP_OK; /* the file header frame comes with the HEADER record */
 }
 
 vmp_status vmp_record_writer_open_fd(vmp_record_writer **out,

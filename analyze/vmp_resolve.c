@@ -20,6 +20,7 @@
  * resolved once into an interned tree of resolved frames and cached, so a
  * repeated stack costs one hash lookup.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,12 @@ typedef struct module_rec {
     uint64_t id, bias, start, end;
 } module_rec;
 
+/* A grouped name (hidden classes' functions, vmp_analyze.h "Naming
+ * rules"): its sid and the number of FUNCTION records in it. */
+typedef struct name_group {
+    uint32_t base_sid, members;
+} name_group;
+
 typedef struct snode {
     uint64_t parent, value;
     uint64_t bcpc;
@@ -196,6 +203,16 @@ struct vmp_analysis {
     vmp_afunction *funcs;
     size_t n_funcs, cap_funcs;
     vmp_hmap func_key;
+    uint32_t *func_sid; /* per afunction, its name sid (parallel to funcs) */
+    size_t cap_func_sid;
+
+    /* Display names: the header's separator (R-RES-2), and the groups of
+     * hidden classes' functions. */
+    const char *sep;
+    size_t sep_len;
+    name_group *groups;
+    size_t n_groups, cap_groups;
+    vmp_hmap group_by_sid; /* (base sid, 0) -> index + 1 */
     vmp_aframe *frames;
     size_t n_frames, cap_frames;
     vmp_hmap frame_key;
@@ -326,6 +343,12 @@ void vmp_analysis_set_defaults(const vmp_analysis_options *opts)
         memset(&defaults, 0, sizeof defaults);
 }
 
+void vmp_analysis_add_default_flags(unsigned int flags)
+{
+    defaults.version = VMP_ANALYSIS_OPTIONS_VERSION;
+    defaults.flags |= flags;
+}
+
 static uint64_t pick(uint64_t given, uint64_t process_default, uint64_t built_in)
 {
     return given ? given : process_default ? process_default : built_in;
@@ -356,6 +379,9 @@ vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *o
         return VMP_ERR_NOMEM;
     if (opts)
         a->opts = *opts;
+    a->opts.flags |= defaults.flags;
+    a->sep = ">>";
+    a->sep_len = 2;
     a->max_depth = a->opts.max_stack_depth >= 2    ? a->opts.max_stack_depth
                    : defaults.max_stack_depth >= 2 ? defaults.max_stack_depth
                                                    : VMP_ANALYSIS_DEFAULT_MAX_DEPTH;
@@ -431,6 +457,9 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->node_dense);
     free(a->funcs);
     vmp_hmap__free(&a->func_key);
+    free(a->func_sid);
+    free(a->groups);
+    vmp_hmap__free(&a->group_by_sid);
     free(a->frames);
     vmp_hmap__free(&a->frame_key);
     free(a->stacks);
@@ -503,6 +532,14 @@ static vmp_status take_header(vmp_analysis *a, const vmp_rec_header *h)
         return VMP_ERR_NOMEM;
     }
     d->n_labels = h->n_labels;
+    if (copy_str(a, &d->name_separator, &h->name_separator)) {
+        memset(d, 0, sizeof *d);
+        a->have_header = 0;
+        return VMP_ERR_NOMEM;
+    }
+    /* R-RES-2: the VM's separator, ">>" without one (1.0 files) */
+    a->sep = d->name_separator.len ? d->name_separator.s : ">>";
+    a->sep_len = d->name_separator.len ? d->name_separator.len : 2;
     a->have_header = 1;
     return VMP_OK;
 }
@@ -611,8 +648,12 @@ static uint32_t intern_func(vmp_analysis *a,
     id = (uint32_t)a->n_funcs;
     if (vmp_hmap__put(&a->func_key, name_sid, (uint64_t)kind_sid | (uint64_t)cls << 32, id))
         return 0;
+    if (vmp_grow__((void **)&a->func_sid, &a->cap_func_sid, a->n_funcs + 1, sizeof *a->func_sid))
+        return 0;
+    a->func_sid[a->n_funcs] = name_sid;
     f = &a->funcs[a->n_funcs++];
     f->name = a->strs[name_sid];
+    f->members = 0;
     f->kind = a->strs[kind_sid];
     f->code_class = cls;
     f->code_kind = code_kind;
@@ -694,25 +735,83 @@ static uint32_t intern_stack(vmp_analysis *a, uint32_t parent, uint32_t frame)
 
 /* ---- functions, code objects, placements -------------------------------------------- */
 
-static uint32_t full_name_sid(vmp_analysis *a, const vmp_str *scope, const vmp_str *name)
+/* R-RES-2: scope + the header's separator + name, or name alone. */
+static uint32_t full_name_sid(vmp_analysis *a,
+                              const char *scope,
+                              size_t scope_len,
+                              const vmp_str *name)
 {
     char stackbuf[256];
     char *buf = stackbuf;
-    size_t n = scope->len + 2 + name->len;
+    size_t n = scope_len + a->sep_len + name->len;
     uint32_t sid;
-    if (scope->len == 0)
+    if (scope_len == 0)
         return intern_n(a, name->s, name->len);
     if (n + 1 > sizeof stackbuf) {
         buf = malloc(n + 1);
         if (!buf)
             return 0;
     }
-    memcpy(buf, scope->s, scope->len);
-    memcpy(buf + scope->len, ">>", 2);
-    memcpy(buf + scope->len + 2, name->s, name->len);
+    memcpy(buf, scope, scope_len);
+    memcpy(buf + scope_len, a->sep, a->sep_len);
+    memcpy(buf + scope_len + a->sep_len, name->s, name->len);
     sid = intern_n(a, buf, n);
     if (buf != stackbuf)
         free(buf);
+    return sid;
+}
+
+/* The length of `scope` without the suffix that makes each hidden class's
+ * name unique (spec R-RES-2: the reference tools' grouping): a HotSpot
+ * hidden class `Name.0x00007f3c0c01e800` (or `/0x...`) is `Name`, and a
+ * lambda's `Outer$$Lambda$14` then is `Outer$$Lambda`.  `len` when the scope
+ * has no such suffix. */
+size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len)
+{
+    static const char lambda[] = "$$Lambda";
+    size_t i = len, hex = 0;
+    while (i > 0 && isxdigit((unsigned char)scope[i - 1])) {
+        i--;
+        hex++;
+    }
+    if (hex < 4 || i < 3 || scope[i - 1] != 'x' || scope[i - 2] != '0' ||
+        (scope[i - 3] != '.' && scope[i - 3] != '/'))
+        return len;
+    i -= 3;
+    /* Outer$$Lambda$14 -> Outer$$Lambda */
+    {
+        size_t j = i;
+        while (j > 0 && isdigit((unsigned char)scope[j - 1]))
+            j--;
+        if (j < i && j > sizeof lambda && scope[j - 1] == '$' &&
+            memcmp(scope + j - sizeof lambda, lambda, sizeof lambda - 1) == 0)
+            i = j - 1;
+    }
+    return i;
+}
+
+/* The display name sid of FUNCTION `f`; a hidden class's method joins the
+ * group of its grouped name (unless VMP_ANALYSIS_NO_GROUP_HIDDEN). */
+static uint32_t function_name_sid(vmp_analysis *a, const vmp_rec_function *f)
+{
+    size_t base = (a->opts.flags & VMP_ANALYSIS_NO_GROUP_HIDDEN)
+                      ? f->scope.len
+                      : vmp_analysis__hidden_scope_len(f->scope.s, f->scope.len);
+    uint32_t sid = full_name_sid(a, f->scope.s, base, &f->name), g;
+    if (!sid || base == f->scope.len)
+        return sid;
+    g = vmp_hmap__get(&a->group_by_sid, sid, 0);
+    if (!g) {
+        if (vmp_grow__((void **)&a->groups, &a->cap_groups, a->n_groups + 1, sizeof *a->groups))
+            return 0;
+        a->groups[a->n_groups].base_sid = sid;
+        a->groups[a->n_groups].members = 0;
+        g = (uint32_t)++a->n_groups;
+        if (vmp_hmap__put(&a->group_by_sid, sid, 0, g))
+            return 0;
+        a->stats.memory_bytes += sizeof *a->groups + 24;
+    }
+    a->groups[g - 1].members++;
     return sid;
 }
 
@@ -757,7 +856,7 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
     fdef *d;
     if (idx)
         return VMP_OK; /* spec R-ID-5: the first definition wins entirely */
-    sid = full_name_sid(a, &f->scope, &f->name);
+    sid = function_name_sid(a, f);
     if (!sid)
         return VMP_ERR_NOMEM;
     if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
@@ -2149,7 +2248,36 @@ size_t vmp_analysis_function_count(const vmp_analysis *a)
 
 const vmp_afunction *vmp_analysis_function(const vmp_analysis *a, uint32_t id)
 {
-    return id && id < a->n_funcs ? &a->funcs[id] : NULL;
+    vmp_afunction *f;
+    if (!id || id >= a->n_funcs)
+        return NULL;
+    f = &a->funcs[id];
+    if (a->n_groups > 0) {
+        /* a grouped name shows its member count as of now (names only:
+         * the analysis is not changed otherwise) */
+        uint32_t g = vmp_hmap__get(&a->group_by_sid, a->func_sid[id], 0);
+        const name_group *grp = g ? &a->groups[g - 1] : NULL;
+        if (grp && f->members != grp->members) {
+            vmp_analysis *m = (vmp_analysis *)(uintptr_t)a; /* names are a cache */
+            const char *base = a->strs[grp->base_sid];
+            size_t n = strlen(base) + 24;
+            char *buf = malloc(n);
+            uint32_t sid = 0;
+            if (buf) {
+                if (a->opts.flags & VMP_ANALYSIS_GROUP_NO_COUNT)
+                    snprintf(buf, n, "%s", base);
+                else
+                    snprintf(buf, n, "%s [x%" PRIu32 "]", base, grp->members);
+                sid = intern(m, buf);
+                free(buf);
+            }
+            if (sid) {
+                f->name = a->strs[sid];
+                f->members = grp->members;
+            }
+        }
+    }
+    return f;
 }
 
 size_t vmp_analysis_frame_count(const vmp_analysis *a)

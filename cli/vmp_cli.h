@@ -177,8 +177,16 @@ enum {
     VMP_CLI_OPT_ICICLE,
     VMP_CLI_OPT_WIDTH,
     VMP_CLI_OPT_MIN_WIDTH,
+    VMP_CLI_OPT_NO_GROUP_HIDDEN,
     VMP_CLI_OPT_FLAME_END
 };
+
+/** The help line of --no-group-hidden, for every command that names
+ *  functions. */
+#define VMP_CLI_NO_GROUP_HIDDEN_HELP                                                 \
+    "  --no-group-hidden show the methods of each hidden class (HotSpot lambdas,\n"  \
+    "                    MethodHandle forms, defineHiddenClass) apart; by default\n" \
+    "                    they are one name with their count: 'Name.m [x1000]'\n"
 
 /** The `struct option` entries (getopt.h) of those options, for the long
  *  option table of `vmp flame` and `vmp diff`. */
@@ -190,7 +198,8 @@ enum {
     {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},           \
     {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \
     {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},           \
-    {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH}
+    {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},   \
+    {"no-group-hidden", no_argument, NULL, VMP_CLI_OPT_NO_GROUP_HIDDEN}
 /* clang-format on */
 
 /** Apply the option getopt_long() returned as `c` (argument in optarg) to

@@ -29,7 +29,7 @@ static const char decode_usage[] =
     "  HEADER          producer vm_name vm_version pid start_realtime\n"
     "                  start_monotonic clock clock_res interval pointer_size\n"
     "                  states code_kinds tiers event_kinds counter_kinds\n"
-    "                  failure_reasons labels\n"
+    "                  failure_reasons labels [name_separator]\n"
     "  END             time samples failed dropped_full dropped_write chunks\n"
     "                  truncated_stacks generation\n"
     "  MODULE          id path build_id bias start end\n"
@@ -195,6 +195,8 @@ static void emit_header(const emitter *e, const vmp_rec_header *h)
         put_s(e, &h->labels[2 * i + 1]);
     }
     fputc('}', e->f);
+    if (h->name_separator.len > 0) /* 1.1: only where the file has it */
+        f_str(e, "name_separator", &h->name_separator);
 }
 
 static void emit_module(const emitter *e, const vmp_rec_module *m)

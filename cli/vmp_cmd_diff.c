@@ -48,6 +48,8 @@ static const char diff_usage[] =
     "                    NEW\")\n"
     "  --icicle, --width PX, --min-width PX\n"
     "                    SVG layout as for `vmp flame`\n"
+    "  --no-group-hidden as for `vmp flame` (grouped names carry no count\n"
+    "                    here, so that the two files' groups compare)\n"
     "  -h, --help        print this help\n"
     "\n"
     "The differential flame graph has the layout of NEW's flame graph (frame\n"
@@ -132,6 +134,8 @@ int vmp_cmd_diff(int argc, char **argv)
 
     so.width = 1200;
     so.min_width = 0.1;
+    /* hidden classes grouped by name alone: the counts of two runs differ */
+    vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {

@@ -12,14 +12,15 @@
 #include "vmp_cli.h"
 
 static const char info_usage[] =
-    "usage: vmp info [--json] [-o FILE] FILE\n"
+    "usage: vmp info [--json] [--threads] [-o FILE] FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) once and summarize it:\n"
     "format version, producer, VM, pid, the header's labels (KEY=VALUE, one a\n"
     "line, in file order; the HotSpot agent's 'sampler' says which clock ran),\n"
     "start time (UTC), duration (the latest\n"
     "time in the file), sampling interval, samples and failed samples, samples\n"
-    "dropped (from the END record), threads with their names, code zones, code\n"
+    "dropped (from the END record), threads with their names and sample weights\n"
+    "(the 20 with the most samples; --threads lists all), code zones, code\n"
     "objects, code changes and the final generation, modules and symbols,\n"
     "functions, stack nodes, events, counters, chunks, file size and bytes per\n"
     "sample, and the status:\n"
@@ -40,11 +41,13 @@ static const char info_usage[] =
     "                start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
     "                samples, failed_samples, sample_weight, dropped_full,\n"
     "                dropped_write, truncated_stacks (the last three null without\n"
-    "                END), threads ([{id, name}]), zones, code_objects,\n"
+    "                END), threads ([{id, name, samples}], all of them), zones,\n"
+    "                code_objects,\n"
     "                code_changes, generation, modules, symbols, functions,\n"
     "                stack_nodes, events, counters, unknown_records, records,\n"
     "                chunks, file_bytes, bytes_per_sample, complete, seek_table,\n"
     "                status, error (null when none)\n"
+    "  --threads     list every thread in the text output\n"
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  -h, --help    print this help\n"
     "\n"
@@ -58,7 +61,11 @@ typedef struct thread_info {
     uint64_t id;
     char *name; /* NULL: no THREAD record */
     size_t name_len;
+    uint64_t weight; /* its samples' weight */
 } thread_info;
+
+/* Threads listed by the text output unless --threads. */
+#define INFO_THREADS_SHOWN 20
 
 typedef struct summary {
     vmp_rec_header hdr; /* strings are copied into the fields below */
@@ -207,8 +214,12 @@ static int add_record(summary *sum, const vmp_record *rec)
         if (rec->type == VMP_REC_FAILED_SAMPLE)
             sum->failed++;
         seen_time(sum, rec->u.sample.time_ns);
-        if (rec->u.sample.thread != 0 && !thread_get(sum, rec->u.sample.thread))
-            return -1;
+        if (rec->u.sample.thread != 0) {
+            thread_info *st = thread_get(sum, rec->u.sample.thread);
+            if (!st)
+                return -1;
+            st->weight += rec->u.sample.weight;
+        }
         break;
     case VMP_REC_EVENT:
         sum->events++;
@@ -249,15 +260,26 @@ static void put_str(FILE *f, int json, const char *s, size_t len)
         vmp_cli_put_quoted(f, s ? s : "", s ? len : 0);
 }
 
+/* Most samples first, then by id. */
+static int by_weight(const void *x, const void *y)
+{
+    const thread_info *a = *(const thread_info *const *)x, *b = *(const thread_info *const *)y;
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
 static void print_text(FILE *f,
                        const char *path,
                        const summary *sum,
                        const vmp_reader_info *ri,
                        uint64_t file_bytes,
-                       const char *error)
+                       const char *error,
+                       int all_threads)
 {
     char utc[64];
-    size_t i;
+    const thread_info **order;
+    size_t i, shown;
     fprintf(f, "file:             %s\n", path);
     fprintf(f, "format:           %u.%u\n", ri->format_major, ri->format_minor);
     fprintf(f, "producer:         ");
@@ -301,14 +323,27 @@ static void print_text(FILE *f,
     else
         fprintf(f, "dropped:          unknown (no END record)\n");
     fprintf(f, "threads:          %zu\n", sum->n_threads);
-    for (i = 0; i < sum->n_threads; i++) {
-        fprintf(f, "  thread %" PRIu64 " ", sum->threads[i].id);
-        if (sum->threads[i].name)
-            put_str(f, 0, sum->threads[i].name, sum->threads[i].name_len);
+    order = malloc((sum->n_threads ? sum->n_threads : 1) * sizeof *order);
+    shown =
+        all_threads || sum->n_threads <= INFO_THREADS_SHOWN ? sum->n_threads : INFO_THREADS_SHOWN;
+    if (order == NULL) /* out of memory: in id order */
+        shown = sum->n_threads;
+    for (i = 0; order != NULL && i < sum->n_threads; i++)
+        order[i] = &sum->threads[i];
+    if (order != NULL)
+        qsort(order, sum->n_threads, sizeof *order, by_weight);
+    for (i = 0; i < shown; i++) {
+        const thread_info *t = order != NULL ? order[i] : &sum->threads[i];
+        fprintf(f, "  thread %" PRIu64 " ", t->id);
+        if (t->name)
+            put_str(f, 0, t->name, t->name_len);
         else
             fputs("(no THREAD record)", f);
-        fputc('\n', f);
+        fprintf(f, ": %" PRIu64 " samples\n", t->weight);
     }
+    if (shown < sum->n_threads)
+        fprintf(f, "  ... and %zu more (--threads lists all)\n", sum->n_threads - shown);
+    free(order);
     fprintf(f, "zones:            %" PRIu64 "\n", sum->zones);
     fprintf(f,
             "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64 ")\n",
@@ -389,7 +424,8 @@ static void print_json(FILE *f,
         fputs(",\"dropped_full\":null,\"dropped_write\":null,\"truncated_stacks\":null", f);
     fputs(",\"threads\":[", f);
     for (i = 0; i < sum->n_threads; i++) {
-        fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", i ? "," : "", sum->threads[i].id);
+        fprintf(f, "%s{\"id\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"name\":", i ? "," : "",
+                sum->threads[i].id, sum->threads[i].weight);
         if (sum->threads[i].name)
             put_str(f, 1, sum->threads[i].name, sum->threads[i].name_len);
         else
@@ -428,11 +464,12 @@ static void print_json(FILE *f,
 int vmp_cmd_info(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"threads", no_argument, NULL, 't'},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *cmd = "info", *outpath = NULL, *path;
-    int json = 0, c, rc;
+    int json = 0, all_threads = 0, c, rc;
     vmp_reader *r;
     vmp_record rec;
     vmp_reader_info ri;
@@ -448,6 +485,9 @@ int vmp_cmd_info(int argc, char **argv)
         switch (c) {
         case 'j':
             json = 1;
+            break;
+        case 't':
+            all_threads = 1;
             break;
         case 'o':
             outpath = optarg;
@@ -492,7 +532,7 @@ int vmp_cmd_info(int argc, char **argv)
         if (json)
             print_json(out.f, path, &sum, &ri, file_bytes, error);
         else
-            print_text(out.f, path, &sum, &ri, file_bytes, error);
+            print_text(out.f, path, &sum, &ri, file_bytes, error, all_threads);
         rc = vmp_cli_output_close(&out, cmd);
     }
     summary_free(&sum);

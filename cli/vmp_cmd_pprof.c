@@ -59,21 +59,19 @@ static const char pprof_usage[] =
     "                -noinlines folds them back); the executing function of\n"
     "                such a sample is then the innermost inlined one\n"
     "  --raw         write the protobuf message without gzip\n"
-    "  --stats       print the conversion's figures to standard error\n"
-    "  -h, --help    print this help\n"
+    "  --stats       print the conversion's figures to standard "
+    "error\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (nothing useful is\n"
     "written; an output file is removed) or write error; 2 usage error.\n";
 
 int vmp_cmd_pprof(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"no-ranges", no_argument, NULL, 'n'},
-                                             {"inlines", no_argument, NULL, 'I'},
-                                             {"raw", no_argument, NULL, 'r'},
-                                             {"stats", no_argument, NULL, 's'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"no-ranges", no_argument, NULL, 'n'},
+        {"inlines", no_argument, NULL, 'I'},      {"raw", no_argument, NULL, 'r'},
+        {"stats", no_argument, NULL, 's'},        {"no-group-hidden", no_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *cmd = "pprof", *outpath = NULL, *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
@@ -94,6 +92,9 @@ int vmp_cmd_pprof(int argc, char **argv)
             break;
         case 'I':
             o.flags |= VMP_PPROF_INLINES;
+            break;
+        case 'G':
+            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
         case 'r':
             o.gzip_level = -1;

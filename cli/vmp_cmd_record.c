@@ -43,9 +43,10 @@ static const char record_usage[] =
     "                    most one signal per scheduler tick, where the kernel\n"
     "                    refuses perf events), perf or posix; the header label\n"
     "                    'sampler' says which ran (vmp info)\n"
-    "  --threads T       all (default): every thread of the process, the JVM's\n"
-    "                    own (GC, JIT compilers, VM thread) and native ones by\n"
-    "                    their kernel names; java: only Java threads\n"
+    "  --threads T       all: every thread of the process, the JVM's own (GC,\n"
+    "                    JIT compilers, VM thread) and native ones by their\n"
+    "                    kernel names; java: only Java threads (default: all\n"
+    "                    in cpu mode, java in wall mode)\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
     "  --agent PATH      the agent library (default: libvmp-jvmti.so next to this\n"
     "                    program's installation, or in its build tree)\n"
@@ -152,7 +153,7 @@ int vmp_cmd_record(int argc, char **argv)
         {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
-    const char *sampler = "auto", *threads = "all";
+    const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
     pid_t pid;
@@ -196,7 +197,7 @@ int vmp_cmd_record(int argc, char **argv)
     if (strcmp(sampler, "auto") != 0 && strcmp(sampler, "perf") != 0 &&
         strcmp(sampler, "posix") != 0)
         return vmp_cli_usage_error("record", "bad sampler '%s' (auto, perf or posix)", sampler);
-    if (strcmp(threads, "all") != 0 && strcmp(threads, "java") != 0)
+    if (threads != NULL && strcmp(threads, "all") != 0 && strcmp(threads, "java") != 0)
         return vmp_cli_usage_error("record", "bad threads '%s' (all or java)", threads);
     if (strspn(depth, "0123456789") != strlen(depth) || atoi(depth) < 1 || atoi(depth) > 2048 ||
         strlen(depth) > 4)
@@ -230,14 +231,14 @@ int vmp_cmd_record(int argc, char **argv)
         else
             snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
         len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(interval) +
-              strlen(mode) + strlen(depth) + strlen(sampler) + strlen(threads) + 128;
+              strlen(mode) + strlen(depth) + strlen(sampler) + (threads ? strlen(threads) : 0) +
+              128;
         opts = malloc(len);
         if (opts == NULL)
             _exit(126);
-        snprintf(opts, len,
-                 "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s,threads=%s",
+        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s%s%s",
                  old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth,
-                 sampler, threads);
+                 sampler, threads ? ",threads=" : "", threads ? threads : "");
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));

@@ -69,8 +69,8 @@ static const char report_usage[] =
     "  --format F        text (default), json (one object) or csv (one row per\n"
     "                    function, or per function and range unless --no-ranges:\n"
     "                    class,kind,function,range,samples)\n"
-    "  -o FILE           write to FILE ('-' = standard output, the default)\n"
-    "  -h, --help        print this help\n"
+    "  -o FILE           write to FILE ('-' = standard output, the "
+    "default)\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help        print this help\n"
     "\n"
     "Exit status: 0 success (a truncated file is reported up to the damage, with\n"
     "a note); 1 unreadable input or write error; 2 usage error.\n";
@@ -1078,13 +1078,11 @@ static void json_blame(FILE *f, const report *r, const rep_opts *o)
 
 int vmp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
-                                             {"min-percent", required_argument, NULL, 'm'},
-                                             {"no-ranges", no_argument, NULL, 'R'},
-                                             {"format", required_argument, NULL, 'f'},
-                                             {"by", required_argument, NULL, 'b'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"top", required_argument, NULL, 't'}, {"min-percent", required_argument, NULL, 'm'},
+        {"no-ranges", no_argument, NULL, 'R'}, {"format", required_argument, NULL, 'f'},
+        {"by", required_argument, NULL, 'b'},  {"no-group-hidden", no_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     rep_opts o = {30, 0.0, 1, FMT_TEXT, BY_FUNCTION};
     const char *out_path = NULL, *path;
     vmp_reader *rd = NULL;
@@ -1112,6 +1110,9 @@ int vmp_cmd_report(int argc, char **argv)
             break;
         case 'R':
             o.ranges = 0;
+            break;
+        case 'G':
+            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
         case 'b': {
             int k;

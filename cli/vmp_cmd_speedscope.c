@@ -37,18 +37,21 @@ static const char speedscope_usage[] =
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  --no-ranges   frames per function, without bytecode ranges\n"
     "  --name NAME   the file's name (default: FILE)\n"
-    "  --stats       print the conversion's figures to standard error\n"
-    "  -h, --help    print this help\n"
+    "  --stats       print the conversion's figures to standard "
+    "error\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (an output file is\n"
     "removed) or write error; 2 usage error.\n";
 
 int vmp_cmd_speedscope(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"no-ranges", no_argument, NULL, 'n'},
-        {"name", required_argument, NULL, 'N'},   {"stats", no_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"no-ranges", no_argument, NULL, 'n'},
+                                             {"name", required_argument, NULL, 'N'},
+                                             {"stats", no_argument, NULL, 's'},
+                                             {"no-group-hidden", no_argument, NULL, 'G'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "speedscope", *outpath = NULL, *path;
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     vmp_convert_stats stats;
@@ -69,6 +72,9 @@ int vmp_cmd_speedscope(int argc, char **argv)
             break;
         case 'N':
             o.name = optarg;
+            break;
+        case 'G':
+            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
         case 's':
             show_stats = 1;

@@ -32,7 +32,9 @@
 #define VMP_SKIPPABLE_HEADER_SIZE 8
 
 #define VMP_FORMAT_MAJOR 1
-#define VMP_FORMAT_MINOR 0
+/** The newest minor version this library knows.  A writer writes the least
+ *  minor whose features the file uses: 0 without any 1.1 key. */
+#define VMP_FORMAT_MINOR 1
 
 /** Last 4 bytes of the seek-table frame ("VMPS"), after a u32 frame size. */
 #define VMP_SEEK_FOOTER_MAGIC "VMPS"
@@ -84,6 +86,7 @@ enum vmp_record_type {
 #define VMP_HDR_FAILURE_REASONS 15 /* array of tstr */
 #define VMP_HDR_LABELS          16 /* map tstr -> tstr */
 #define VMP_HDR_START_MONOTONIC 17 /* uint: the writer's clock value at time origin */
+#define VMP_HDR_NAME_SEPARATOR  18 /* tstr (1.1): between scope and name in display names */
 
 /* END (2) */
 #define VMP_END_TIME             1 /* uint: ns since origin */

@@ -44,6 +44,7 @@ typedef struct vmp_rec_header {
     size_t n_failure_reasons;
     const vmp_str *labels; /* key, value, key, value, ...: 2 * n_labels */
     size_t n_labels;
+    vmp_str name_separator; /* 1.1; "" when absent (display names then use ">>") */
 } vmp_rec_header;
 
 typedef struct vmp_rec_end {

@@ -82,6 +82,7 @@ static const field header_fields[] = {
     X(VMP_HDR_FAILURE_REASONS, F_STRS, 1, header.failure_reasons, header.n_failure_reasons),
     X(VMP_HDR_LABELS, F_LABELS, 1, header.labels, header.n_labels),
     U(VMP_HDR_START_MONOTONIC, header.start_monotonic_ns),
+    S(VMP_HDR_NAME_SEPARATOR, header.name_separator),
     END_FIELDS,
 };
 

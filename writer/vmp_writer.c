@@ -341,6 +341,7 @@ static void encode_header(vmp_writer *w,
             vmp_enc__tstr(&w->scratch, m->labels[i]);
     }
     vmp_rec__uint(&r, VMP_HDR_START_MONOTONIC, w->origin);
+    vmp_rec__tstr_ne(&r, VMP_HDR_NAME_SEPARATOR, m->name_separator);
     vmp_rec__end(&r);
 }
 
@@ -450,7 +451,8 @@ static vmp_status open_impl(vmp_writer **out,
         0x56, 0x2A, 0x4D, 0x18, VMP_FILE_HEADER_SIZE, 0, 0, 0};
     memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
     hdr[16] = VMP_FORMAT_MAJOR;
-    hdr[18] = VMP_FORMAT_MINOR;
+    /* the least minor the file needs: 1.1 for its name separator */
+    hdr[18] = meta && meta->name_separator && *meta->name_separator ? 1 : 0;
     if (vmp_chunk__write(w, hdr, sizeof hdr) < 0) {
         st = VMP_ERR_IO;
         goto fail;

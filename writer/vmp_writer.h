@@ -98,6 +98,11 @@ typedef struct vmp_writer_meta {
     size_t n_failure_reasons;
     const char *const *labels; /* key, value, key, value, ...: 2 * n_labels strings */
     size_t n_labels;
+    /* How the VM writes a qualified name: the text between a function's
+     * scope and its name ("." for HotSpot, ">>" for Smalltalk; spec.md
+     * §5.1, R-RES-2).  NULL or "": none written (readers use ">>"), and the
+     * file stays a 1.0 file. */
+    const char *name_separator;
 } vmp_writer_meta;
 
 /** Open a writer that creates (or truncates) the file at `path`.

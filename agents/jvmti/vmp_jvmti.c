@@ -1213,6 +1213,7 @@ static void open_writer(void)
     meta.n_failure_reasons = sizeof failure_reasons / sizeof failure_reasons[0];
     meta.labels = labels;
     meta.n_labels = n_labels / 2;
+    meta.name_separator = "."; /* Java's own naming: java.lang.String.hashCode */
     wo.max_depth = g.opts.depth;
     wo.ring_slots = 16384;
 

@@ -105,7 +105,7 @@ int vmp_jvmti__parse_options(
     vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size)
 {
     const char *p = text;
-    int problems = 0;
+    int problems = 0, threads_given = 0;
 
     if (warn != NULL && warn_size > 0)
         warn[0] = '\0';
@@ -177,6 +177,7 @@ int vmp_jvmti__parse_options(
                 problems++;
             }
         } else if (strcmp(key, "threads") == 0) {
+            threads_given = 1;
             if (strcmp(val, "all") == 0) {
                 out->threads = VMP_JVMTI_THREADS_ALL;
             } else if (strcmp(val, "java") == 0) {
@@ -201,5 +202,9 @@ int vmp_jvmti__parse_options(
         }
         p = end ? end + 1 : NULL;
     }
+    /* wall mode signals every sampled thread at each interval, idle or not:
+     * by default only the Java threads, as before the JVM's own were sampled */
+    if (!threads_given && out->mode == VMP_JVMTI_MODE_WALL)
+        out->threads = VMP_JVMTI_THREADS_JAVA;
     return problems;
 }

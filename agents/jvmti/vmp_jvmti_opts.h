@@ -50,7 +50,8 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  *
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
- * vmp_jvmti_clock.h), threads (all or java).  Every problem (unknown key, bad value, value out of
+ * vmp_jvmti_clock.h), threads (all or java; default all in cpu mode, java
+ * in wall mode).  Every problem (unknown key, bad value, value out of
  * range) leaves that option at its default and is described by one line appended to `warn` (at most
  * `warn_size` bytes, always NUL-terminated, may be NULL).
  *

@@ -662,7 +662,7 @@ static void check_loop_with_analysis(const char *path, uint64_t lo, uint64_t hi)
         CHECK(best != 0);
         if (best != 0) {
             const vmp_afunction *f = vmp_analysis_function(a, (uint32_t)best);
-            CHECK_STR(f->name, "Demo>>hotLoop");
+            CHECK_STR(f->name, "Demo.hotLoop");
             CHECK_STR(f->kind, "nmethod");
             for (i = 1; i < nfr; i++) {
                 const vmp_aframe *fr = vmp_analysis_frame(a, (uint32_t)i);
@@ -688,6 +688,69 @@ static void check_loop_with_analysis(const char *path, uint64_t lo, uint64_t hi)
     }
     vmp_reader_close(r);
     vmp_profile_free(prof);
+}
+
+/* Run `vmp ARGS...` (needs --vmp) with its standard output in `out_path`.
+ * @return its exit status, or -1. */
+static int run_vmp(const char *out_path,
+                   const char *a1,
+                   const char *a2,
+                   const char *a3,
+                   const char *a4,
+                   const char *a5)
+{
+    const char *argv[8] = {vmp_path, a1, a2, a3, a4, a5, NULL, NULL};
+    char err[4400];
+    snprintf(err, sizeof err, "%.4200s.stderr", out_path);
+    printf("  vmp %s: ", a1);
+    return run_cmd(argv, out_path, err);
+}
+
+/* Java's own names in every output of `vmp` (spec R-RES-2, the header's
+ * name_separator "."): the report, folded stacks, the SVG and pprof's
+ * strings name Demo.hotLoop, and none names a method Smalltalk's way. */
+static void check_java_names(const char *path)
+{
+    static const char *const outs[] = {"report", "folded", "svg", "pprof"};
+    char out[4200];
+    size_t i;
+
+    if (vmp_path == NULL)
+        return;
+    for (i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        char *text;
+        size_t len = 0;
+        FILE *f;
+        snprintf(out, sizeof out, "%s.%s", path, outs[i]);
+        if (i == 0)
+            CHECK_EQ_U64(run_vmp(out, "report", path, NULL, NULL, NULL), 0);
+        else if (i == 1)
+            CHECK_EQ_U64(run_vmp(out, "flame", path, NULL, NULL, NULL), 0);
+        else if (i == 2)
+            CHECK_EQ_U64(run_vmp(out, "flame", "--format", "svg", path, NULL), 0);
+        else
+            CHECK_EQ_U64(run_vmp(out, "pprof", "--raw", path, NULL, NULL), 0);
+        /* pprof's string table is binary: read it whole, NULs included */
+        text = NULL;
+        f = fopen(out, "rb");
+        if (f != NULL) {
+            text = calloc(1, 64u << 20);
+            if (text != NULL)
+                len = fread(text, 1, (64u << 20) - 1, f);
+            fclose(f);
+        }
+        CHECK(text != NULL && len > 0);
+        if (text != NULL) {
+            int has_java = memmem(text, len, "Demo.hotLoop", 12) != NULL;
+            int has_smalltalk = memmem(text, len, "Demo>>", 6) != NULL ||
+                                (i < 2 && memmem(text, len, ">>", 2) != NULL);
+            printf("  vmp %s output: Demo.hotLoop %s, '>>' %s\n", outs[i],
+                   has_java ? "found" : "MISSING", has_smalltalk ? "FOUND" : "absent");
+            CHECK(has_java);
+            CHECK(!has_smalltalk);
+        }
+        free(text);
+    }
 }
 
 static void case_hot(void)
@@ -761,7 +824,8 @@ static void case_hot(void)
     CHECK(lo < hi);
     CHECK(hi - lo < hot->bytecode_size); /* a proper part of the method */
     CHECK(all > 0 && (double)in >= 0.90 * (double)all);
-    check_top_with_analysis(path, "Demo>>hotLoop");
+    check_top_with_analysis(path, "Demo.hotLoop");
+    check_java_names(path);
     check_loop_with_analysis(path, lo, hi);
     free(counts);
     profile_free(&p);
@@ -825,6 +889,47 @@ static void case_resolve(void)
     profile_free(&p);
 }
 
+/* The leaf weight of ChurnWorker's applyAsLong in `path`, read with
+ * analysis `flags`: summed over the names that are its (grouped: the one
+ * "ChurnWorker.applyAsLong [xN]", N into *members; apart: one name per
+ * hidden class, their number into *members). */
+static uint64_t churn_weight(const char *path, unsigned flags, uint64_t *members)
+{
+    vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    uint64_t sum = 0;
+
+    *members = 0;
+    o.flags = flags;
+    CHECK(vmp_profile_create(&prof, &o) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        size_t n, i;
+        const uint64_t *w = vmp_profile_function_weights(prof, &n);
+        const vmp_analysis *a = vmp_profile_analysis(prof);
+        for (i = 1; i < n; i++) {
+            const vmp_afunction *f = vmp_analysis_function(a, (uint32_t)i);
+            size_t len = f ? strlen(f->name) : 0;
+            if (f == NULL || w[i] == 0)
+                continue;
+            if (!(flags & VMP_ANALYSIS_NO_GROUP_HIDDEN) &&
+                strncmp(f->name, "ChurnWorker.applyAsLong [x", 26) == 0) {
+                sum += w[i];
+                *members = f->members;
+            } else if ((flags & VMP_ANALYSIS_NO_GROUP_HIDDEN) &&
+                       strncmp(f->name, "ChurnWorker.0x", 14) == 0 && len > 12 &&
+                       strcmp(f->name + len - 12, ".applyAsLong") == 0) {
+                sum += w[i];
+                (*members)++; /* per kind: nmethod and interpreted may both count */
+            }
+        }
+    }
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+    return sum;
+}
+
 static void case_churn(void)
 {
     static const char *const extra[] = {"-XX:ReservedCodeCacheSize=16m", NULL};
@@ -843,6 +948,19 @@ static void case_churn(void)
     CHECK_EQ_U64(p.end.generation, p.max_generation);
     check_agreement(&p, "churn", 100);
     profile_free(&p);
+    {
+        /* the hidden classes' methods: one name, the members' weight */
+        uint64_t grouped_members, apart_names;
+        uint64_t grouped = churn_weight(path, 0, &grouped_members);
+        uint64_t apart = churn_weight(path, VMP_ANALYSIS_NO_GROUP_HIDDEN, &apart_names);
+        printf("  churn: ChurnWorker.applyAsLong [x%" PRIu64 "] weighs %" PRIu64 "; apart, %" PRIu64
+               " names weigh %" PRIu64 "\n",
+               grouped_members, grouped, apart_names, apart);
+        CHECK(grouped_members >= 10);
+        CHECK(apart_names >= 2);
+        CHECK(grouped > 0);
+        CHECK_EQ_U64(grouped, apart);
+    }
 }
 
 /* Run the spin workload at `interval` in `mode` with `sampler` (NULL: the
@@ -901,6 +1019,50 @@ static void rate_at(const char *interval,
     profile_free(&p);
 }
 
+/* The lines of `text` that begin with `prefix`. */
+static size_t count_lines(const char *text, const char *prefix)
+{
+    size_t n = 0, len = strlen(prefix);
+    const char *at = text;
+    while (at != NULL && *at != '\0') {
+        if (strncmp(at, prefix, len) == 0)
+            n++;
+        at = strchr(at, '\n');
+        if (at != NULL)
+            at++;
+    }
+    return n;
+}
+
+/* `vmp info` on a profile of hundreds of threads lists the 20 with the
+ * most samples and says how many more; `--threads` lists all. */
+static void check_info_threads(const char *path)
+{
+    char out[4200];
+    char *text;
+    size_t shown, all, lines;
+
+    if (vmp_path == NULL)
+        return;
+    snprintf(out, sizeof out, "%s.info", path);
+    CHECK_EQ_U64(run_vmp(out, "info", path, NULL, NULL, NULL), 0);
+    text = slurp(out);
+    shown = text ? count_lines(text, "  thread ") : 0;
+    lines = text ? count_lines(text, "") : 0;
+    CHECK(text != NULL && strstr(text, "  ... and ") != NULL &&
+          strstr(text, " more (--threads lists all)") != NULL);
+    free(text);
+    CHECK_EQ_U64(run_vmp(out, "info", "--threads", path, NULL, NULL), 0);
+    text = slurp(out);
+    all = text ? count_lines(text, "  thread ") : 0;
+    free(text);
+    printf("  vmp info: %zu lines, %zu of %zu threads listed (--threads: all)\n", lines, shown,
+           all);
+    CHECK_EQ_U64(shown, 20);
+    CHECK(all > 400);
+    CHECK(lines <= 60);
+}
+
 /* 500 threads, each shorter than the interval: their sampled CPU (weight x
  * interval) is not zero and within 40% of their measured CPU (each thread's
  * samples fall on a grid with a random phase, vmp_jvmti_clock.h). */
@@ -935,6 +1097,7 @@ static void case_short(void)
     CHECK(sampled_ns > 0);
     CHECK(sampled_ns >= 0.6 * cpu_ns && sampled_ns <= 1.4 * cpu_ns);
     profile_free(&p);
+    check_info_threads(path);
 }
 
 static void case_rate(void)
@@ -1024,7 +1187,7 @@ static void case_exit(void)
  * samples, with the method above it in the same stack. */
 typedef struct native_acc {
     vmp_analysis *a;
-    const char *method;                 /* the Java method, "Demo>>deflateWork" */
+    const char *method;                 /* the Java method, "Demo.deflateWork" */
     const char *stripped;               /* a stripped library's name prefix, or NULL */
     uint64_t under, mixed, stub, in_so; /* weights: under the method, native leaf, stub leaf,
                                            leaf in `stripped` */
@@ -1182,12 +1345,12 @@ static void case_native(void)
     char path[4096];
 
     /* java.util.zip: libzip and the system's stripped zlib */
-    check_native_mode("native", "Demo>>deflateWork", "libz.so.1+0x", 0.5);
+    check_native_mode("native", "Demo.deflateWork", "libz.so.1+0x", 0.5);
     profile_path(path, sizeof path, "native");
     check_pprof_mapping(path);
     /* System.arraycopy of large arrays: libjvm's copy routines until the
      * method is compiled, then the code cache's arraycopy stubs */
-    check_native_mode("copy", "Demo>>copyWork", NULL, 0.1);
+    check_native_mode("copy", "Demo.copyWork", NULL, 0.1);
 }
 
 /* The latest name THREAD records gave `tid`, or "". */

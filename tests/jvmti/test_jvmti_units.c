@@ -96,6 +96,11 @@ static void test_options_bad_values_keep_defaults(void)
           o.threads == VMP_JVMTI_THREADS_JAVA);
     CHECK(vmp_jvmti__parse_options(&o, "threads=some", 9, warn, sizeof warn) == 1);
     CHECK(o.threads == VMP_JVMTI_THREADS_ALL && strstr(warn, "threads 'some'") != NULL);
+    /* wall mode: Java threads unless told otherwise */
+    CHECK(vmp_jvmti__parse_options(&o, "mode=wall", 9, NULL, 0) == 0 &&
+          o.threads == VMP_JVMTI_THREADS_JAVA);
+    CHECK(vmp_jvmti__parse_options(&o, "mode=wall,threads=all", 9, NULL, 0) == 0 &&
+          o.threads == VMP_JVMTI_THREADS_ALL);
 }
 
 /* HotSpot's thread names (JDK 17, 21, 25), as the kernel cuts them. */
