@@ -108,9 +108,31 @@ vmp_status vmp_writer__meta_unlock(vmp_writer *w, size_t mark, vmp_status st)
 
 /* ---- draining ------------------------------------------------------------ */
 
+/* lazy_functions: the FUNCTION record of `fn` into the open chunk unless the
+ * file holds it before the sample being drained (ring position `pos`). */
+static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
+{
+    vmp_fnstore_slot *slot;
+    w->fn_copy.len = 0;
+    pthread_mutex_lock(&w->meta_mu); /* out_mu is held: out_mu, then meta_mu */
+    slot = vmp_fnstore__get(&w->fns, fn);
+    if (slot && slot->written > pos) {
+        vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
+        if (!w->fn_copy.failed)
+            slot->written = pos;
+    }
+    pthread_mutex_unlock(&w->meta_mu);
+    if (w->fn_copy.failed)
+        w->fn_copy.failed = 0; /* out of memory: the node names a function#ID */
+    else if (w->fn_copy.len > 0)
+        vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
+}
+
 static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const vmp_frame *f)
 {
     vmp_rec r;
+    if (w->lazy_functions && f->kind == VMP_FRAME_FUNCTION)
+        emit_kept_function(w, f->value, w->ring.tail);
     w->scratch.len = 0;
     vmp_rec__begin(&r, &w->scratch, VMP_REC_STACK_NODE);
     vmp_rec__uint(&r, VMP_NODE_ID, id);
@@ -351,6 +373,8 @@ static void free_writer(vmp_writer *w)
         ZSTD_freeCCtx(w->cctx);
     vmp_ring__free(&w->ring);
     vmp_intern__free(&w->intern);
+    vmp_fnstore__free(&w->fns);
+    vmp_buf__free(&w->fn_copy);
     vmp_buf__free(&w->queue);
     vmp_buf__free(&w->work);
     vmp_buf__free(&w->scratch);
@@ -403,6 +427,7 @@ static vmp_status open_impl(vmp_writer **out,
     w->chunk_age_ms = opts->chunk_age_ms ? opts->chunk_age_ms : DEFAULT_AGE_MS;
     w->zstd_level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
     w->no_seek_table = opts->no_seek_table;
+    w->lazy_functions = opts->lazy_functions != 0;
     w->clock = opts->clock;
     w->clock_ud = opts->clock_ud;
     w->next_zone_id = 1;
@@ -642,6 +667,20 @@ static int valid_code(const vmp_code_object *c)
     return 1;
 }
 
+/* lazy_functions, under meta_mu: queue the FUNCTION record of `fn` at
+ * `stamp` unless the file holds it before that position already. */
+static void queue_kept_function(vmp_writer *w, uint64_t fn, uint64_t stamp)
+{
+    vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, fn);
+    if (!slot || slot->written <= stamp)
+        return;
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_buf__append(&w->queue, w->fns.blob.data + slot->off, slot->len);
+    vmp_writer__entry_end(w, at);
+    if (!w->queue.failed)
+        slot->written = stamp;
+}
+
 vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
 {
     if (!w || !valid_code(c))
@@ -652,6 +691,12 @@ vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
     vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
     if (st < 0)
         return st;
+    if (w->lazy_functions) { /* the functions it names first (R-ID-2) */
+        queue_kept_function(w, c->function, stamp);
+        for (size_t i = 0; i < c->n_inlines; i++)
+            for (uint32_t k = 0; k < c->inlines[i].depth; k++)
+                queue_kept_function(w, c->inlines[i].frames[k].value, stamp);
+    }
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_rec r;
     vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_OBJECT);
@@ -850,6 +895,13 @@ vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
     }
     vmp_rec__uint_nz(&r, VMP_FN_BC_SIZE, fn->bytecode_size);
     vmp_rec__end(&r);
+    if (w->lazy_functions && !w->queue.failed) {
+        /* kept back, out of the queue, until a record names it */
+        size_t rec_at = at + sizeof(uint64_t) + sizeof(uint32_t);
+        int bad = vmp_fnstore__put(&w->fns, fn->id, w->queue.data + rec_at, w->queue.len - rec_at);
+        w->queue.len = at;
+        return vmp_writer__meta_unlock(w, mark, bad ? VMP_ERR_NOMEM : VMP_OK);
+    }
     vmp_writer__entry_end(w, at);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }

@@ -68,12 +68,17 @@ typedef struct vmp_writer_options {
     void *clock_ud;
     const char *clock_name; /* for the header; NULL == "monotonic" (or "custom") */
     int no_seek_table;      /* 1 == do not append the seek table at close */
+    /* 1 == keep FUNCTION records back until a STACK_NODE, CODE_OBJECT or
+     * inline record names them, and write only those (each before its first
+     * use, spec.md R-ID-2): a VM may then describe every method it loads
+     * and the file holds those its profile needs.  Added in 0.3. */
+    int lazy_functions;
 } vmp_writer_options;
 
 #define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT                                        \
-    {                                                                  \
-        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 \
+#define VMP_WRITER_OPTIONS_INIT                                           \
+    {                                                                     \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 \
     }
 #define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 

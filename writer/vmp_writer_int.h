@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "vmp_encode.h"
+#include "vmp_fnstore.h"
 #include "vmp_intern.h"
 #include "vmp_ring.h"
 #include "vmp_writer.h"
@@ -53,6 +54,7 @@ struct vmp_writer {
     uint32_t chunk_age_ms;
     int zstd_level;
     int no_seek_table;
+    int lazy_functions;
     int fd;
     int own_fd;
     uint64_t base_offset; /* file offset of the header frame */
@@ -62,6 +64,7 @@ struct vmp_writer {
     vmp_buf queue; /* entries: u64 stamp, u32 len, record */
     uint64_t next_zone_id;
     uint64_t next_module_id;
+    vmp_fnstore fns; /* lazy_functions: the records kept back */
 
     /* ---- loaded objects already recorded (loaded_mu) ---------------------
      * vmp_writer_add_loaded_modules(): (load bias, start, end) of each object
@@ -74,6 +77,7 @@ struct vmp_writer {
     pthread_mutex_t out_mu;
     vmp_buf work;    /* the queue taken by a drain */
     vmp_buf scratch; /* one record being encoded */
+    vmp_buf fn_copy; /* a kept-back FUNCTION record on its way to the chunk */
     vmp_buf chunk;   /* content of the open chunk */
     vmp_buf zbuf;    /* compressed chunk */
     vmp_buf seek;    /* vmp_seek_entry array */

@@ -1215,6 +1215,9 @@ static void open_writer(void)
     meta.n_labels = n_labels / 2;
     meta.name_separator = "."; /* Java's own naming: java.lang.String.hashCode */
     wo.max_depth = g.opts.depth;
+    /* every method is described (AsyncGetCallTrace needs the jmethodIDs);
+     * the file holds those its stacks and code objects name */
+    wo.lazy_functions = 1;
     wo.ring_slots = 16384;
 
     st = vmp_writer_open(&g.w, g.opts.file, &meta, &wo);

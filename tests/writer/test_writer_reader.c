@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vmp_analyze.h"
 #include "vmp_reader.h"
 #include "vmp_test.h"
+#include "vmp_validate.h"
 #include "vmp_writer.h"
 
 static _Atomic uint64_t fake_now = 1000000;
@@ -310,8 +312,130 @@ static void test_reader_sees_every_field(void)
     vmp_reader_close(r);
 }
 
+/* 50 functions described; the samples and code name 1 to 4 (4 only in an
+ * inline record).  With `lazy`, FUNCTION records are kept back until used. */
+static void write_methods(const char *path, int lazy)
+{
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer_meta m = {.vm_name = "TestVM",
+                         .states = states,
+                         .n_states = 2,
+                         .code_kinds = kinds,
+                         .n_code_kinds = 2};
+    vmp_writer *w = NULL;
+    uint64_t zone = 0;
+    char name[16];
+    int i;
+
+    atomic_store(&fake_now, 1000000);
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.chunk_bytes = 4096; /* several chunks */
+    o.lazy_functions = lazy;
+    CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    for (i = 1; i <= 50; i++) {
+        uint32_t lines[] = {0, (uint32_t)i, 4, (uint32_t)i + 1};
+        vmp_function fn = {.id = (uint64_t)i,
+                           .name = name,
+                           .scope = "C",
+                           .lines = lines,
+                           .n_lines = 2,
+                           .bytecode_size = 8};
+        snprintf(name, sizeof name, "m%d", i);
+        CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+    }
+    CHECK(vmp_writer_code_zone(w, &zone, "zone", 0x10000, 0x20000) == VMP_OK);
+    vmp_pc_pair map[] = {{0, 0}, {12, 4}};
+    vmp_frame chain[] = {{.value = 3, .bcpc = 4, .kind = VMP_FRAME_FUNCTION},
+                         {.value = 4, .bcpc = 2, .kind = VMP_FRAME_FUNCTION}};
+    vmp_inline_record inl[] = {{8, chain, 2}};
+    vmp_code_object c = {.id = 70,
+                         .zone = zone,
+                         .function = 3,
+                         .start = 0x10040,
+                         .size = 32,
+                         .pc_map = map,
+                         .pc_map_len = 2,
+                         .inlines = inl,
+                         .n_inlines = 1};
+    CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
+    for (i = 0; i < 400; i++) {
+        vmp_frame fr[] = {
+            {.value = 0x10044 + (uint64_t)(i % 3) * 8, .kind = VMP_FRAME_PC},
+            {.value = 1 + (uint64_t)(i % 2), .bcpc = (uint32_t)(i % 7), .kind = VMP_FRAME_FUNCTION},
+            {.value = 1, .bcpc = 1, .kind = VMP_FRAME_FUNCTION}};
+        vmp_sample s = {.thread = 1 + (uint64_t)(i % 3),
+                        .pc = fr[0].value,
+                        .generation = VMP_GENERATION_CURRENT,
+                        .weight = 1,
+                        .frames = i % 4 ? fr + 1 : fr,
+                        .depth = i % 4 ? 2 : 3};
+        CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        if (i % 100 == 99)
+            CHECK(vmp_writer_flush(w) == VMP_OK);
+    }
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+}
+
+/* Every frame of `path` as "name range" with its weight, one per line, in the
+ * analysis' order (frame ids are interned in the order resolved: the same
+ * for the same samples); the FUNCTION records into *functions. */
+static void frame_weights(const char *path, char *out, size_t size, uint64_t *functions)
+{
+    vmp_profile *p = NULL;
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    size_t n = 0, i, used = 0;
+
+    out[0] = '\0';
+    *functions = 0;
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    while (r && vmp_reader_next(r, &rec) == VMP_OK)
+        *functions += rec.type == VMP_REC_FUNCTION;
+    vmp_reader_close(r);
+    r = NULL;
+    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (p && r && vmp_profile_read(p, r) == VMP_OK) {
+        const uint64_t *w = vmp_profile_frame_weights(p, &n);
+        for (i = 1; i < n && used + 128 < size; i++) {
+            char buf[96];
+            vmp_analysis_format_frame(vmp_profile_analysis(p), buf, sizeof buf, (uint32_t)i);
+            used += (size_t)snprintf(out + used, size - used, "%s %llu\n", buf,
+                                     (unsigned long long)w[i]);
+        }
+    }
+    vmp_reader_close(r);
+    vmp_profile_free(p);
+}
+
+/* lazy_functions: the file holds only the FUNCTION records it names, each
+ * before its first use (valid), and resolves exactly as the full file. */
+static void test_lazy_functions_resolve_alike(void)
+{
+    static char full[8192], lazy[8192];
+    uint64_t n_full, n_lazy;
+    vmp_validate_report rep;
+    vmp_reader *r = NULL;
+
+    write_methods("lazy-full.vmp", 0);
+    write_methods("lazy-used.vmp", 1);
+    frame_weights("lazy-full.vmp", full, sizeof full, &n_full);
+    frame_weights("lazy-used.vmp", lazy, sizeof lazy, &n_lazy);
+    CHECK_EQ_U64(n_full, 50);
+    CHECK_EQ_U64(n_lazy, 4);
+    CHECK(full[0] != '\0');
+    CHECK_STR(lazy, full);
+    CHECK(vmp_reader_open_file(&r, "lazy-used.vmp", NULL) == VMP_OK);
+    CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    vmp_reader_close(r);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_reader_sees_every_field);
+    VMP_TEST_RUN(test_lazy_functions_resolve_alike);
     VMP_TEST_EXIT();
 }

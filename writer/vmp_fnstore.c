@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_fnstore.c - FUNCTION records kept back until first use (see the
+ * header).
+ */
+#include "vmp_fnstore.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+    id ^= id >> 33;
+    id *= 0xff51afd7ed558ccdull;
+    id ^= id >> 33;
+    return (size_t)id & (cap - 1);
+}
+
+static int grow(vmp_fnstore *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 1024, i;
+    vmp_fnstore_slot *v = calloc(cap, sizeof *v);
+    if (v == NULL)
+        return -1;
+    for (i = 0; i < s->cap; i++) {
+        size_t k;
+        if (s->slots[i].id == 0)
+            continue;
+        for (k = slot_of(s->slots[i].id, cap); v[k].id != 0; k = (k + 1) & (cap - 1))
+            ;
+        v[k] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = v;
+    s->cap = cap;
+    return 0;
+}
+
+vmp_fnstore_slot *vmp_fnstore__get(vmp_fnstore *s, uint64_t id)
+{
+    size_t k;
+    if (s->cap == 0 || id == 0)
+        return NULL;
+    for (k = slot_of(id, s->cap); s->slots[k].id != 0; k = (k + 1) & (s->cap - 1)) {
+        if (s->slots[k].id == id)
+            return &s->slots[k];
+    }
+    return NULL;
+}
+
+int vmp_fnstore__put(vmp_fnstore *s, uint64_t id, const uint8_t *rec, size_t len)
+{
+    size_t k;
+    if (vmp_fnstore__get(s, id) != NULL)
+        return 0;
+    if ((s->n + 1) * 2 > s->cap && grow(s) != 0)
+        return -1;
+    if (vmp_buf__reserve(&s->blob, len) != 0) {
+        s->blob.failed = 0;
+        return -1;
+    }
+    for (k = slot_of(id, s->cap); s->slots[k].id != 0; k = (k + 1) & (s->cap - 1))
+        ;
+    s->slots[k].id = id;
+    s->slots[k].off = s->blob.len;
+    s->slots[k].len = len;
+    s->slots[k].written = VMP_FNSTORE_UNWRITTEN;
+    vmp_buf__append(&s->blob, rec, len);
+    s->n++;
+    return 0;
+}
+
+void vmp_fnstore__free(vmp_fnstore *s)
+{
+    free(s->slots);
+    vmp_buf__free(&s->blob);
+    memset(s, 0, sizeof *s);
+}
