@@ -282,6 +282,19 @@ static vmp_status queue_module(vmp_writer *w,
     vmp_rec__uint_nz(&r, VMP_MOD_END, end);
     vmp_rec__end(&r);
     vmp_writer__entry_end(w, at);
+    if (w->lazy_symbols && n_syms > 0 && !w->queue.failed) {
+        /* kept back: the drain writes what samples need (vmp_symtab.h) */
+        vmp_symtab *t = vmp_symtab__build(id, bias, start, end, syms, n_syms);
+        if (!t)
+            return vmp_writer__meta_unlock(w, mark, VMP_ERR_NOMEM);
+        t->stamp = stamp;
+        t->next = w->symtabs;
+        w->symtabs = t;
+        w->next_module_id++;
+        if (id_out)
+            *id_out = id;
+        return vmp_writer__meta_unlock(w, mark, VMP_OK);
+    }
 
     size_t budget = w->chunk_bytes / 4;
     for (size_t i = 0; i < n_syms && !w->queue.failed;) {

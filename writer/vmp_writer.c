@@ -128,9 +128,45 @@ static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
         vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
 }
 
+/* lazy_symbols: a MODULE_SYMBOLS record of the symbols `pc` needs that are
+ * not written yet (vmp_symtab.h), into the open chunk, for the sample being
+ * drained (ring position `pos`: only modules whose MODULE record precedes
+ * it). */
+static void emit_needed_symbols(vmp_writer *w, uint64_t pc, uint64_t pos)
+{
+    for (vmp_symtab *t = w->drain_symtabs; t; t = t->next) {
+        if (t->stamp > pos || (t->end && (pc < t->start || pc >= t->end)))
+            continue;
+        w->sym_items.len = 0;
+        size_t n = vmp_symtab__need(t, pc, &w->sym_items);
+        if (n > 0 && !w->sym_items.failed) {
+            vmp_rec r;
+            w->fn_copy.len = 0;
+            vmp_rec__begin(&r, &w->fn_copy, VMP_REC_MODULE_SYMBOLS);
+            vmp_rec__uint(&r, VMP_SYMS_MODULE, t->module_id);
+            vmp_rec__key(&r, VMP_SYMS_LIST);
+            vmp_enc__array(&w->fn_copy, 3 * n);
+            vmp_buf__append(&w->fn_copy, w->sym_items.data, w->sym_items.len);
+            vmp_rec__end(&r);
+            if (!w->fn_copy.failed)
+                vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
+        }
+        /* out of memory: the pc shows as <module>+0x... */
+        w->sym_items.failed = w->fn_copy.failed = 0;
+        if (t->end)
+            return;
+    }
+}
+
 static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const vmp_frame *f)
 {
     vmp_rec r;
+    if (w->lazy_symbols && f->kind == VMP_FRAME_PC) {
+        /* as the innermost frame (pc) and as a caller (return address - 1) */
+        emit_needed_symbols(w, f->value, w->ring.tail);
+        if (f->value > 0)
+            emit_needed_symbols(w, f->value - 1, w->ring.tail);
+    }
     if (w->lazy_functions && f->kind == VMP_FRAME_FUNCTION)
         emit_kept_function(w, f->value, w->ring.tail);
     w->scratch.len = 0;
@@ -183,6 +219,8 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
         atomic_fetch_add(&w->dropped_write, 1);
         return;
     }
+    if (w->lazy_symbols && e->pc)
+        emit_needed_symbols(w, e->pc, w->ring.tail);
     /* spec R-ID-1: nodes from the outermost frame in, each before its child
      * and before the sample that names it */
     const vmp_frame *frames = vmp_ring__frames(slot);
@@ -264,6 +302,7 @@ static void drain(vmp_writer *w, int wait)
     vmp_buf tmp = w->queue;
     w->queue = w->work;
     w->work = tmp;
+    w->drain_symtabs = w->symtabs; /* the tables of the modules just taken */
     pthread_mutex_unlock(&w->meta_mu);
 
     size_t off = 0;
@@ -375,6 +414,12 @@ static void free_writer(vmp_writer *w)
     vmp_intern__free(&w->intern);
     vmp_fnstore__free(&w->fns);
     vmp_buf__free(&w->fn_copy);
+    while (w->symtabs) {
+        vmp_symtab *next = w->symtabs->next;
+        vmp_symtab__free(w->symtabs);
+        w->symtabs = next;
+    }
+    vmp_buf__free(&w->sym_items);
     vmp_buf__free(&w->queue);
     vmp_buf__free(&w->work);
     vmp_buf__free(&w->scratch);
@@ -428,6 +473,7 @@ static vmp_status open_impl(vmp_writer **out,
     w->zstd_level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
     w->no_seek_table = opts->no_seek_table;
     w->lazy_functions = opts->lazy_functions != 0;
+    w->lazy_symbols = opts->lazy_symbols != 0;
     w->clock = opts->clock;
     w->clock_ud = opts->clock_ud;
     w->next_zone_id = 1;

@@ -73,12 +73,18 @@ typedef struct vmp_writer_options {
      * use, spec.md R-ID-2): a VM may then describe every method it loads
      * and the file holds those its profile needs.  Added in 0.3. */
     int lazy_functions;
+    /* 1 == keep the symbols of modules added afterwards back and write, just
+     * before the first STACK_NODE or sample that needs them, only the
+     * symbols that its pcs resolve to (spec.md R-RES-6: the symbol a reader
+     * chooses with the full table, and the one that ends it when its size is
+     * 0), so that those pcs resolve as with the full tables.  Added in 0.3. */
+    int lazy_symbols;
 } vmp_writer_options;
 
 #define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT                                           \
-    {                                                                     \
-        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 \
+#define VMP_WRITER_OPTIONS_INIT                                              \
+    {                                                                        \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0 \
     }
 #define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 

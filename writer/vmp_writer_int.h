@@ -20,6 +20,7 @@
 #include "vmp_fnstore.h"
 #include "vmp_intern.h"
 #include "vmp_ring.h"
+#include "vmp_symtab.h"
 #include "vmp_writer.h"
 
 #define VMP_WRITER_PRODUCER "vmp-writer 0.1.0"
@@ -55,6 +56,7 @@ struct vmp_writer {
     int zstd_level;
     int no_seek_table;
     int lazy_functions;
+    int lazy_symbols;
     int fd;
     int own_fd;
     uint64_t base_offset; /* file offset of the header frame */
@@ -64,7 +66,8 @@ struct vmp_writer {
     vmp_buf queue; /* entries: u64 stamp, u32 len, record */
     uint64_t next_zone_id;
     uint64_t next_module_id;
-    vmp_fnstore fns; /* lazy_functions: the records kept back */
+    vmp_fnstore fns;     /* lazy_functions: the records kept back */
+    vmp_symtab *symtabs; /* lazy_symbols: the modules' tables, newest first */
 
     /* ---- loaded objects already recorded (loaded_mu) ---------------------
      * vmp_writer_add_loaded_modules(): (load bias, start, end) of each object
@@ -75,12 +78,14 @@ struct vmp_writer {
 
     /* ---- output (out_mu) ------------------------------------------------ */
     pthread_mutex_t out_mu;
-    vmp_buf work;    /* the queue taken by a drain */
-    vmp_buf scratch; /* one record being encoded */
-    vmp_buf fn_copy; /* a kept-back FUNCTION record on its way to the chunk */
-    vmp_buf chunk;   /* content of the open chunk */
-    vmp_buf zbuf;    /* compressed chunk */
-    vmp_buf seek;    /* vmp_seek_entry array */
+    vmp_buf work;              /* the queue taken by a drain */
+    vmp_buf scratch;           /* one record being encoded */
+    vmp_buf fn_copy;           /* a kept-back FUNCTION record on its way to the chunk */
+    vmp_symtab *drain_symtabs; /* the tables as of the last queue taken */
+    vmp_buf sym_items;         /* the symbols a record needs, encoded */
+    vmp_buf chunk;             /* content of the open chunk */
+    vmp_buf zbuf;              /* compressed chunk */
+    vmp_buf seek;              /* vmp_seek_entry array */
     ZSTD_CCtx *cctx;
     vmp_intern intern;
     uint64_t chunk_prev_time; /* time of the previous sample in the chunk */

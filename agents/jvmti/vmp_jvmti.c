@@ -1218,6 +1218,8 @@ static void open_writer(void)
     /* every method is described (AsyncGetCallTrace needs the jmethodIDs);
      * the file holds those its stacks and code objects name */
     wo.lazy_functions = 1;
+    /* libjvm's 70,000 symbols: only those the samples' pcs land in */
+    wo.lazy_symbols = 1;
     wo.ring_slots = 16384;
 
     st = vmp_writer_open(&g.w, g.opts.file, &meta, &wo);

@@ -433,9 +433,97 @@ static void test_lazy_functions_resolve_alike(void)
     vmp_reader_close(r);
 }
 
+/* A module whose symbols nest, share addresses, have size 0 (up to the next
+ * symbol or the module's end) and leave gaps; samples at pcs all over it, as
+ * the sample's pc and as machine frames (return addresses).  With `lazy`,
+ * the writer keeps the symbols back and writes those the pcs need. */
+static void write_symbols(const char *path, int lazy, int sparse)
+{
+    /* sparse: a few pcs, so that most symbols stay unwritten: a size-0
+     * symbol (ended by after_a, by big), a gap, a nested one, the end */
+    static const uint64_t few[] = {0x1045, 0x10c5, 0x1250, 0x1142, 0x1305, 0x13f0};
+    static const vmp_symbol_desc syms[] = {
+        {0x1000, 0x100, "outer"}, {0x1010, 0x20, "inner"},    {0x1010, 0x20, "inner_twin"},
+        {0x1040, 0, "unnamed_a"}, {0x1080, 0x10, "after_a"},  {0x10c0, 0, ""},
+        {0x1200, 0x40, "lone"},   {0x1300, 0, "last_to_end"}, {0x1300, 0x8, "at_last"},
+        {0x1100, 0x100, "big"},   {0x1140, 0x4, "tiny"}};
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer_meta m = {.vm_name = "TestVM", .states = states, .n_states = 2};
+    vmp_writer *w = NULL;
+    uint64_t mod = 0;
+    int i;
+
+    atomic_store(&fake_now, 1000000);
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.chunk_bytes = 2048;
+    o.lazy_symbols = lazy;
+    CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    CHECK(vmp_writer_add_module_symbols(w, &mod, "/opt/libx.so", NULL, 0, 0x40000, 0x41000, 0x41400,
+                                        syms, sizeof syms / sizeof syms[0]) == VMP_OK);
+    for (i = 0; i < 600; i++) {
+        uint64_t pc = sparse ? 0x40000 + few[i % 6] : 0x41000 + (uint64_t)((i * 37) % 0x400);
+        uint64_t ret =
+            sparse ? 0x40000 + (i % 2 ? 0x1081 : 0x1201) : 0x41000 + (uint64_t)((i * 53) % 0x400);
+        vmp_frame fr[] = {{.value = pc, .kind = VMP_FRAME_PC},
+                          {.value = ret + 1, .kind = VMP_FRAME_PC}};
+        vmp_sample s = {.thread = 1,
+                        .pc = pc,
+                        .generation = VMP_GENERATION_CURRENT,
+                        .weight = 1,
+                        .frames = fr,
+                        .depth = 2};
+        CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        if (i % 150 == 149)
+            CHECK(vmp_writer_flush(w) == VMP_OK);
+    }
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+}
+
+/* lazy_symbols: fewer symbols, the same frames and weights. */
+static void test_lazy_symbols_resolve_alike(void)
+{
+    static char full[16384], lazy[16384];
+    uint64_t unused;
+    vmp_validate_report rep;
+    vmp_reader *r = NULL;
+
+    int sparse;
+    for (sparse = 0; sparse < 2; sparse++) {
+        vmp_record rec;
+        uint64_t n_full = 0, n_lazy = 0;
+        write_symbols("syms-full.vmp", 0, sparse);
+        write_symbols("syms-used.vmp", 1, sparse);
+        frame_weights("syms-full.vmp", full, sizeof full, &unused);
+        frame_weights("syms-used.vmp", lazy, sizeof lazy, &unused);
+        CHECK(strstr(full, "libx.so+0x") != NULL);
+        CHECK(strstr(full, sparse ? "unnamed_a" : "inner") != NULL);
+        CHECK_STR(lazy, full);
+        CHECK(vmp_reader_open_file(&r, "syms-full.vmp", NULL) == VMP_OK);
+        while (r && vmp_reader_next(r, &rec) == VMP_OK)
+            n_full += rec.type == VMP_REC_MODULE_SYMBOLS ? rec.u.module_symbols.n_symbols : 0;
+        vmp_reader_close(r);
+        CHECK(vmp_reader_open_file(&r, "syms-used.vmp", NULL) == VMP_OK);
+        while (r && vmp_reader_next(r, &rec) == VMP_OK)
+            n_lazy += rec.type == VMP_REC_MODULE_SYMBOLS ? rec.u.module_symbols.n_symbols : 0;
+        vmp_reader_close(r);
+        r = NULL;
+        printf("  %s pcs: %llu of %llu symbols written\n", sparse ? "few" : "many",
+               (unsigned long long)n_lazy, (unsigned long long)n_full);
+        CHECK_EQ_U64(n_full, 11);
+        CHECK(sparse ? n_lazy <= 8 : n_lazy <= 10);
+    }
+    CHECK(vmp_reader_open_file(&r, "syms-used.vmp", NULL) == VMP_OK);
+    CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    vmp_reader_close(r);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_reader_sees_every_field);
     VMP_TEST_RUN(test_lazy_functions_resolve_alike);
+    VMP_TEST_RUN(test_lazy_symbols_resolve_alike);
     VMP_TEST_EXIT();
 }

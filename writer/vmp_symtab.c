@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_symtab.c - module symbols written on demand (see the header).
+ */
+#include "vmp_symtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHAIN_MAX 256 /* as R-RES-6 readers walk (analyze/vmp_resolve.c) */
+
+static int cmp_sym(const void *x, const void *y)
+{
+    const vmp_symtab_sym *a = x, *b = y;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1; /* the larger symbol first */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+vmp_symtab *vmp_symtab__build(uint64_t module_id,
+                              uint64_t bias,
+                              uint64_t start,
+                              uint64_t end,
+                              const vmp_symbol_desc *syms,
+                              size_t n)
+{
+    vmp_symtab *t = calloc(1, sizeof *t);
+    size_t bytes = 0, i;
+    if (!t || n > UINT32_MAX - 1)
+        goto fail;
+    for (i = 0; i < n; i++)
+        bytes += strlen(syms[i].name) + 1;
+    t->syms = calloc(n ? n : 1, sizeof *t->syms);
+    t->names = malloc(bytes ? bytes : 1);
+    if (!t->syms || !t->names)
+        goto fail;
+    t->module_id = module_id;
+    t->start = start;
+    t->end = end;
+    t->n = n;
+    bytes = 0;
+    for (i = 0; i < n; i++) {
+        vmp_symtab_sym *s = &t->syms[i];
+        size_t len = strlen(syms[i].name) + 1;
+        s->value = syms[i].value;
+        s->size = syms[i].size;
+        s->addr = syms[i].value + bias;
+        s->end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
+        s->seq = (uint32_t)i;
+        s->name = bytes;
+        memcpy(t->names + bytes, syms[i].name, len);
+        bytes += len;
+    }
+    qsort(t->syms, n, sizeof *t->syms, cmp_sym);
+    /* a size-0 symbol covers up to the next higher address, or the module's
+     * end (spec §5.3) */
+    for (i = n; i-- > 0;) {
+        vmp_symtab_sym *s = &t->syms[i];
+        size_t k = i + 1;
+        if (s->size != 0)
+            continue;
+        while (k < n && t->syms[k].addr == s->addr)
+            k++;
+        s->end = end > s->addr ? end : s->addr + 1;
+        if (k < n && t->syms[k].addr < s->end)
+            s->end = t->syms[k].addr;
+    }
+    /* up: the nearest earlier symbol that ends past this one's start (the
+     * chain from a pc's last symbol passes every symbol covering it) */
+    for (i = 0; i < n; i++) {
+        uint32_t j = (uint32_t)i;
+        while (j && t->syms[j - 1].end <= t->syms[i].addr)
+            j = t->syms[j - 1].up;
+        t->syms[i].up = j;
+    }
+    return t;
+fail:
+    vmp_symtab__free(t);
+    return NULL;
+}
+
+/* Index of the symbol R-RES-6 chooses for `pc`, or -1. */
+static long choose(const vmp_symtab *t, uint64_t pc)
+{
+    size_t lo = 0, hi = t->n, k, steps = 0;
+    long best = -1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->syms[mid].addr <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (k = lo; k && steps++ < CHAIN_MAX; k = t->syms[k - 1].up) {
+        const vmp_symtab_sym *s = &t->syms[k - 1];
+        if (pc < s->end) {
+            const vmp_symtab_sym *b = best >= 0 ? &t->syms[best] : NULL;
+            uint64_t sz = s->end - s->addr, bsz = b ? b->end - b->addr : 0;
+            if (!b || sz < bsz ||
+                (sz == bsz && (s->addr > b->addr || (s->addr == b->addr && s->seq < b->seq))))
+                best = (long)(k - 1);
+        }
+    }
+    return best;
+}
+
+static size_t take(vmp_symtab *t, size_t i, vmp_buf *out)
+{
+    vmp_symtab_sym *s = &t->syms[i];
+    if (s->written)
+        return 0;
+    s->written = 1;
+    vmp_enc__uint(out, s->value);
+    vmp_enc__uint(out, s->size);
+    vmp_enc__tstr(out, t->names + s->name);
+    return 1;
+}
+
+size_t vmp_symtab__need(vmp_symtab *t, uint64_t pc, vmp_buf *out)
+{
+    long b = choose(t, pc);
+    size_t got, k;
+    if (b < 0)
+        return 0;
+    got = take(t, (size_t)b, out);
+    if (t->syms[b].size == 0) { /* the symbol that ends it */
+        for (k = (size_t)b + 1; k < t->n && t->syms[k].addr == t->syms[b].addr; k++)
+            ;
+        if (k < t->n && t->syms[k].addr == t->syms[b].end)
+            got += take(t, k, out);
+    }
+    return got;
+}
+
+void vmp_symtab__free(vmp_symtab *t)
+{
+    if (!t)
+        return;
+    free(t->syms);
+    free(t->names);
+    free(t);
+}
