@@ -25,6 +25,9 @@
  *            and a file that ends with an END record
  *   record   the same under `vmp record -o FILE --` (needs --vmp): the
  *            command's exit status, the profile, the summary line
+ *   kill     a recording killed with SIGKILL midway: its complete chunks
+ *            break no rule (only truncated), and resolve alone: no function
+ *            or code object without its record
  *   threads  every thread of the process (the demo's threads mode, truth
  *            from /proc): sampled CPU >= 85% of the process's; G1's GC
  *            threads by name with G1 functions of libjvm; the busy thread
@@ -37,11 +40,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmp_analyze.h"
@@ -1493,6 +1498,113 @@ static void case_threads(void)
     profile_free(&p);
 }
 
+typedef struct kill_acc {
+    const vmp_analysis *a;
+    uint64_t weight, unnamed; /* all, and in frames named function#ID or code#ID */
+} kill_acc;
+
+static int kill_visit(const vmp_profile_stack_entry *e, void *payload)
+{
+    kill_acc *acc = payload;
+    uint32_t id = e->stack;
+    const vmp_astack *st = vmp_analysis_stack(acc->a, id);
+    int unnamed = 0;
+    while (id != 0 && st != NULL) {
+        const vmp_aframe *fr = vmp_analysis_frame(acc->a, st->frame);
+        const vmp_afunction *f = fr ? vmp_analysis_function(acc->a, fr->function) : NULL;
+        if (f != NULL &&
+            (strncmp(f->name, "function#", 9) == 0 || strncmp(f->name, "code#", 5) == 0))
+            unnamed = 1;
+        id = st->parent;
+        st = id ? vmp_analysis_stack(acc->a, id) : NULL;
+    }
+    acc->weight += e->weight;
+    if (unnamed)
+        acc->unnamed += e->weight;
+    return 0;
+}
+
+/* The demo under the agent, killed with SIGKILL after 4 s: what its
+ * complete chunks hold is valid and resolves (functions and symbols are
+ * written before their first use, not at exit). */
+static void case_kill(void)
+{
+    char path[4096], agent_arg[4200], outp[4200];
+    const char *argv[12];
+    vmp_validate_report rep;
+    vmp_reader *r = NULL;
+    vmp_profile *prof = NULL;
+    kill_acc acc;
+    int status = 0, argc = 0;
+    pid_t pid;
+
+    profile_path(path, sizeof path, "kill");
+    unlink(path);
+    snprintf(agent_arg, sizeof agent_arg, "-agentpath:%s=file=%s,interval=1ms", agent_path, path);
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    argv[argc++] = java_path;
+    argv[argc++] = "-Xmx256m";
+    argv[argc++] = agent_arg;
+    argv[argc++] = "-jar";
+    argv[argc++] = jar_path;
+    argv[argc++] = "all";
+    argv[argc++] = "5";
+    argv[argc] = NULL;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
+            _exit(126);
+        if (preload_env[0] != '\0') {
+            putenv(preload_env);
+            putenv(java_asan_options);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    if (pid <= 0)
+        return;
+    {
+        struct timespec ts = {4, 0};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (r == NULL)
+        return;
+    CHECK(vmp_validate(&rep, r) == VMP_ERR_TRUNCATED);
+    vmp_reader_close(r);
+    printf("  killed: %" PRIu64 " complete chunks, %" PRIu64 " samples; %s%s%s\n", rep.chunks,
+           rep.samples, rep.rule[0] ? rep.rule : "no rule broken", rep.rule[0] ? ": " : "",
+           rep.rule[0] ? rep.message : "");
+    /* R-CHK-3 is the truncation itself */
+    CHECK(rep.rule[0] == '\0' || strcmp(rep.rule, "R-CHK-3") == 0);
+    CHECK(rep.chunks >= 1 && rep.samples > 100);
+
+    memset(&acc, 0, sizeof acc);
+    r = NULL;
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL) {
+        vmp_profile_read(prof, r); /* truncated: what was read counts */
+        acc.a = vmp_profile_analysis(prof);
+        vmp_profile_foreach_stack(prof, kill_visit, &acc);
+    }
+    printf("  killed: weight %" PRIu64 " in stacks, %" PRIu64
+           " with a frame named function#/code#\n",
+           acc.weight, acc.unnamed);
+    CHECK(acc.weight > 100);
+    CHECK(acc.unnamed == 0);
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1501,7 +1613,8 @@ int main(int argc, char **argv)
     } cases[] = {{"demo", case_demo},     {"hot", case_hot},       {"resolve", case_resolve},
                  {"churn", case_churn},   {"rate", case_rate},     {"short", case_short},
                  {"wall", case_wall},     {"exit", case_exit},     {"record", case_record},
-                 {"nofile", case_nofile}, {"native", case_native}, {"threads", case_threads}};
+                 {"nofile", case_nofile}, {"native", case_native}, {"threads", case_threads},
+                 {"kill", case_kill}};
 
     const char *which = NULL;
     size_t k;
@@ -1530,7 +1643,7 @@ int main(int argc, char **argv)
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
         fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
                         "--workdir DIR [--vmp VMP] [--native-lib LIB] "
-                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native|threads\n");
+                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native|threads|kill\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
