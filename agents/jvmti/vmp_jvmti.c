@@ -739,7 +739,7 @@ static void start_slot_locked(vmp_jvmti_thread *t, uint64_t tid, int from_birth)
 {
     /* published first: the clock's first signal may come before its start
      * returns */
-    vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_LIVE);
+    vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_LIVE);
     if (g.opts.mode == VMP_JVMTI_MODE_CPU)
         vmp_jvmti__clock_start(&t->clock, tid, from_birth);
 }
@@ -773,18 +773,16 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
 
     pthread_mutex_lock(&g.lock);
     if (!g.dead && g.w != NULL) {
+        /* a slot a scan found keeps its clock (from birth); a RETIRED one
+         * (attached again, or found while it blocked SIGPROF) starts one */
         t = vmp_jvmti__threads_find(tid);
-        if (t != NULL && t->status == VMP_JVMTI_SLOT_RETIRED) {
-            /* attached again (DestroyJavaVM), or found by a scan while it
-             * blocked SIGPROF: sample it now */
+        int start = t == NULL || t->status == VMP_JVMTI_SLOT_RETIRED;
+        if (t == NULL)
+            t = vmp_jvmti__threads_claim(tid, depth);
+        if (t != NULL) {
             t->java = t->named = 1;
-            start_slot_locked(t, tid, from_birth);
-        } else if (t != NULL) {
-            t->java = t->named = 1;
-        } else if ((t = vmp_jvmti__threads_claim(tid, depth)) != NULL) {
-            t->java = t->named = 1;
-            /* on this thread, under the lock that shutdown takes first */
-            start_slot_locked(t, tid, from_birth);
+            if (start) /* on this thread, under the lock that shutdown takes first */
+                start_slot_locked(t, tid, from_birth);
         } else {
             g.threads_unsampled++;
         }
@@ -912,7 +910,7 @@ static void scan_threads_locked(int initial)
             /* a signal would stay pending (the agent's and the writer's
              * threads): named, not sampled */
             name_from_comm_locked(t, 0);
-            vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_RETIRED);
+            vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
             continue;
         }
         start_slot_locked(t, tids[i], !initial);

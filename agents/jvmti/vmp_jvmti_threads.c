@@ -59,11 +59,6 @@ vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames)
     return t;
 }
 
-void vmp_jvmti__threads_publish(vmp_jvmti_thread *t, int status)
-{
-    __atomic_store_n(&t->status, status, __ATOMIC_RELEASE);
-}
-
 void vmp_jvmti__threads_set_status(vmp_jvmti_thread *t, int status)
 {
     __atomic_store_n(&t->status, status, __ATOMIC_RELEASE);

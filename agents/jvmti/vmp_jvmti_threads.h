@@ -62,15 +62,13 @@ vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid);
 
 /** A free slot for `tid`, zeroed but for `clock.fd` (-1), with a frame
  *  buffer of `frames` entries, its status FREE: the caller fills it, then
- *  publishes it with vmp_jvmti__threads_publish().  Under the caller's lock.
+ *  publishes it with vmp_jvmti__threads_set_status().  Under the caller's lock.
  *  @return NULL when every slot is taken or memory is short. */
 vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames);
 
-/** Make `t` visible to the signal handler with `status`.  Under the lock. */
-void vmp_jvmti__threads_publish(vmp_jvmti_thread *t, int status);
-
-/** Set `t`'s status (LIVE or RETIRED); a RETIRED slot is no longer found by
- *  its thread's handler.  Under the lock. */
+/** Set `t`'s status: LIVE makes a claimed slot visible to its thread's
+ *  signal handler; a RETIRED slot is no longer found by it.  Under the
+ *  lock. */
 void vmp_jvmti__threads_set_status(vmp_jvmti_thread *t, int status);
 
 /** Free `t` and its frame buffer (its clock must be stopped) once its thread

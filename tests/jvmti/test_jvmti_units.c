@@ -173,7 +173,7 @@ static void test_tasks_and_table(void)
     CHECK(t != NULL && t->frames != NULL && t->clock.fd == -1);
     CHECK(vmp_jvmti__threads_find(me) == t);
     CHECK(vmp_jvmti__threads_self() == NULL); /* not published yet */
-    vmp_jvmti__threads_publish(t, VMP_JVMTI_SLOT_LIVE);
+    vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_LIVE);
     CHECK(vmp_jvmti__threads_self() == t);
     vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
     CHECK(vmp_jvmti__threads_self() == NULL);
