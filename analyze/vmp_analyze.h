@@ -152,9 +152,13 @@ typedef struct vmp_afunction {
      * symbol covers): the runtime address it was first resolved at (the
      * address looked up: a return address minus 1); else 0.  Added in 0.2. */
     uint64_t address;
-    /* For a grouped name (hidden classes, see "Naming rules"): the FUNCTION
-     * records in the group, as shown in the name; else 0.  Added in 0.3. */
+    /* For a grouped name (hidden classes, see "Naming rules"): its members
+     * that frames name, as shown in the name; else 0.  Added in 0.3. */
     uint32_t members;
+    /* For a C function (VMP_CLASS_NATIVE) named by a symbol: the symbol's
+     * raw (mangled) name, of the first symbol resolved to it; else NULL.
+     * Added in 0.4. */
+    const char *raw_name;
 } vmp_afunction;
 
 /** A resolved frame: a function and, when known, a bytecode range. */

@@ -211,6 +211,35 @@ static int ensure_tmp(merger *m, size_t n)
     return vmp_grow__((void **)&m->tmp, &m->cap_tmp, n ? n : 1, sizeof *m->tmp);
 }
 
+/* The function ids of inline records, renumbered into m->tmp_inl (valid
+ * until the next record); `*inlines` then points there.  -1: no memory. */
+static int remap_inlines(merger *m, const vmp_rec_inline **inlines, size_t n)
+{
+    size_t total = 0, i;
+    uint64_t *p;
+    if (n == 0)
+        return 0;
+    for (i = 0; i < n; i++)
+        total += 2 * (*inlines)[i].depth;
+    if (ensure_tmp(m, total) ||
+        vmp_grow__((void **)&m->tmp_inl, &m->cap_tmp_inl, n, sizeof *m->tmp_inl))
+        return -1;
+    p = m->tmp;
+    for (i = 0; i < n; i++) {
+        size_t j;
+        m->tmp_inl[i] = (*inlines)[i];
+        m->tmp_inl[i].frames = p;
+        for (j = 0; j < (*inlines)[i].depth; j++) {
+            uint64_t f = (*inlines)[i].frames[2 * j];
+            p[2 * j] = f ? map_id(&m->fns, f, &m->next_fn, NULL) : 0;
+            p[2 * j + 1] = (*inlines)[i].frames[2 * j + 1];
+        }
+        p += 2 * (*inlines)[i].depth;
+    }
+    *inlines = m->tmp_inl;
+    return 0;
+}
+
 /* ---- the header ------------------------------------------------------------------------------ */
 
 static vmp_status take_headers(merger *m,
@@ -752,8 +781,6 @@ static vmp_status take_record(
     }
     case VMP_REC_CODE_OBJECT: {
         vmp_rec_code_object *c = &rec->u.code_object;
-        size_t total = 0;
-        uint64_t *p;
         int fresh;
         c->id = map_id(&m->codes, c->id, &m->next_code, &fresh);
         if (!c->id)
@@ -772,26 +799,17 @@ static vmp_status take_record(
         c->generation += in->base;
         if (c->time_ns)
             c->time_ns += sh;
-        for (i = 0; i < c->n_inlines; i++)
-            total += 2 * c->inlines[i].depth;
-        if (c->n_inlines) {
-            if (ensure_tmp(m, total) ||
-                vmp_grow__((void **)&m->tmp_inl, &m->cap_tmp_inl, c->n_inlines, sizeof *m->tmp_inl))
-                return nomem(m);
-            p = m->tmp;
-            for (i = 0; i < c->n_inlines; i++) {
-                size_t j;
-                m->tmp_inl[i] = c->inlines[i];
-                m->tmp_inl[i].frames = p;
-                for (j = 0; j < c->inlines[i].depth; j++) {
-                    uint64_t f = c->inlines[i].frames[2 * j];
-                    p[2 * j] = f ? map_id(&m->fns, f, &m->next_fn, NULL) : 0;
-                    p[2 * j + 1] = c->inlines[i].frames[2 * j + 1];
-                }
-                p += 2 * c->inlines[i].depth;
-            }
-            c->inlines = m->tmp_inl;
-        }
+        if (remap_inlines(m, &c->inlines, c->n_inlines))
+            return nomem(m);
+        break;
+    }
+    case VMP_REC_CODE_MAP: { /* the maps of a code object of this input */
+        vmp_rec_code_map *c = &rec->u.code_map;
+        c->id = c->id ? vmp_hmap__get(&m->codes, c->id, 0) : 0;
+        if (!c->id)
+            return VMP_OK; /* unknown code: a reader ignores it (R-CODE-3) */
+        if (remap_inlines(m, &c->inlines, c->n_inlines))
+            return nomem(m);
         break;
     }
     case VMP_REC_CODE_SNAPSHOT: {

@@ -37,6 +37,7 @@ typedef struct seek_entry {
 
 struct vmp_record_writer {
     int fd, own_fd, failed, finished, header_done;
+    unsigned min_minor; /* options.min_minor */
     size_t chunk_limit;
     ZSTD_CCtx *zc;
     buf chunk, body, zbuf;
@@ -340,9 +341,44 @@ static void enc_header(vmp_record_writer *w, const vmp_rec_header *h)
     kv_str(w, VMP_HDR_NAME_SEPARATOR, &h->name_separator);
 }
 
-static void enc_code_object(vmp_record_writer *w, const vmp_rec_code_object *c)
+/* A pc_map (absolute offsets, as the reader delivers them) and inline
+ * records under keys `k_map` and `k_inline` (CODE_OBJECT, CODE_MAP). */
+static void enc_code_maps(vmp_record_writer *w,
+                          unsigned k_map,
+                          const uint64_t *pc_map,
+                          size_t pc_map_len,
+                          unsigned k_inline,
+                          const vmp_rec_inline *inlines,
+                          size_t n_inlines)
 {
     size_t i, j;
+    if (pc_map_len > 0) {
+        uint64_t prev = 0;
+        key(w, k_map);
+        head_array(&w->body, 2 * pc_map_len);
+        for (i = 0; i < pc_map_len; i++) {
+            uint64_t off = pc_map[2 * i];
+            /* offsets are non-decreasing (spec §5.7); guard the delta anyway */
+            head_uint(&w->body, off >= prev ? off - prev : 0);
+            head_uint(&w->body, pc_map[2 * i + 1]);
+            prev = off >= prev ? off : prev;
+        }
+    }
+    if (n_inlines > 0) {
+        key(w, k_inline);
+        head_array(&w->body, n_inlines);
+        for (i = 0; i < n_inlines; i++) {
+            const vmp_rec_inline *in = &inlines[i];
+            head_array(&w->body, 1 + 2 * in->depth);
+            head_uint(&w->body, in->mcpc_offset);
+            for (j = 0; j < 2 * in->depth; j++)
+                head_uint(&w->body, in->frames[j]);
+        }
+    }
+}
+
+static void enc_code_object(vmp_record_writer *w, const vmp_rec_code_object *c)
+{
     kv_uint_always(w, VMP_CODE_ID, c->id);
     kv_uint(w, VMP_CODE_ZONE, c->zone, 0);
     kv_uint(w, VMP_CODE_KIND, c->kind, 0);
@@ -352,29 +388,8 @@ static void enc_code_object(vmp_record_writer *w, const vmp_rec_code_object *c)
     kv_uint_always(w, VMP_CODE_SIZE, c->size);
     kv_uint(w, VMP_CODE_GENERATION, c->generation, 0);
     kv_uint(w, VMP_CODE_TIER, c->tier, 0);
-    if (c->pc_map_len > 0) {
-        uint64_t prev = 0;
-        key(w, VMP_CODE_PC_MAP);
-        head_array(&w->body, 2 * c->pc_map_len);
-        for (i = 0; i < c->pc_map_len; i++) {
-            uint64_t off = c->pc_map[2 * i];
-            /* offsets are non-decreasing (spec §5.7); guard the delta anyway */
-            head_uint(&w->body, off >= prev ? off - prev : 0);
-            head_uint(&w->body, c->pc_map[2 * i + 1]);
-            prev = off >= prev ? off : prev;
-        }
-    }
-    if (c->n_inlines > 0) {
-        key(w, VMP_CODE_INLINE);
-        head_array(&w->body, c->n_inlines);
-        for (i = 0; i < c->n_inlines; i++) {
-            const vmp_rec_inline *in = &c->inlines[i];
-            head_array(&w->body, 1 + 2 * in->depth);
-            head_uint(&w->body, in->mcpc_offset);
-            for (j = 0; j < 2 * in->depth; j++)
-                head_uint(&w->body, in->frames[j]);
-        }
-    }
+    enc_code_maps(w, VMP_CODE_PC_MAP, c->pc_map, c->pc_map_len, VMP_CODE_INLINE, c->inlines,
+                  c->n_inlines);
     kv_uint(w, VMP_CODE_TIME, c->time_ns, 0);
 }
 
@@ -437,7 +452,8 @@ static void note_gen(vmp_record_writer *w, uint64_t g)
 }
 
 /* The file header frame (spec §3, R-HDR-1..4), with the least minor version
- * the file needs: 1 when its HEADER has a name separator (1.1). */
+ * the file needs: the options' min_minor (records passed on), at least 1
+ * when its HEADER has a name separator (1.1). */
 static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
 {
     unsigned char hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {0};
@@ -445,7 +461,7 @@ static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h
     store_le32(hdr + 4, VMP_FILE_HEADER_SIZE);
     memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
     hdr[16] = VMP_FORMAT_MAJOR;
-    hdr[18] = h->name_separator.len > 0 ? 1 : 0;
+    hdr[18] = (unsigned char)(w->min_minor > 0 ? w->min_minor : h->name_separator.len > 0 ? 1 : 0);
     return out_write(w, hdr, sizeof hdr);
 }
 
@@ -535,6 +551,13 @@ vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
     case VMP_REC_CODE_OBJECT:
         enc_code_object(w, u);
         break;
+    case VMP_REC_CODE_MAP: {
+        const vmp_rec_code_map *m = u;
+        kv_uint_always(w, VMP_CMAP_ID, m->id);
+        enc_code_maps(w, VMP_CMAP_PC_MAP, m->pc_map, m->pc_map_len, VMP_CMAP_INLINE, m->inlines,
+                      m->n_inlines);
+        break;
+    }
     case VMP_REC_CODE_SNAPSHOT: {
         const vmp_rec_code_snapshot *s = u;
         kv_uint_always(w, VMP_SNAP_ZONE, s->zone);
@@ -715,6 +738,8 @@ static vmp_status start(vmp_record_writer **out,
     w->chunk_limit = opts && opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
     if (opts && opts->zstd_level)
         level = opts->zstd_level;
+    if (opts && opts->min_minor)
+        w->min_minor = opts->min_minor < VMP_FORMAT_MINOR ? opts->min_minor : VMP_FORMAT_MINOR;
     w->zc = ZSTD_createCCtx();
     if (!w->zc || ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1)) ||

@@ -47,12 +47,17 @@ typedef struct vmp_record_writer_options {
     unsigned int version; /* VMP_RECORD_WRITER_OPTIONS_VERSION */
     size_t chunk_bytes;   /* chunk content limit; 0 == 1 MiB (spec R-CHK-5) */
     int zstd_level;       /* 0 == 3 */
+    /* The least format_minor to write in the file header, for records of a
+     * newer minor passed on from the input (1.2: CODE_MAP); the writer
+     * raises it to 1 itself for a HEADER with a name separator.  Added in
+     * 0.4. */
+    unsigned int min_minor;
 } vmp_record_writer_options;
 
 #define VMP_RECORD_WRITER_OPTIONS_VERSION 1
-#define VMP_RECORD_WRITER_OPTIONS_INIT          \
-    {                                           \
-        VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0 \
+#define VMP_RECORD_WRITER_OPTIONS_INIT             \
+    {                                              \
+        VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0, 0 \
     }
 
 /** Totals counted by the writer over the records written so far. */

@@ -101,6 +101,7 @@ typedef struct fdef {
     uint32_t afunc_sym;    /* symbolic-frame afunction, 0 until used */
     uint32_t afunc_inl;    /* inlined-frame afunction, 0 until used */
     uint32_t afunc_interp; /* interpreted-frame afunction, 0 until used */
+    int member_counted;    /* counted in its hidden-class group (count_member()) */
     /* Line runs of the line table (§5.5): (bcpc, line) at runs[2i],
      * runs[2i + 1], bcpcs strictly ascending, consecutive lines differing;
      * run i covers bcpcs [runs[2i], runs[2i + 2]). */
@@ -660,8 +661,9 @@ static uint32_t intern_func(vmp_analysis *a,
     f->function_id = function_id;
     f->module_id = module_id;
     f->bytecode_size = bc_size;
-    f->zone_id = 0; /* code_afunc() sets it */
-    f->address = 0; /* module_offset_func() sets it */
+    f->zone_id = 0;     /* code_afunc() sets it */
+    f->address = 0;     /* module_offset_func() sets it */
+    f->raw_name = NULL; /* the symbol path sets it */
     a->stats.memory_bytes += sizeof *f + 24;
     return id;
 }
@@ -811,8 +813,21 @@ static uint32_t function_name_sid(vmp_analysis *a, const vmp_rec_function *f)
             return 0;
         a->stats.memory_bytes += sizeof *a->groups + 24;
     }
-    a->groups[g - 1].members++;
     return sid;
+}
+
+/* A group's members are the functions that frames name (whether or not the
+ * file describes the others: a file of the functions its samples need
+ * shows the same count); `d` is named by a frame. */
+static void count_member(vmp_analysis *a, fdef *d)
+{
+    uint32_t g;
+    if (d->member_counted || a->n_groups == 0)
+        return;
+    d->member_counted = 1;
+    g = vmp_hmap__get(&a->group_by_sid, d->name_sid, 0);
+    if (g)
+        a->groups[g - 1].members++;
 }
 
 /* Keep the line runs of a line table: (bcpc, line) where a new line starts
@@ -1047,10 +1062,66 @@ static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen
     return 0;
 }
 
+/* Copy a pc_map and inline records (CODE_OBJECT's or CODE_MAP's) into `o`,
+ * which has none. */
+static vmp_status take_maps(vmp_analysis *a,
+                            code_obj *o,
+                            const uint64_t *pc_map,
+                            size_t pc_map_len,
+                            const vmp_rec_inline *inlines,
+                            size_t n_inlines)
+{
+    size_t i;
+    if (pc_map_len) {
+        o->pc_map = malloc(pc_map_len * 2 * sizeof *o->pc_map);
+        if (!o->pc_map)
+            return VMP_ERR_NOMEM;
+        memcpy(o->pc_map, pc_map, pc_map_len * 2 * sizeof *o->pc_map);
+        o->n_map = pc_map_len;
+        /* Offsets are non-decreasing by construction (§5.7); keep it true
+         * on hostile input so the binary search stays meaningful. */
+        for (i = 1; i < o->n_map; i++)
+            if (o->pc_map[2 * i] < o->pc_map[2 * i - 2])
+                o->pc_map[2 * i] = o->pc_map[2 * i - 2];
+        a->stats.memory_bytes += pc_map_len * 16;
+    }
+    if (n_inlines) {
+        size_t words = 0, at = 0;
+        for (i = 0; i < n_inlines; i++)
+            words += 2 + 2 * inlines[i].depth;
+        o->inl = malloc(words * sizeof *o->inl);
+        o->inl_at = malloc(n_inlines * sizeof *o->inl_at);
+        if (!o->inl || !o->inl_at) {
+            free(o->pc_map);
+            free(o->inl);
+            free(o->inl_at);
+            o->pc_map = NULL;
+            o->inl = NULL;
+            o->inl_at = NULL;
+            o->n_map = 0;
+            return VMP_ERR_NOMEM;
+        }
+        for (i = 0; i < n_inlines; i++) {
+            const vmp_rec_inline *in = &inlines[i];
+            uint64_t off = in->mcpc_offset;
+            /* sorted by offset (§5.7); keep it true on hostile input */
+            if (i > 0 && off < o->inl[o->inl_at[i - 1]])
+                off = o->inl[o->inl_at[i - 1]];
+            o->inl_at[i] = at;
+            o->inl[at++] = off;
+            o->inl[at++] = in->depth;
+            memcpy(o->inl + at, in->frames, 2 * in->depth * sizeof *o->inl);
+            at += 2 * in->depth;
+        }
+        o->n_inl = n_inlines;
+        a->stats.memory_bytes += words * 8 + n_inlines * sizeof(size_t);
+    }
+    return VMP_OK;
+}
+
 static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
 {
     code_obj *o;
-    size_t i;
     uint32_t idx;
     if (vmp_hmap__get(&a->code_by_id, c->id, 0))
         return VMP_ERR_CORRUPT; /* spec R-ID-1: defined twice */
@@ -1070,46 +1141,8 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
         if (!o->name_sid)
             return VMP_ERR_NOMEM;
     }
-    if (c->pc_map_len) {
-        o->pc_map = malloc(c->pc_map_len * 2 * sizeof *o->pc_map);
-        if (!o->pc_map)
-            return VMP_ERR_NOMEM;
-        memcpy(o->pc_map, c->pc_map, c->pc_map_len * 2 * sizeof *o->pc_map);
-        o->n_map = c->pc_map_len;
-        /* Offsets are non-decreasing by construction (§5.7); keep it true
-         * on hostile input so the binary search stays meaningful. */
-        for (i = 1; i < o->n_map; i++)
-            if (o->pc_map[2 * i] < o->pc_map[2 * i - 2])
-                o->pc_map[2 * i] = o->pc_map[2 * i - 2];
-        a->stats.memory_bytes += c->pc_map_len * 16;
-    }
-    if (c->n_inlines) {
-        size_t words = 0, at = 0;
-        for (i = 0; i < c->n_inlines; i++)
-            words += 2 + 2 * c->inlines[i].depth;
-        o->inl = malloc(words * sizeof *o->inl);
-        o->inl_at = malloc(c->n_inlines * sizeof *o->inl_at);
-        if (!o->inl || !o->inl_at) {
-            free(o->pc_map);
-            free(o->inl);
-            free(o->inl_at);
-            return VMP_ERR_NOMEM;
-        }
-        for (i = 0; i < c->n_inlines; i++) {
-            const vmp_rec_inline *in = &c->inlines[i];
-            uint64_t off = in->mcpc_offset;
-            /* sorted by offset (§5.7); keep it true on hostile input */
-            if (i > 0 && off < o->inl[o->inl_at[i - 1]])
-                off = o->inl[o->inl_at[i - 1]];
-            o->inl_at[i] = at;
-            o->inl[at++] = off;
-            o->inl[at++] = in->depth;
-            memcpy(o->inl + at, in->frames, 2 * in->depth * sizeof *o->inl);
-            at += 2 * in->depth;
-        }
-        o->n_inl = c->n_inlines;
-        a->stats.memory_bytes += words * 8 + c->n_inlines * sizeof(size_t);
-    }
+    if (take_maps(a, o, c->pc_map, c->pc_map_len, c->inlines, c->n_inlines) != VMP_OK)
+        return VMP_ERR_NOMEM;
     idx = (uint32_t)a->n_codes;
     if (vmp_hmap__put(&a->code_by_id, c->id, 0, idx + 1)) {
         /* not counted in n_codes: vmp_analysis_free() would not see them */
@@ -1135,6 +1168,23 @@ static code_obj *find_code(vmp_analysis *a, uint64_t id)
 {
     uint32_t idx = vmp_hmap__get(&a->code_by_id, id, 0);
     return idx ? &a->codes[idx - 1] : NULL;
+}
+
+/* CODE_MAP (spec R-CODE-3): the maps of a code object that has none, from
+ * here on.  Samples resolved before it keep what they showed; the caches
+ * of resolved stacks are dropped so that later samples see the map. */
+static vmp_status take_code_map(vmp_analysis *a, const vmp_rec_code_map *m)
+{
+    code_obj *o = find_code(a, m->id);
+    if (!o || o->n_map || o->n_inl || (!m->pc_map_len && !m->n_inlines))
+        return VMP_OK; /* unknown code, or a map already: the first holds */
+    if (take_maps(a, o, m->pc_map, m->pc_map_len, m->inlines, m->n_inlines) != VMP_OK)
+        return VMP_ERR_NOMEM;
+    if (a->any_sample) {
+        vmp_hmap__clear(&a->scache);
+        a->epoch++;
+    }
+    return VMP_OK;
 }
 
 static int do_free(vmp_analysis *a, code_obj *o, uint64_t gen)
@@ -1523,6 +1573,7 @@ static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
     f = find_fn(a, o->function);
     if (f) {
         name_sid = f->name_sid;
+        count_member(a, &a->fns[f - a->fns]);
     } else if (o->function) {
         snprintf(buf, sizeof buf, "function#%" PRIu64, o->function);
         name_sid = intern(a, buf);
@@ -1659,6 +1710,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
                 }
                 if (!sy->afunc)
                     return 0;
+                if (*raw && !a->funcs[sy->afunc].raw_name)
+                    a->funcs[sy->afunc].raw_name = raw;
             }
             return intern_frame(a, sy->afunc, 0, 0, 0);
         }
@@ -1719,6 +1772,7 @@ static uint32_t function_afunc(vmp_analysis *a, uint64_t function, int slot)
         if (!*memo)
             *memo = intern_func(a, d->name_sid, kinds[slot], cls, code_kind, function, 0,
                                 d->bytecode_size);
+        count_member(a, d);
         return *memo;
     } else {
         char buf[64];
@@ -2196,6 +2250,8 @@ static vmp_status feed_record(vmp_analysis *a,
         return take_function(a, &rec->u.function);
     case VMP_REC_CODE_OBJECT:
         return take_code(a, &rec->u.code_object);
+    case VMP_REC_CODE_MAP:
+        return take_code_map(a, &rec->u.code_map);
     case VMP_REC_CODE_SNAPSHOT:
         return take_snapshot(a, &rec->u.code_snapshot);
     case VMP_REC_CODE_COMPACTION:

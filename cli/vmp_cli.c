@@ -163,9 +163,11 @@ int vmp_cli_output_finish(
     return VMP_EXIT_FAIL;
 }
 
-int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path)
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned minor)
 {
-    vmp_status st = vmp_record_writer_open_file(w, path, NULL);
+    vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
+    o.min_minor = minor;
+    vmp_status st = vmp_record_writer_open_file(w, path, &o);
     if (st >= 0)
         return VMP_EXIT_OK;
     vmp_cli_fail(cmd, "%s", *w ? vmp_record_writer_errmsg(*w) : "out of memory");
@@ -376,9 +378,10 @@ void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns)
 const char *vmp_cli_record_name(int type)
 {
     static const char *const names[] = {
-        "UNKNOWN",   "HEADER",     "END",         "MODULE",        "MODULE_SYMBOLS",  "THREAD",
-        "FUNCTION",  "CODE_ZONE",  "CODE_OBJECT", "CODE_SNAPSHOT", "CODE_COMPACTION", "CODE_FREE",
-        "CODE_MOVE", "STACK_NODE", "SAMPLE",      "FAILED_SAMPLE", "EVENT",           "COUNTER"};
+        "UNKNOWN",         "HEADER",    "END",       "MODULE",      "MODULE_SYMBOLS",
+        "THREAD",          "FUNCTION",  "CODE_ZONE", "CODE_OBJECT", "CODE_SNAPSHOT",
+        "CODE_COMPACTION", "CODE_FREE", "CODE_MOVE", "STACK_NODE",  "SAMPLE",
+        "FAILED_SAMPLE",   "EVENT",     "COUNTER",   "CODE_MAP"};
     if (type > 0 && (size_t)type < sizeof names / sizeof names[0])
         return names[type];
     return "UNKNOWN";

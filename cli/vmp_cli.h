@@ -128,11 +128,13 @@ int vmp_cli_open_io(
 int vmp_cli_output_finish(
     vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err);
 
-/** Open a record writer on `path` (vmp_record_writer_open_file(), default
- *  options).  On failure prints the writer's message (or "out of memory"),
- *  releases it and returns VMP_EXIT_FAIL with `*w` NULL.
+/** Open a record writer on `path` (vmp_record_writer_open_file()) that
+ *  writes at least format minor `minor` (the newest of its inputs': the
+ *  records it passes on may need it).  On failure prints the writer's
+ *  message (or "out of memory"), releases it and returns VMP_EXIT_FAIL with
+ *  `*w` NULL.
  *  @param[out] w  receives the writer; the caller closes it. */
-int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path);
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned minor);
 
 /** Give up an output after an error was already reported: close it without
  *  another message and remove the partial file, but only when `path` names a

@@ -40,6 +40,8 @@ static const char decode_usage[] =
     "  CODE_ZONE       id name start end\n"
     "  CODE_OBJECT     id zone kind tier name function start size gen time\n"
     "                  pc_map (offset:bcpc) inline (offset:[function:bcpc ...])\n"
+    "  CODE_MAP        id pc_map inline (format 1.2: a code object's maps,\n"
+    "                  written after it)\n"
     "  CODE_SNAPSHOT   zone gen time entries (id:start)\n"
     "  CODE_COMPACTION zone gen time duration moves (id:start) frees\n"
     "  CODE_FREE       gen id time\n"
@@ -238,24 +240,19 @@ static void emit_symbols(const emitter *e, const vmp_rec_module_symbols *ms)
     fputc(']', e->f);
 }
 
-static void emit_code_object(const emitter *e, const vmp_rec_code_object *co)
+/* A code object's pc_map and inline records (CODE_OBJECT and CODE_MAP). */
+static void emit_code_maps(const emitter *e,
+                           const uint64_t *pc_map,
+                           size_t pc_map_len,
+                           const vmp_rec_inline *inlines,
+                           size_t n_inlines)
 {
     size_t i, j;
-    f_u64(e, "id", co->id);
-    f_u64(e, "zone", co->zone);
-    f_u64(e, "kind", co->kind);
-    f_u64(e, "tier", co->tier);
-    f_str(e, "name", &co->name);
-    f_u64(e, "function", co->function);
-    f_addr(e, "start", co->start);
-    f_u64(e, "size", co->size);
-    f_u64(e, "gen", co->generation);
-    f_u64(e, "time", co->time_ns);
-    f_pairs(e, "pc_map", co->pc_map, co->pc_map_len, 0);
+    f_pairs(e, "pc_map", pc_map, pc_map_len, 0);
     key(e, "inline");
     fputc('[', e->f);
-    for (i = 0; i < co->n_inlines; i++) {
-        const vmp_rec_inline *in = &co->inlines[i];
+    for (i = 0; i < n_inlines; i++) {
+        const vmp_rec_inline *in = &inlines[i];
         sep(e, i);
         fprintf(e->f, e->json ? "[%" PRIu64 ",[" : "%" PRIu64 ":[", in->mcpc_offset);
         for (j = 0; j < in->depth; j++) {
@@ -267,6 +264,21 @@ static void emit_code_object(const emitter *e, const vmp_rec_code_object *co)
         fputs(e->json ? "]]" : "]", e->f);
     }
     fputc(']', e->f);
+}
+
+static void emit_code_object(const emitter *e, const vmp_rec_code_object *co)
+{
+    f_u64(e, "id", co->id);
+    f_u64(e, "zone", co->zone);
+    f_u64(e, "kind", co->kind);
+    f_u64(e, "tier", co->tier);
+    f_str(e, "name", &co->name);
+    f_u64(e, "function", co->function);
+    f_addr(e, "start", co->start);
+    f_u64(e, "size", co->size);
+    f_u64(e, "gen", co->generation);
+    f_u64(e, "time", co->time_ns);
+    emit_code_maps(e, co->pc_map, co->pc_map_len, co->inlines, co->n_inlines);
 }
 
 static void emit_record(const emitter *e, const vmp_record *rec)
@@ -322,6 +334,11 @@ static void emit_record(const emitter *e, const vmp_record *rec)
         break;
     case VMP_REC_CODE_OBJECT:
         emit_code_object(e, &rec->u.code_object);
+        break;
+    case VMP_REC_CODE_MAP:
+        f_u64(e, "id", rec->u.code_map.id);
+        emit_code_maps(e, rec->u.code_map.pc_map, rec->u.code_map.pc_map_len,
+                       rec->u.code_map.inlines, rec->u.code_map.n_inlines);
         break;
     case VMP_REC_CODE_SNAPSHOT:
         f_u64(e, "zone", rec->u.code_snapshot.zone);

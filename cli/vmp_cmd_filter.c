@@ -109,6 +109,7 @@ int vmp_cmd_filter(int argc, char **argv)
     static const char *tnames[MAX_ARGS], *states[MAX_ARGS], *inc[MAX_ARGS], *exc[MAX_ARGS];
     vmp_filter_options o = VMP_FILTER_OPTIONS_INIT;
     vmp_reader *r = NULL;
+    vmp_reader_info info;
     vmp_record_writer *w = NULL;
     vmp_status st;
     char err[1024] = "";
@@ -186,7 +187,8 @@ int vmp_cmd_filter(int argc, char **argv)
     rc = vmp_cli_open_reader(&r, cmd, in_path);
     if (rc != VMP_EXIT_OK)
         return rc;
-    rc = vmp_cli_open_writer(&w, cmd, out_path);
+    vmp_reader_get_info(r, &info);
+    rc = vmp_cli_open_writer(&w, cmd, out_path, info.format_minor);
     if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);
         return rc;

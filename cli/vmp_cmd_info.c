@@ -42,7 +42,7 @@ static const char info_usage[] =
     "                samples, failed_samples, sample_weight, dropped_full,\n"
     "                dropped_write, truncated_stacks (the last three null without\n"
     "                END), threads ([{id, name, samples}], all of them), zones,\n"
-    "                code_objects,\n"
+    "                code_objects, code_maps,\n"
     "                code_changes, generation, modules, symbols, functions,\n"
     "                stack_nodes, events, counters, unknown_records, records,\n"
     "                chunks, file_bytes, bytes_per_sample, complete, seek_table,\n"
@@ -78,6 +78,7 @@ typedef struct summary {
     int have_end;
     uint64_t last_time, samples, failed, weight, zones, code_objects, code_changes;
     uint64_t generation, modules, symbols, functions, stack_nodes, events, counters, unknown;
+    uint64_t code_maps;
     thread_info *threads; /* sorted by id */
     size_t n_threads, cap_threads;
 } summary;
@@ -183,6 +184,9 @@ static int add_record(summary *sum, const vmp_record *rec)
     case VMP_REC_CODE_OBJECT:
         sum->code_objects++;
         seen_time(sum, rec->u.code_object.time_ns);
+        break;
+    case VMP_REC_CODE_MAP:
+        sum->code_maps++;
         break;
     case VMP_REC_CODE_SNAPSHOT:
         sum->code_changes++;
@@ -345,9 +349,11 @@ static void print_text(FILE *f,
         fprintf(f, "  ... and %zu more (--threads lists all)\n", sum->n_threads - shown);
     free(order);
     fprintf(f, "zones:            %" PRIu64 "\n", sum->zones);
-    fprintf(f,
-            "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64 ")\n",
+    fprintf(f, "code objects:     %" PRIu64 " (%" PRIu64 " changes, final generation %" PRIu64,
             sum->code_objects, sum->code_changes, sum->generation);
+    if (sum->code_maps) /* format 1.2: maps written for the code samples ran */
+        fprintf(f, "; %" PRIu64 " code maps", sum->code_maps);
+    fputs(")\n", f);
     fprintf(f, "modules:          %" PRIu64 " (%" PRIu64 " symbols)\n", sum->modules, sum->symbols);
     fprintf(f, "functions:        %" PRIu64 "\n", sum->functions);
     fprintf(f, "stack nodes:      %" PRIu64 "\n", sum->stack_nodes);
@@ -433,14 +439,15 @@ static void print_json(FILE *f,
         fputc('}', f);
     }
     fprintf(f,
-            "],\"zones\":%" PRIu64 ",\"code_objects\":%" PRIu64 ",\"code_changes\":%" PRIu64
-            ",\"generation\":%" PRIu64 ",\"modules\":%" PRIu64 ",\"symbols\":%" PRIu64
-            ",\"functions\":%" PRIu64 ",\"stack_nodes\":%" PRIu64 ",\"events\":%" PRIu64
-            ",\"counters\":%" PRIu64 ",\"unknown_records\":%" PRIu64 ",\"records\":%" PRIu64
-            ",\"chunks\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"bytes_per_sample\":",
-            sum->zones, sum->code_objects, sum->code_changes, sum->generation, sum->modules,
-            sum->symbols, sum->functions, sum->stack_nodes, sum->events, sum->counters,
-            sum->unknown, ri->records, ri->chunks, file_bytes);
+            "],\"zones\":%" PRIu64 ",\"code_objects\":%" PRIu64 ",\"code_maps\":%" PRIu64
+            ",\"code_changes\":%" PRIu64 ",\"generation\":%" PRIu64 ",\"modules\":%" PRIu64
+            ",\"symbols\":%" PRIu64 ",\"functions\":%" PRIu64 ",\"stack_nodes\":%" PRIu64
+            ",\"events\":%" PRIu64 ",\"counters\":%" PRIu64 ",\"unknown_records\":%" PRIu64
+            ",\"records\":%" PRIu64 ",\"chunks\":%" PRIu64 ",\"file_bytes\":%" PRIu64
+            ",\"bytes_per_sample\":",
+            sum->zones, sum->code_objects, sum->code_maps, sum->code_changes, sum->generation,
+            sum->modules, sum->symbols, sum->functions, sum->stack_nodes, sum->events,
+            sum->counters, sum->unknown, ri->records, ri->chunks, file_bytes);
     if (sum->samples)
         fprintf(f, "%.1f", (double)file_bytes / (double)sum->samples);
     else

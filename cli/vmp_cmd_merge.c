@@ -59,6 +59,7 @@ int vmp_cmd_merge(int argc, char **argv)
     vmp_status st;
     char err[1024];
     int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
+    unsigned minor = 0;
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
@@ -82,10 +83,16 @@ int vmp_cmd_merge(int argc, char **argv)
     rs = calloc((size_t)n, sizeof *rs);
     if (!rs)
         return vmp_cli_fail(cmd, "out of memory");
-    for (i = 0; i < n && rc == VMP_EXIT_OK; i++)
+    for (i = 0; i < n && rc == VMP_EXIT_OK; i++) {
         rc = vmp_cli_open_reader(&rs[i], cmd, argv[optind + i]);
+        if (rc == VMP_EXIT_OK) { /* the output's minor: the newest input's */
+            vmp_reader_info info;
+            vmp_reader_get_info(rs[i], &info);
+            minor = info.format_minor > minor ? info.format_minor : minor;
+        }
+    }
     if (rc == VMP_EXIT_OK)
-        rc = vmp_cli_open_writer(&w, cmd, out_path);
+        rc = vmp_cli_open_writer(&w, cmd, out_path, minor);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);

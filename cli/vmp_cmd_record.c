@@ -47,6 +47,8 @@ static const char record_usage[] =
     "                    JIT compilers, VM thread) and native ones by their\n"
     "                    kernel names; java: only Java threads (default: all\n"
     "                    in cpu mode, java in wall mode)\n"
+    "  --metadata M      used: the functions, symbols and code maps the samples\n"
+    "                    need (default); all: every one the JVM describes\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
     "  --agent PATH      the agent library (default: libvmp-jvmti.so next to this\n"
     "                    program's installation, or in its build tree)\n"
@@ -147,13 +149,18 @@ static void summarize(const char *path)
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
-        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
-        {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"depth", required_argument, NULL, 'd'},
+                                             {"agent", required_argument, NULL, 'a'},
+                                             {"sampler", required_argument, NULL, 's'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"metadata", required_argument, NULL, 'M'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
+    const char *metadata = "used";
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
     pid_t pid;
@@ -182,6 +189,9 @@ int vmp_cmd_record(int argc, char **argv)
         case 't':
             threads = optarg;
             break;
+        case 'M':
+            metadata = optarg;
+            break;
         case 'h':
             return vmp_cli_help(record_usage);
         default:
@@ -199,6 +209,8 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_usage_error("record", "bad sampler '%s' (auto, perf or posix)", sampler);
     if (threads != NULL && strcmp(threads, "all") != 0 && strcmp(threads, "java") != 0)
         return vmp_cli_usage_error("record", "bad threads '%s' (all or java)", threads);
+    if (strcmp(metadata, "used") != 0 && strcmp(metadata, "all") != 0)
+        return vmp_cli_usage_error("record", "bad metadata '%s' (used or all)", metadata);
     if (strspn(depth, "0123456789") != strlen(depth) || atoi(depth) < 1 || atoi(depth) > 2048 ||
         strlen(depth) > 4)
         return vmp_cli_usage_error("record", "bad depth '%s' (1 to 2048)", depth);
@@ -236,9 +248,11 @@ int vmp_cmd_record(int argc, char **argv)
         opts = malloc(len);
         if (opts == NULL)
             _exit(126);
-        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s%s%s",
-                 old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth,
-                 sampler, threads ? ",threads=" : "", threads ? threads : "");
+        snprintf(
+            opts, len,
+            "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s",
+            old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth, sampler,
+            metadata, threads ? ",threads=" : "", threads ? threads : "");
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));

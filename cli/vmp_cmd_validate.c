@@ -84,6 +84,12 @@ int vmp_cmd_validate(int argc, char **argv)
     if (vmp_reader_warning(r)) /* spec R-SEEK-1: a table set aside, not a violation */
         fprintf(stderr, "vmp %s: warning: %s\n", cmd, vmp_reader_warning(r));
     vmp_reader_close(r);
+    if (rep.late_functions > 0) /* spec R-ID-2: a SHOULD, reported, not a failure */
+        fprintf(stderr,
+                "vmp %s: note: %" PRIu64 " function%s named before %s FUNCTION record (R-ID-2), "
+                "shown as function#ID until then; the first: %s\n",
+                cmd, rep.late_functions, rep.late_functions == 1 ? "" : "s",
+                rep.late_functions == 1 ? "its" : "their", rep.late_message);
     if (st == VMP_OK) {
         if (!quiet) {
             printf("%s: valid: %" PRIu64 " records, %" PRIu64 " samples, %" PRIu64

@@ -199,23 +199,6 @@ static int take_module(vmp_convmeta *m, const vmp_rec_module *r)
     return 0;
 }
 
-static int take_symbols(vmp_convmeta *m, const vmp_rec_module_symbols *r)
-{
-    char buf[1024];
-    size_t i;
-    for (i = 0; i < r->n_symbols; i++) {
-        const vmp_str *raw = &r->symbols[i].name;
-        size_t n = vmp_demangle(buf, sizeof buf, raw->s);
-        int64_t id;
-        if (n == 0 || n >= sizeof buf)
-            continue;
-        id = vmp_strtab__intern(&m->str, raw->s, raw->len);
-        if (id < 0 || vmp_hmap__put(&m->raw_by_name, vmp_convmeta__hash(buf, n), 0, (uint32_t)id))
-            return -1;
-    }
-    return 0;
-}
-
 static void seen(vmp_convmeta *m, uint64_t t)
 {
     if (t > m->last_time_ns)
@@ -232,8 +215,6 @@ int vmp_convmeta__feed(vmp_convmeta *m, const vmp_record *rec)
         return take_function(m, &rec->u.function);
     case VMP_REC_MODULE:
         return take_module(m, &rec->u.module);
-    case VMP_REC_MODULE_SYMBOLS:
-        return take_symbols(m, &rec->u.module_symbols);
     case VMP_REC_CODE_ZONE:
         if (add_range(&m->zones, &m->n_zones, &m->cap_zones, &g))
             return -1;
@@ -276,12 +257,6 @@ uint64_t vmp_convmeta__line(const vmp_cm_function *f, uint64_t bcpc)
     return f->lines[2 * lo + 1];
 }
 
-const char *vmp_convmeta__raw_name(const vmp_convmeta *m, const char *name)
-{
-    uint32_t id = vmp_hmap__get(&m->raw_by_name, vmp_convmeta__hash(name, strlen(name)), 0);
-    return id ? m->str.s[id] : NULL;
-}
-
 void vmp_convmeta__free(vmp_convmeta *m)
 {
     size_t i;
@@ -289,7 +264,6 @@ void vmp_convmeta__free(vmp_convmeta *m)
         free(m->fns[i].lines);
     free(m->fns);
     vmp_hmap__free(&m->fn_by_id);
-    vmp_hmap__free(&m->raw_by_name);
     free(m->modules);
     free(m->zones);
     vmp_strtab__free(&m->str);

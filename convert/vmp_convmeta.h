@@ -53,7 +53,6 @@ typedef struct vmp_convmeta {
     vmp_hmap fn_by_id; /* FUNCTION id -> index + 1 */
     vmp_cm_range *modules, *zones;
     size_t n_modules, cap_modules, n_zones, cap_zones;
-    vmp_hmap raw_by_name; /* (hash of demangled name, 0) -> raw name string id */
     uint64_t last_time_ns;
 } vmp_convmeta;
 
@@ -66,8 +65,6 @@ const vmp_cm_function *vmp_convmeta__function(const vmp_convmeta *m, uint64_t id
 /* Source line of `bcpc` in f's table (the entry with the greatest bcpc <=
  * bcpc), 0 when unknown. */
 uint64_t vmp_convmeta__line(const vmp_cm_function *f, uint64_t bcpc);
-/* Raw symbol name whose demangled form is `name`, or NULL. */
-const char *vmp_convmeta__raw_name(const vmp_convmeta *m, const char *name);
 
 uint64_t vmp_convmeta__hash(const char *s, size_t len);
 

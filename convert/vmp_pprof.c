@@ -207,7 +207,7 @@ static int add_function(
     if (name_override)
         sys = name_override;
     else if (fn->code_class == VMP_CLASS_NATIVE)
-        sys = vmp_convmeta__raw_name(&c->m, fn->name);
+        sys = fn->raw_name;
     else if (mf && mf->signature)
         sys = c->m.str.s[mf->signature];
     sysname = ostr(c, sys ? sys : fn->name);

@@ -34,7 +34,7 @@
 #define VMP_FORMAT_MAJOR 1
 /** The newest minor version this library knows.  A writer writes the least
  *  minor whose features the file uses: 0 without any 1.1 key. */
-#define VMP_FORMAT_MINOR 1
+#define VMP_FORMAT_MINOR 2
 
 /** Last 4 bytes of the seek-table frame ("VMPS"), after a u32 frame size. */
 #define VMP_SEEK_FOOTER_MAGIC "VMPS"
@@ -63,7 +63,9 @@ enum vmp_record_type {
     VMP_REC_FAILED_SAMPLE = 15,
     VMP_REC_EVENT = 16,
     VMP_REC_COUNTER = 17,
-    VMP_REC_TYPE_MAX_V1_0 = 17
+    VMP_REC_TYPE_MAX_V1_0 = 17,
+    VMP_REC_CODE_MAP = 18, /* 1.2 */
+    VMP_REC_TYPE_MAX = 18
 };
 
 /* ---- Map keys, per record type --------------------------------------------- */
@@ -145,6 +147,12 @@ enum vmp_record_type {
 #define VMP_CODE_PC_MAP     10 /* array: mcpc delta, bcpc, mcpc delta, bcpc, ... */
 #define VMP_CODE_INLINE     11 /* array of arrays: [mcpc offset, fn, bcpc, fn, bcpc, ...] */
 #define VMP_CODE_TIME       12 /* uint: ns since origin */
+
+/* CODE_MAP (18, format 1.2): a code object's pc_map and inline, written
+ * after its CODE_OBJECT (spec R-CODE-3) */
+#define VMP_CMAP_ID     1 /* uint: code id */
+#define VMP_CMAP_PC_MAP 2 /* array, as VMP_CODE_PC_MAP */
+#define VMP_CMAP_INLINE 3 /* array of arrays, as VMP_CODE_INLINE */
 
 /* CODE_SNAPSHOT (9) */
 #define VMP_SNAP_ZONE       1 /* uint */

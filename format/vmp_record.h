@@ -105,6 +105,16 @@ typedef struct vmp_rec_code_object {
     size_t n_inlines;
 } vmp_rec_code_object;
 
+/** CODE_MAP (1.2): the pc_map and inline of code object `id`, in the forms
+ *  of vmp_rec_code_object's (spec R-CODE-3). */
+typedef struct vmp_rec_code_map {
+    uint64_t id;
+    const uint64_t *pc_map; /* pc_map_len pairs (mcpc offset from start, bcpc) */
+    size_t pc_map_len;
+    const vmp_rec_inline *inlines;
+    size_t n_inlines;
+} vmp_rec_code_map;
+
 typedef struct vmp_rec_code_snapshot {
     uint64_t zone, generation, time_ns;
     const uint64_t *entries; /* n pairs (code id, start) */
@@ -176,6 +186,7 @@ typedef struct vmp_record {
         vmp_rec_function function;
         vmp_rec_code_zone code_zone;
         vmp_rec_code_object code_object;
+        vmp_rec_code_map code_map;
         vmp_rec_code_snapshot code_snapshot;
         vmp_rec_code_compaction code_compaction;
         vmp_rec_code_free code_free;

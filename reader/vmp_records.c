@@ -158,6 +158,13 @@ static const field code_object_fields[] = {
     END_FIELDS,
 };
 
+static const field code_map_fields[] = {
+    UREQ(VMP_CMAP_ID, code_map.id),
+    X(VMP_CMAP_PC_MAP, F_PCMAP, 2, code_map.pc_map, code_map.pc_map_len),
+    X(VMP_CMAP_INLINE, F_INLINE, 1, code_map.inlines, code_map.n_inlines),
+    END_FIELDS,
+};
+
 static const field code_snapshot_fields[] = {
     UREQ(VMP_SNAP_ZONE, code_snapshot.zone),
     UREQ(VMP_SNAP_GENERATION, code_snapshot.generation),
@@ -249,6 +256,8 @@ static const field *fields_of(uint64_t type)
         return code_zone_fields;
     case VMP_REC_CODE_OBJECT:
         return code_object_fields;
+    case VMP_REC_CODE_MAP:
+        return code_map_fields;
     case VMP_REC_CODE_SNAPSHOT:
         return code_snapshot_fields;
     case VMP_REC_CODE_COMPACTION:
@@ -719,6 +728,8 @@ static size_t body_size(int type)
         return sizeof rec->u.code_zone;
     case VMP_REC_CODE_OBJECT:
         return sizeof rec->u.code_object;
+    case VMP_REC_CODE_MAP:
+        return sizeof rec->u.code_map;
     case VMP_REC_CODE_SNAPSHOT:
         return sizeof rec->u.code_snapshot;
     case VMP_REC_CODE_COMPACTION:

@@ -112,6 +112,7 @@ typedef struct code_slot {
     uint64_t id, zone, start, size;
     uint64_t stamp; /* the compaction that last listed it (batch_compaction()) */
     int freed;
+    int own_map; /* its CODE_OBJECT has a pc_map or inline records */
 } code_slot;
 
 /* A zone's live code objects of non-zero size, as a treap ordered by start
@@ -135,6 +136,7 @@ typedef struct vstate {
     vmp_validate_report *rep;
     const vmp_record *rec;              /* the record being checked */
     idmap nodes, zones, modules, codes; /* zones: id -> index into zone_v */
+    idmap fns;                          /* FUNCTION ids defined, or named late (val 1) */
     code_slot *code_v;
     size_t n_code, cap_code;
     zone_state *zone_v;
@@ -154,9 +156,10 @@ typedef struct vstate {
 } vstate;
 
 static const char *const type_names[] = {
-    "UNKNOWN",   "HEADER",     "END",         "MODULE",        "MODULE_SYMBOLS",  "THREAD",
-    "FUNCTION",  "CODE_ZONE",  "CODE_OBJECT", "CODE_SNAPSHOT", "CODE_COMPACTION", "CODE_FREE",
-    "CODE_MOVE", "STACK_NODE", "SAMPLE",      "FAILED_SAMPLE", "EVENT",           "COUNTER"};
+    "UNKNOWN",         "HEADER",    "END",       "MODULE",      "MODULE_SYMBOLS",
+    "THREAD",          "FUNCTION",  "CODE_ZONE", "CODE_OBJECT", "CODE_SNAPSHOT",
+    "CODE_COMPACTION", "CODE_FREE", "CODE_MOVE", "STACK_NODE",  "SAMPLE",
+    "FAILED_SAMPLE",   "EVENT",     "COUNTER",   "CODE_MAP"};
 
 static const char *rec_name(const vmp_record *rec)
 {
@@ -425,21 +428,41 @@ static int define_id(vstate *v, idmap *m, uint64_t id, uint64_t val, const char 
     return 0;
 }
 
+/* spec R-CODE-1: the pc_map of code `id` (of `size` bytes) stays inside it */
+static int check_pc_map(vstate *v, uint64_t id, const uint64_t *pc_map, size_t n, uint64_t size)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (pc_map[2 * i] >= size)
+            return fail(v, "R-CODE-1",
+                        "code object %llu: pc_map offset %llu is not less than its size %llu",
+                        (unsigned long long)id, (unsigned long long)pc_map[2 * i],
+                        (unsigned long long)size);
+    }
+    return 0;
+}
+
+/* spec R-CODE-3: a CODE_MAP names a code object defined before it without
+ * a map of its own; more than one CODE_MAP per code is accepted */
+static int check_code_map(vstate *v, const vmp_rec_code_map *cm)
+{
+    uint64_t *ix = idmap_find(&v->codes, cm->id);
+    if (!ix)
+        return fail(v, "R-CODE-3", "CODE_MAP names code object %llu, which is not defined before",
+                    (unsigned long long)cm->id);
+    if (v->code_v[*ix].own_map)
+        return fail(v, "R-CODE-3", "CODE_MAP for code object %llu, whose CODE_OBJECT has a map",
+                    (unsigned long long)cm->id);
+    return check_pc_map(v, cm->id, cm->pc_map, cm->pc_map_len, v->code_v[*ix].size);
+}
+
 static int check_code_object(vstate *v, const vmp_rec_code_object *co)
 {
     code_slot *c;
-    size_t i;
     if (co->zone != 0 && !idmap_find(&v->zones, co->zone)) /* spec R-ID-1 */
         return fail(v, "R-ID-1", "code object %llu names zone %llu, which is not defined before",
                     (unsigned long long)co->id, (unsigned long long)co->zone);
-    for (i = 0; i < co->pc_map_len; i++) { /* spec R-CODE-1 */
-        uint64_t off = co->pc_map[2 * i];
-        if (off >= co->size)
-            return fail(v, "R-CODE-1",
-                        "code object %llu: pc_map offset %llu is not less than its size %llu",
-                        (unsigned long long)co->id, (unsigned long long)off,
-                        (unsigned long long)co->size);
-    }
+    if (check_pc_map(v, co->id, co->pc_map, co->pc_map_len, co->size) < 0)
+        return -1;
     if (co->generation > (v->have_change ? v->last_gen : 0)) /* spec R-GEN-2 */
         return fail(v, "R-GEN-2",
                     "code object %llu: generation %llu exceeds the latest change's "
@@ -463,6 +486,7 @@ static int check_code_object(vstate *v, const vmp_rec_code_object *co)
     c->size = co->size;
     c->stamp = 0; /* no compaction has listed it (batch_compaction()) */
     c->freed = 0;
+    c->own_map = co->pc_map_len > 0 || co->n_inlines > 0;
     return live_insert(v, zone_of(v, c->zone), c);
 }
 
@@ -685,6 +709,32 @@ static int check_snapshot(vstate *v, const vmp_rec_code_snapshot *cs)
     return rc;
 }
 
+/* spec R-ID-2 (a SHOULD, so a note, not a failure): function `fn`, named
+ * by the current record, has no FUNCTION record before it. */
+static int named_function(vstate *v, uint64_t fn)
+{
+    vmp_validate_report *rep = v->rep;
+    if (fn == 0 || idmap_find(&v->fns, fn))
+        return 0;
+    if (idmap_put(&v->fns, fn, 1) < 0)
+        return oom(v);
+    if (rep->late_functions++ == 0)
+        snprintf(rep->late_message, sizeof rep->late_message,
+                 "chunk %llu @%llu %s names function %llu before its FUNCTION record",
+                 (unsigned long long)v->rec->chunk_index, (unsigned long long)v->rec->record_offset,
+                 rec_name(v->rec), (unsigned long long)fn);
+    return 0;
+}
+
+static int named_inline_functions(vstate *v, const vmp_rec_inline *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < in[i].depth; k++)
+            if (named_function(v, in[i].frames[2 * k]) < 0)
+                return -1;
+    return 0;
+}
+
 static int check_record(vstate *v, const vmp_record *rec)
 {
     v->rec = rec;
@@ -746,8 +796,19 @@ static int check_record(vstate *v, const vmp_record *rec)
             return -1;
         memset(&v->zone_v[v->n_zone++], 0, sizeof v->zone_v[0]);
         return 0;
+    case VMP_REC_FUNCTION: /* spec R-ID-5: a second definition is accepted */
+        if (!idmap_find(&v->fns, rec->u.function.id) &&
+            idmap_put(&v->fns, rec->u.function.id, 0) < 0)
+            return oom(v);
+        return 0;
     case VMP_REC_CODE_OBJECT:
+        if (named_inline_functions(v, rec->u.code_object.inlines, rec->u.code_object.n_inlines) < 0)
+            return -1;
         return check_code_object(v, &rec->u.code_object);
+    case VMP_REC_CODE_MAP:
+        if (named_inline_functions(v, rec->u.code_map.inlines, rec->u.code_map.n_inlines) < 0)
+            return -1;
+        return check_code_map(v, &rec->u.code_map);
     case VMP_REC_CODE_SNAPSHOT:
         return check_snapshot(v, &rec->u.code_snapshot);
     case VMP_REC_CODE_COMPACTION:
@@ -776,6 +837,8 @@ static int check_record(vstate *v, const vmp_record *rec)
     }
     case VMP_REC_STACK_NODE: {
         const vmp_rec_stack_node *sn = &rec->u.stack_node;
+        if (sn->is_function && named_function(v, sn->function) < 0)
+            return -1;
         if (sn->parent != 0 && !idmap_find(&v->nodes, sn->parent)) /* spec R-ID-1 */
             return fail(v, "R-ID-1", "node %llu: parent %llu is not defined before",
                         (unsigned long long)sn->id, (unsigned long long)sn->parent);
@@ -923,5 +986,6 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
     idmap_free(&v.zones);
     idmap_free(&v.modules);
     idmap_free(&v.codes);
+    idmap_free(&v.fns);
     return out->status;
 }

@@ -59,6 +59,12 @@ typedef struct vmp_validate_report {
     uint64_t chunks;        /* complete chunks read */
     int complete;           /* an END record was read */
     int seek_table;         /* a seek table was found */
+    /* Functions that a STACK_NODE or an inline record names before their
+     * FUNCTION record, or that none defines (spec R-ID-2: a SHOULD, so not a
+     * failure; a reader shows them as function#ID until defined), and the
+     * first of them, one line without file name.  Added in 0.4. */
+    uint64_t late_functions;
+    char late_message[200];
 } vmp_validate_report;
 
 /** Read every remaining record of `r` and check it.

@@ -50,6 +50,8 @@
 #define PUBLISH_WAIT_NS 20000000ull
 /* END has at most 8 uint fields: bounded by 2 + 8 * (1 + 9) bytes. */
 #define END_MAX_BYTES 96u
+/* lazy_code_maps: kept maps past this many bytes are all written */
+#define MAP_BYTES_MAX (16u << 20)
 
 uint64_t vmp_writer__now(const vmp_writer *w)
 {
@@ -158,6 +160,54 @@ static void emit_needed_symbols(vmp_writer *w, uint64_t pc, uint64_t pos)
     }
 }
 
+/* lazy_code_maps, under meta_mu: append to fn_copy the FUNCTION records and
+ * the CODE_MAP of kept entry `e` for the sample at ring position `pos`. */
+static void copy_kept_map(vmp_writer *w, vmp_mapstore_entry *e, uint64_t pos)
+{
+    for (size_t i = 0; w->lazy_functions && i < e->n_fns; i++) {
+        vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, e->fns[i]);
+        if (slot && slot->written > pos) {
+            vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
+            slot->written = pos;
+        }
+    }
+    vmp_buf__append(&w->fn_copy, e->rec, e->len);
+    vmp_mapstore__mark(&w->maps, e, pos);
+}
+
+/* lazy_code_maps: the kept code maps that the sample in `slot` (ring position
+ * `pos`) lands in, by its pc, its machine frames (as pcs and as return
+ * addresses) and its blame, into the open chunk before its stack. */
+static void emit_kept_maps(vmp_writer *w, vmp_ring_slot *slot, uint64_t pos)
+{
+    const vmp_ring_entry *e = &slot->e;
+    const vmp_frame *frames = vmp_ring__frames(slot);
+    vmp_mapstore_entry *hit[8];
+    w->fn_copy.len = 0;
+    pthread_mutex_lock(&w->meta_mu); /* out_mu is held: out_mu, then meta_mu */
+    if (w->maps.n > 0) {
+        for (uint32_t i = 0; i <= e->depth; i++) {
+            uint64_t pc = i == e->depth ? e->pc : frames[i].value;
+            if (i < e->depth && frames[i].kind != VMP_FRAME_PC)
+                continue;
+            for (int ret = 0; ret < 2 && pc >= (uint64_t)ret; ret++) {
+                size_t n =
+                    vmp_mapstore__find(&w->maps, pc - (uint64_t)ret, e->generation, pos, hit, 8);
+                for (size_t k = 0; k < n; k++)
+                    copy_kept_map(w, hit[k], pos);
+            }
+        }
+        vmp_mapstore_entry *b = e->blame ? vmp_mapstore__get(&w->maps, e->blame) : NULL;
+        if (b && b->stamp <= pos && b->written > pos)
+            copy_kept_map(w, b, pos);
+    }
+    pthread_mutex_unlock(&w->meta_mu);
+    if (w->fn_copy.failed)
+        w->fn_copy.failed = 0; /* out of memory: frames without bytecode ranges */
+    else if (w->fn_copy.len > 0)
+        vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
+}
+
 static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const vmp_frame *f)
 {
     vmp_rec r;
@@ -221,6 +271,8 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
     }
     if (w->lazy_symbols && e->pc)
         emit_needed_symbols(w, e->pc, w->ring.tail);
+    if (w->lazy_code_maps)
+        emit_kept_maps(w, slot, w->ring.tail);
     /* spec R-ID-1: nodes from the outermost frame in, each before its child
      * and before the sample that names it */
     const vmp_frame *frames = vmp_ring__frames(slot);
@@ -319,6 +371,11 @@ static void drain(vmp_writer *w, int wait)
     }
     w->work.len = 0;
     drain_samples(w, head, &wait);
+    if (w->lazy_code_maps) { /* the maps written before every later sample */
+        pthread_mutex_lock(&w->meta_mu);
+        vmp_mapstore__prune(&w->maps, w->ring.tail);
+        pthread_mutex_unlock(&w->meta_mu);
+    }
 }
 
 static void *background(void *arg)
@@ -413,6 +470,9 @@ static void free_writer(vmp_writer *w)
     vmp_ring__free(&w->ring);
     vmp_intern__free(&w->intern);
     vmp_fnstore__free(&w->fns);
+    vmp_mapstore__free(&w->maps);
+    vmp_buf__free(&w->map_rec);
+    vmp_buf__free(&w->map_fns);
     vmp_buf__free(&w->fn_copy);
     while (w->symtabs) {
         vmp_symtab *next = w->symtabs->next;
@@ -474,6 +534,7 @@ static vmp_status open_impl(vmp_writer **out,
     w->no_seek_table = opts->no_seek_table;
     w->lazy_functions = opts->lazy_functions != 0;
     w->lazy_symbols = opts->lazy_symbols != 0;
+    w->lazy_code_maps = opts->lazy_code_maps != 0;
     w->clock = opts->clock;
     w->clock_ud = opts->clock_ud;
     w->next_zone_id = 1;
@@ -522,8 +583,9 @@ static vmp_status open_impl(vmp_writer **out,
         0x56, 0x2A, 0x4D, 0x18, VMP_FILE_HEADER_SIZE, 0, 0, 0};
     memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
     hdr[16] = VMP_FORMAT_MAJOR;
-    /* the least minor the file needs: 1.1 for its name separator */
-    hdr[18] = meta && meta->name_separator && *meta->name_separator ? 1 : 0;
+    /* the least minor the file needs: 1.2 for CODE_MAP records, 1.1 for
+     * its name separator */
+    hdr[18] = w->lazy_code_maps ? 2 : meta && meta->name_separator && *meta->name_separator ? 1 : 0;
     if (vmp_chunk__write(w, hdr, sizeof hdr) < 0) {
         st = VMP_ERR_IO;
         goto fail;
@@ -727,6 +789,99 @@ static void queue_kept_function(vmp_writer *w, uint64_t fn, uint64_t stamp)
         slot->written = stamp;
 }
 
+/* The pc_map (key `k_map`) and inline records (key `k_inline`) of `c` into
+ * record `r` (spec §5.7: pc_map offsets delta-encoded). */
+static void enc_code_maps(vmp_rec *r, const vmp_code_object *c, unsigned k_map, unsigned k_inline)
+{
+    if (c->pc_map_len) {
+        vmp_rec__key(r, k_map);
+        vmp_enc__array(r->b, 2 * c->pc_map_len);
+        uint64_t prev = 0;
+        for (size_t i = 0; i < c->pc_map_len; i++) {
+            vmp_enc__uint(r->b, c->pc_map[i].mcpc_offset - prev);
+            vmp_enc__uint(r->b, c->pc_map[i].bcpc);
+            prev = c->pc_map[i].mcpc_offset;
+        }
+    }
+    if (c->n_inlines) {
+        vmp_rec__key(r, k_inline);
+        vmp_enc__array(r->b, c->n_inlines);
+        for (size_t i = 0; i < c->n_inlines; i++) {
+            const vmp_inline_record *in = &c->inlines[i];
+            vmp_enc__array(r->b, 1 + 2 * (size_t)in->depth);
+            vmp_enc__uint(r->b, in->mcpc_offset);
+            for (uint32_t k = 0; k < in->depth; k++) {
+                vmp_enc__uint(r->b, in->frames[k].value);
+                vmp_enc__uint(r->b, in->frames[k].bcpc);
+            }
+        }
+    }
+}
+
+/* lazy_code_maps, under meta_mu: keep the CODE_MAP of `c` and the functions
+ * it names (its own too when lazy_functions keeps them) for the samples
+ * from `stamp` on.  @return 1 when kept, 0 when `c` has nothing to keep or
+ * memory ran out (the caller then writes it all at once). */
+static int keep_code_map(vmp_writer *w, const vmp_code_object *c, uint64_t stamp)
+{
+    w->map_rec.len = w->map_fns.len = 0;
+    if (w->lazy_functions && c->function)
+        vmp_buf__append(&w->map_fns, &c->function, sizeof c->function);
+    for (size_t i = 0; w->lazy_functions && i < c->n_inlines; i++)
+        for (uint32_t k = 0; k < c->inlines[i].depth; k++)
+            vmp_buf__append(&w->map_fns, &c->inlines[i].frames[k].value, sizeof(uint64_t));
+    if (c->pc_map_len || c->n_inlines) {
+        vmp_rec r;
+        vmp_rec__begin(&r, &w->map_rec, VMP_REC_CODE_MAP);
+        vmp_rec__uint(&r, VMP_CMAP_ID, c->id);
+        enc_code_maps(&r, c, VMP_CMAP_PC_MAP, VMP_CMAP_INLINE);
+        vmp_rec__end(&r);
+    }
+    int kept = (w->map_rec.len > 0 || w->map_fns.len > 0) && !w->map_rec.failed &&
+               !w->map_fns.failed &&
+               vmp_mapstore__put(&w->maps, c->id, c->start, c->size, atomic_load(&w->generation),
+                                 stamp, w->map_rec.data, w->map_rec.len,
+                                 (const uint64_t *)(void *)w->map_fns.data,
+                                 w->map_fns.len / sizeof(uint64_t)) == 0;
+    w->map_rec.failed = w->map_fns.failed = 0;
+    return kept;
+}
+
+/* lazy_code_maps, under meta_mu: queue the kept map of `e` (and the
+ * functions it names) at `stamp` unless the file holds it before that. */
+static void queue_kept_map(vmp_writer *w, vmp_mapstore_entry *e, uint64_t stamp)
+{
+    if (e->written <= stamp)
+        return;
+    for (size_t i = 0; w->lazy_functions && i < e->n_fns; i++)
+        queue_kept_function(w, e->fns[i], stamp);
+    if (e->len) {
+        size_t at = vmp_writer__entry_begin(w, stamp);
+        vmp_buf__append(&w->queue, e->rec, e->len);
+        vmp_writer__entry_end(w, at);
+    }
+    if (!w->queue.failed)
+        vmp_mapstore__mark(&w->maps, e, stamp);
+}
+
+/* lazy_code_maps, under meta_mu: before code `id` moves to `new_start`, its
+ * kept map (lookups know its first placement only). */
+static void queue_map_of_moved(vmp_writer *w, uint64_t id, uint64_t new_start, uint64_t stamp)
+{
+    vmp_mapstore_entry *e = w->lazy_code_maps ? vmp_mapstore__get(&w->maps, id) : NULL;
+    if (e && e->start != new_start)
+        queue_kept_map(w, e, stamp);
+}
+
+/* lazy_code_maps, under meta_mu: code `id` is freed from generation `gen`
+ * on; its kept map serves the samples of older generations only. */
+static void note_map_freed(vmp_writer *w, uint64_t id, uint64_t gen)
+{
+    vmp_mapstore_entry *e = w->lazy_code_maps ? vmp_mapstore__get(&w->maps, id) : NULL;
+    if (e && gen < e->free_gen)
+        e->free_gen = gen;
+}
+
 vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
 {
     if (!w || !valid_code(c))
@@ -737,7 +892,8 @@ vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
     vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
     if (st < 0)
         return st;
-    if (w->lazy_functions) { /* the functions it names first (R-ID-2) */
+    int kept = w->lazy_code_maps && keep_code_map(w, c, stamp);
+    if (w->lazy_functions && !kept) { /* the functions it names first (R-ID-2) */
         queue_kept_function(w, c->function, stamp);
         for (size_t i = 0; i < c->n_inlines; i++)
             for (uint32_t k = 0; k < c->inlines[i].depth; k++)
@@ -756,32 +912,14 @@ vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *c)
     /* spec R-GEN-2: the generation current when the code was installed */
     vmp_rec__uint(&r, VMP_CODE_GENERATION, atomic_load(&w->generation));
     vmp_rec__uint_nz(&r, VMP_CODE_TIER, c->tier);
-    if (c->pc_map_len) {
-        vmp_rec__key(&r, VMP_CODE_PC_MAP);
-        vmp_enc__array(&w->queue, 2 * c->pc_map_len);
-        uint64_t prev = 0;
-        for (size_t i = 0; i < c->pc_map_len; i++) {
-            vmp_enc__uint(&w->queue, c->pc_map[i].mcpc_offset - prev);
-            vmp_enc__uint(&w->queue, c->pc_map[i].bcpc);
-            prev = c->pc_map[i].mcpc_offset;
-        }
-    }
-    if (c->n_inlines) {
-        vmp_rec__key(&r, VMP_CODE_INLINE);
-        vmp_enc__array(&w->queue, c->n_inlines);
-        for (size_t i = 0; i < c->n_inlines; i++) {
-            const vmp_inline_record *in = &c->inlines[i];
-            vmp_enc__array(&w->queue, 1 + 2 * (size_t)in->depth);
-            vmp_enc__uint(&w->queue, in->mcpc_offset);
-            for (uint32_t k = 0; k < in->depth; k++) {
-                vmp_enc__uint(&w->queue, in->frames[k].value);
-                vmp_enc__uint(&w->queue, in->frames[k].bcpc);
-            }
-        }
-    }
+    if (!kept)
+        enc_code_maps(&r, c, VMP_CODE_PC_MAP, VMP_CODE_INLINE);
     vmp_rec__uint(&r, VMP_CODE_TIME, now);
     vmp_rec__end(&r);
     vmp_writer__entry_end(w, at);
+    if (kept && w->maps.bytes > MAP_BYTES_MAX) /* every kept map, after this code's record */
+        for (size_t i = 0; i < w->maps.n; i++)
+            queue_kept_map(w, &w->maps.v[i], stamp);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
@@ -808,6 +946,7 @@ vmp_status vmp_writer_code_free(vmp_writer *w, uint64_t id, uint64_t *gen_out)
     if (st < 0)
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
+    note_map_freed(w, id, gen);
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_rec r;
     vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_FREE);
@@ -830,6 +969,7 @@ vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start, 
     if (st < 0)
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
+    queue_map_of_moved(w, id, new_start, stamp);
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_rec r;
     vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_MOVE);
@@ -868,6 +1008,10 @@ vmp_status vmp_writer_code_compaction(vmp_writer *w,
     if (st < 0)
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
+    for (size_t i = 0; i < n_moves; i++)
+        queue_map_of_moved(w, moves[2 * i], moves[2 * i + 1], stamp);
+    for (size_t i = 0; i < n_frees; i++)
+        note_map_freed(w, frees[i], gen);
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_rec r;
     vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_COMPACTION);
@@ -900,6 +1044,8 @@ vmp_status vmp_writer_code_snapshot(
     if (st < 0)
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
+    for (size_t i = 0; i < n; i++)
+        queue_map_of_moved(w, entries[2 * i], entries[2 * i + 1], stamp);
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_rec r;
     vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_SNAPSHOT);

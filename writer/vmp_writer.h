@@ -79,12 +79,20 @@ typedef struct vmp_writer_options {
      * chooses with the full table, and the one that ends it when its size is
      * 0), so that those pcs resolve as with the full tables.  Added in 0.3. */
     int lazy_symbols;
+    /* 1 == write each code object's pc_map and inline records in a CODE_MAP
+     * record (format 1.2) only before the first sample whose pc, machine
+     * frames or blame land in the code (or before the code moves), with the
+     * FUNCTION records they name when lazy_functions is set, so that the
+     * file holds the maps of the code its samples ran; CODE_OBJECT records
+     * and code changes are still written as they happen, so generations stay
+     * exact (spec.md R-CODE-3).  Added in 0.4. */
+    int lazy_code_maps;
 } vmp_writer_options;
 
 #define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT                                              \
-    {                                                                        \
-        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0 \
+#define VMP_WRITER_OPTIONS_INIT                                                 \
+    {                                                                           \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0 \
     }
 #define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 

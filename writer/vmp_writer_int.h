@@ -19,6 +19,7 @@
 #include "vmp_encode.h"
 #include "vmp_fnstore.h"
 #include "vmp_intern.h"
+#include "vmp_mapstore.h"
 #include "vmp_ring.h"
 #include "vmp_symtab.h"
 #include "vmp_writer.h"
@@ -57,6 +58,7 @@ struct vmp_writer {
     int no_seek_table;
     int lazy_functions;
     int lazy_symbols;
+    int lazy_code_maps;
     int fd;
     int own_fd;
     uint64_t base_offset; /* file offset of the header frame */
@@ -68,6 +70,9 @@ struct vmp_writer {
     uint64_t next_module_id;
     vmp_fnstore fns;     /* lazy_functions: the records kept back */
     vmp_symtab *symtabs; /* lazy_symbols: the modules' tables, newest first */
+    vmp_mapstore maps;   /* lazy_code_maps: the code maps kept back */
+    vmp_buf map_rec;     /* a CODE_MAP record being kept */
+    vmp_buf map_fns;     /* the function ids it names */
 
     /* ---- loaded objects already recorded (loaded_mu) ---------------------
      * vmp_writer_add_loaded_modules(): (load bias, start, end) of each object

@@ -620,7 +620,9 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti,
     if (vmp_jvmti__debuginfo_build(&d, start, (uint64_t)code_size, map, map_length, compile_info,
                                    (uint64_t)(uintptr_t)method) != 0)
         memset(&d, 0, sizeof d);
-    name = method_display_name(method);
+    /* The method names the code (R-RES-2); its own name only when every
+     * record is kept (metadata=all), as before FUNCTION records came lazily */
+    name = g.opts.all_metadata ? method_display_name(method) : NULL;
 
     memset(&co, 0, sizeof co);
     co.kind = KIND_NMETHOD;
@@ -1213,11 +1215,13 @@ static void open_writer(void)
     meta.n_labels = n_labels / 2;
     meta.name_separator = "."; /* Java's own naming: java.lang.String.hashCode */
     wo.max_depth = g.opts.depth;
-    /* every method is described (AsyncGetCallTrace needs the jmethodIDs);
-     * the file holds those its stacks and code objects name */
-    wo.lazy_functions = 1;
-    /* libjvm's 70,000 symbols: only those the samples' pcs land in */
-    wo.lazy_symbols = 1;
+    /* Unless metadata=all: every method is described (AsyncGetCallTrace
+     * needs the jmethodIDs) and the file holds those its stacks and sampled
+     * code name; of libjvm's 70,000 symbols those the samples' pcs land in;
+     * the pc maps of the compiled code that samples ran. */
+    wo.lazy_functions = !g.opts.all_metadata;
+    wo.lazy_symbols = !g.opts.all_metadata;
+    wo.lazy_code_maps = !g.opts.all_metadata;
     wo.ring_slots = 16384;
 
     st = vmp_writer_open(&g.w, g.opts.file, &meta, &wo);

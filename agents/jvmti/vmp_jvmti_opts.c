@@ -186,6 +186,13 @@ int vmp_jvmti__parse_options(
                 warnf(warn, warn_size, "threads '%s' is neither all nor java; using all\n", val);
                 problems++;
             }
+        } else if (strcmp(key, "metadata") == 0) {
+            if (strcmp(val, "used") == 0 || strcmp(val, "all") == 0) {
+                out->all_metadata = strcmp(val, "all") == 0;
+            } else {
+                warnf(warn, warn_size, "metadata '%s' is neither used nor all; using used\n", val);
+                problems++;
+            }
         } else if (strcmp(key, "depth") == 0) {
             uint64_t d;
             if (vmp_jvmti__parse_interval(&d, val) != 0 || d == 0 || d > VMP_JVMTI_MAX_DEPTH ||

@@ -39,6 +39,7 @@ typedef struct vmp_jvmti_options {
     uint32_t depth;                /* 1..VMP_JVMTI_MAX_DEPTH */
     int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
     int threads;                   /* enum vmp_jvmti_threads (all, java) */
+    int all_metadata;              /* metadata=all: every function, symbol and code map */
 } vmp_jvmti_options;
 
 /** Parse an interval: a decimal number with an optional unit ns, us, ms or s
@@ -51,9 +52,10 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
  * vmp_jvmti_clock.h), threads (all or java; default all in cpu mode, java
- * in wall mode).  Every problem (unknown key, bad value, value out of
- * range) leaves that option at its default and is described by one line appended to `warn` (at most
- * `warn_size` bytes, always NUL-terminated, may be NULL).
+ * in wall mode), metadata (used: the functions, symbols and code maps the
+ * samples need, the default; all: every one the JVM describes).  Every problem (unknown key, bad
+ * value, value out of range) leaves that option at its default and is described by one line
+ * appended to `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
  *
  * @param[out] out  receives the options; always fully initialised.
  * @param text      borrowed.

@@ -411,6 +411,64 @@ static void test_resolve_stacks_are_interned_and_cached(void)
     vmp_analysis_free(a);
 }
 
+/* spec R-CODE-3: a CODE_MAP gives a code object without a map its pc_map
+ * from its position on: a stack resolved before it (and cached) resolves
+ * with the range after it; a second CODE_MAP, or one for an unknown code
+ * id, changes nothing. */
+static void test_code_map_applies_from_its_position(void)
+{
+    static const uint64_t map2[] = {0x20, 7};
+    static const uint64_t map3[] = {0, 2};
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    vmp_asample s;
+    char buf[128];
+    int is_sample = 0;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    memset(&r, 0, sizeof r); /* code 3 of function 1, its map to come */
+    r.type = VMP_REC_CODE_OBJECT;
+    r.u.code_object.id = 3;
+    r.u.code_object.zone = 1;
+    r.u.code_object.function = 1;
+    r.u.code_object.start = 0x3000;
+    r.u.code_object.size = 0x100;
+    r.u.code_object.name.s = "";
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.pc = 0x3030;
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.stack = 1;
+    CHECK(vmp_analysis_feed(a, &r, &s, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "Foo>>bar"); /* no map yet: no range */
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_MAP;
+    r.u.code_map.id = 3;
+    r.u.code_map.pc_map = map2;
+    r.u.code_map.pc_map_len = 1;
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.code_map.pc_map = map3; /* a second map: the first holds */
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.code_map.id = 99; /* unknown code: ignored */
+    CHECK(feed(a, &r) == VMP_OK);
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.stack = 1;
+    CHECK(vmp_analysis_feed(a, &r, &s, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "Foo>>bar 7->19");
+    CHECK_STR(at(a, 0x1010, 0, 0), "Foo>>bar 1->4"); /* code 1 keeps its own map */
+    vmp_analysis_free(a);
+}
+
 static void test_resolve_at_a_fixed_generation(void)
 {
     vmp_analysis *a = NULL;
@@ -828,6 +886,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
+    VMP_TEST_RUN(test_code_map_applies_from_its_position);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);
     VMP_TEST_RUN(test_resolve_expands_inlined_frames);

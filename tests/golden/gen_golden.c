@@ -506,6 +506,44 @@ static void invalid_semantics(void)
     tf_chunk_end(&f);
     save(&f, "invalid", "r-code-2-free-undefined.vmp");
 
+    /* 1.2: a CODE_MAP for a code object never defined */
+    begin(&f, 16, 1, 2, 0);
+    tf_header(&f);
+    tf_rec(&f, 18, 2);
+    tf_ku(&f, 1, 42);
+    tf_uint(&f, 2);
+    tf_array(&f, 2);
+    tf_uint(&f, 0);
+    tf_uint(&f, 3);
+    tf_chunk_end(&f);
+    tf_end(&f, 0, 0, 1, 0);
+    tf_chunk_end(&f);
+    save(&f, "invalid", "r-code-3-map-of-undefined-code.vmp");
+
+    /* 1.2: a CODE_MAP for a code object whose CODE_OBJECT has a pc_map */
+    begin(&f, 16, 1, 2, 0);
+    tf_header(&f);
+    tf_zone(&f, 1, 0x1000, 0x9000);
+    tf_rec(&f, 8, 5);
+    tf_ku(&f, 1, 1);
+    tf_ku(&f, 2, 1);
+    tf_ku(&f, 6, 0x1000);
+    tf_ku(&f, 7, 0x100);
+    tf_uint(&f, 10);
+    tf_array(&f, 2);
+    tf_uint(&f, 0);
+    tf_uint(&f, 3);
+    tf_rec(&f, 18, 2);
+    tf_ku(&f, 1, 1);
+    tf_uint(&f, 2);
+    tf_array(&f, 2);
+    tf_uint(&f, 0x10);
+    tf_uint(&f, 5);
+    tf_chunk_end(&f);
+    tf_end(&f, 0, 0, 1, 0);
+    tf_chunk_end(&f);
+    save(&f, "invalid", "r-code-3-map-over-its-own.vmp");
+
     begin(&f, 16, 1, 0, 0);
     tf_header(&f);
     tf_zone(&f, 1, 0x1000, 0x9000);

@@ -34,6 +34,11 @@
  *            within 15% of its CPU time; a native thread started from JNI
  *            (--native-lib) and short Java threads sampled and named; with
  *            threads=java, none of the JVM's own threads
+ *   metadata the file's fixed part (a recording with no sample due) is
+ *            under 100 KB; metadata=used (the default) is smaller than
+ *            metadata=all; leaves metadata-all.vmp for the replay test
+ *            (tests/writer/replay_lazy.cmake: the same stream written
+ *            with and without the lazy options resolves alike)
  * Figures are printed to stdout with labels.
  */
 #include <errno.h>
@@ -293,6 +298,20 @@ static char *dupstr(const vmp_str *s)
     return p;
 }
 
+/* The innermost function of each inline record of code `c`. */
+static void set_inlines(code_info *c, const vmp_rec_inline *in, size_t n)
+{
+    free(c->inl_off);
+    free(c->inl_leaf);
+    c->n_inl = n;
+    c->inl_off = malloc((n + 1) * sizeof *c->inl_off);
+    c->inl_leaf = malloc((n + 1) * sizeof *c->inl_leaf);
+    for (size_t i = 0; i < n; i++) {
+        c->inl_off[i] = in[i].mcpc_offset;
+        c->inl_leaf[i] = in[i].depth > 0 ? in[i].frames[0] : 0;
+    }
+}
+
 static void add_record(profile *p, const vmp_record *r)
 {
     size_t i;
@@ -344,15 +363,18 @@ static void add_record(profile *p, const vmp_record *r)
         c->size = o->size;
         c->gen_from = o->generation;
         c->gen_freed = UINT64_MAX;
-        c->n_inl = o->n_inlines;
-        c->inl_off = malloc((c->n_inl + 1) * sizeof *c->inl_off);
-        c->inl_leaf = malloc((c->n_inl + 1) * sizeof *c->inl_leaf);
-        for (i = 0; i < c->n_inl; i++) {
-            c->inl_off[i] = o->inlines[i].mcpc_offset;
-            c->inl_leaf[i] = o->inlines[i].depth > 0 ? o->inlines[i].frames[0] : 0;
-        }
+        set_inlines(c, o->inlines, o->n_inlines);
         break;
     }
+    case VMP_REC_CODE_MAP: /* spec R-CODE-3: the inline records come apart */
+        for (i = p->n_codes; i-- > 0;) {
+            if (p->codes[i].id == r->u.code_map.id) {
+                if (p->codes[i].n_inl == 0)
+                    set_inlines(&p->codes[i], r->u.code_map.inlines, r->u.code_map.n_inlines);
+                break;
+            }
+        }
+        break;
     case VMP_REC_CODE_FREE:
         p->n_free++;
         if (r->u.code_free.generation > p->max_generation)
@@ -1605,16 +1627,60 @@ static void case_kill(void)
     vmp_profile_free(prof);
 }
 
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void case_metadata(void)
+{
+    char all[4096], used[4096], idle[4096];
+    profile p;
+
+    profile_path(all, sizeof all, "metadata-all");
+    profile_path(used, sizeof used, "metadata-used");
+    profile_path(idle, sizeof idle, "metadata-idle");
+    CHECK_EQ_U64(run_demo(all, "interval=1ms,metadata=all", NULL, "all", "1"), 0);
+    CHECK_EQ_U64(run_demo(used, "interval=1ms", NULL, "all", "1"), 0);
+    /* no thread runs 10 s of CPU: no sample, the file's fixed part */
+    CHECK_EQ_U64(run_demo(idle, "interval=10s", NULL, "all", "1"), 0);
+    load(&p, all);
+    check_readable(&p, all);
+    profile_free(&p);
+    load(&p, used);
+    check_readable(&p, used);
+    profile_free(&p);
+    check_valid(idle);
+    {
+        /* every function a stack names comes before it (spec R-ID-2) */
+        vmp_reader *r = NULL;
+        vmp_validate_report rep;
+        memset(&rep, 0, sizeof rep);
+        CHECK(vmp_reader_open_file(&r, used, NULL) == VMP_OK);
+        CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+        printf("  metadata: used: %" PRIu64 " functions named before their record%s%s\n",
+               rep.late_functions, rep.late_functions ? "; the first: " : "", rep.late_message);
+        CHECK_EQ_U64(rep.late_functions, 0);
+        vmp_reader_close(r);
+    }
+    printf("  metadata: file bytes: all %" PRIu64 ", used %" PRIu64
+           ", no samples (fixed part) %" PRIu64 "\n",
+           file_bytes(all), file_bytes(used), file_bytes(idle));
+    CHECK(file_bytes(idle) > 0 && file_bytes(idle) < 100000);
+    CHECK(file_bytes(used) > 0 && 2 * file_bytes(used) < file_bytes(all));
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},     {"hot", case_hot},       {"resolve", case_resolve},
-                 {"churn", case_churn},   {"rate", case_rate},     {"short", case_short},
-                 {"wall", case_wall},     {"exit", case_exit},     {"record", case_record},
-                 {"nofile", case_nofile}, {"native", case_native}, {"threads", case_threads},
-                 {"kill", case_kill}};
+    } cases[] = {{"demo", case_demo},     {"hot", case_hot},          {"resolve", case_resolve},
+                 {"churn", case_churn},   {"rate", case_rate},        {"short", case_short},
+                 {"wall", case_wall},     {"exit", case_exit},        {"record", case_record},
+                 {"nofile", case_nofile}, {"native", case_native},    {"threads", case_threads},
+                 {"kill", case_kill},     {"metadata", case_metadata}};
 
     const char *which = NULL;
     size_t k;
@@ -1641,9 +1707,11 @@ int main(int argc, char **argv)
             which = argv[i];
     }
     if (!java_path || !agent_path || !jar_path || !source_path || !work_dir || !which) {
-        fprintf(stderr, "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
-                        "--workdir DIR [--vmp VMP] [--native-lib LIB] "
-                        "demo|hot|resolve|churn|rate|short|wall|exit|record|native|threads|kill\n");
+        fprintf(
+            stderr,
+            "usage: test_jvmti --java J --agent LIB --jar JAR --source DEMO.java "
+            "--workdir DIR [--vmp VMP] [--native-lib LIB] "
+            "demo|hot|resolve|churn|rate|short|wall|exit|record|native|threads|kill|metadata\n");
         return 2;
     }
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {

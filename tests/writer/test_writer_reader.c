@@ -433,6 +433,140 @@ static void test_lazy_functions_resolve_alike(void)
     vmp_reader_close(r);
 }
 
+/* Code churn: every round places 4 code objects at the same 4 addresses
+ * (pc maps, an inline record, functions), samples some of them as the pc,
+ * as machine frames and as blame, moves one, frees them all, and then takes
+ * a sample at the generation before the free in an object no sample hit
+ * (a sample taken just before a free, drained after it).  With `lazy`,
+ * the maps are kept back (lazy_code_maps); FUNCTION records always are. */
+static void write_code_churn(const char *path, int lazy)
+{
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer_meta m = {.vm_name = "TestVM",
+                         .states = states,
+                         .n_states = 2,
+                         .code_kinds = kinds,
+                         .n_code_kinds = 2};
+    vmp_writer *w = NULL;
+    uint64_t zone = 0, gen = 0;
+    char name[16];
+
+    atomic_store(&fake_now, 1000000);
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.chunk_bytes = 2048; /* many chunks */
+    o.lazy_functions = 1;
+    o.lazy_code_maps = lazy;
+    CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    for (int i = 1; i <= 20; i++) {
+        uint32_t lines[] = {0, (uint32_t)i, 8, (uint32_t)i + 1};
+        vmp_function fn = {.id = (uint64_t)i,
+                           .name = name,
+                           .scope = "C",
+                           .lines = lines,
+                           .n_lines = 2,
+                           .bytecode_size = 16};
+        snprintf(name, sizeof name, "m%d", i);
+        CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+    }
+    CHECK(vmp_writer_code_zone(w, &zone, "zone", 0x10000, 0x20000) == VMP_OK);
+    for (uint64_t round = 0; round < 30; round++) {
+        uint64_t ids[4];
+        for (uint64_t k = 0; k < 4; k++) {
+            uint64_t n = round * 4 + k;
+            vmp_pc_pair map[] = {{0, 0}, {0x20 + k, 3 + round % 5}, {0x40, 9}};
+            vmp_frame chain[] = {{.value = 1 + (n + 7) % 20, .bcpc = 2, .kind = VMP_FRAME_FUNCTION},
+                                 {.value = 1 + n % 20, .bcpc = 5, .kind = VMP_FRAME_FUNCTION}};
+            vmp_inline_record inl[] = {{0x30, chain, 2}};
+            vmp_code_object c = {.id = ids[k] = 100 + n,
+                                 .zone = zone,
+                                 .function = 1 + n % 20,
+                                 .start = 0x10000 + k * 0x100,
+                                 .size = 0x80,
+                                 .pc_map = map,
+                                 .pc_map_len = k == 3 ? 0 : 3,
+                                 .inlines = inl,
+                                 .n_inlines = k == 1 ? 1 : 0};
+            CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
+        }
+        if (round % 3 == 0) /* object 2 moves up by 0x1000 */
+            CHECK(vmp_writer_code_move(w, ids[2], 0x11200, &gen) == VMP_OK);
+        for (int i = 0; i < 12; i++) {
+            uint64_t k = (round + (uint64_t)i) % 3; /* object 3 only by blame */
+            uint64_t pc = (k == 2 && round % 3 == 0 ? 0x11200 : 0x10000 + k * 0x100) +
+                          (uint64_t)(i * 0x11) % 0x80;
+            vmp_frame fr[] = {
+                {.value = pc, .kind = VMP_FRAME_PC},
+                {.value = 0x10000 + ((k + 1) % 3) * 0x100 + 0x35, .kind = VMP_FRAME_PC},
+                {.value = 1 + (uint64_t)i % 20, .bcpc = 3, .kind = VMP_FRAME_FUNCTION}};
+            vmp_sample s = {.thread = 1 + (uint64_t)(i % 2),
+                            .pc = pc,
+                            .generation = VMP_GENERATION_CURRENT,
+                            .weight = 1,
+                            .blame = i % 5 == 0 ? ids[3] : 0,
+                            .frames = i % 2 ? fr : fr + 2,
+                            .depth = i % 2 ? 3 : 1};
+            if (round % 4 == 1)
+                break; /* some rounds' objects: only the late sample */
+            CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        }
+        if (round % 7 == 0)
+            CHECK(vmp_writer_flush(w) == VMP_OK);
+        for (uint64_t k = 0; k < 4; k++)
+            CHECK(vmp_writer_code_free(w, ids[k], &gen) == VMP_OK);
+        /* taken before the frees, written after them */
+        vmp_sample late = {.thread = 3,
+                           .pc = 0x10000 + (round % 3) * 0x100 + 0x41,
+                           .generation = gen - 4,
+                           .weight = 1};
+        if (round % 4 == 1)
+            CHECK(vmp_writer_sample(w, &late) == VMP_OK);
+    }
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+}
+
+/* lazy_code_maps: the maps of code that samples ran only, in CODE_MAP
+ * records, and the same frames, ranges and weights as with every map. */
+static void test_lazy_code_maps_resolve_alike(void)
+{
+    static char full[65536], lazy[65536];
+    uint64_t n_full, n_lazy, maps = 0, objects = 0;
+    vmp_validate_report rep;
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    vmp_reader_info info;
+
+    write_code_churn("maps-full.vmp", 0);
+    write_code_churn("maps-used.vmp", 1);
+    frame_weights("maps-full.vmp", full, sizeof full, &n_full);
+    frame_weights("maps-used.vmp", lazy, sizeof lazy, &n_lazy);
+    CHECK(strstr(full, "m1") != NULL);
+    CHECK_STR(lazy, full);
+    CHECK(n_lazy <= n_full);
+    CHECK(vmp_reader_open_file(&r, "maps-used.vmp", NULL) == VMP_OK);
+    while (r && vmp_reader_next(r, &rec) == VMP_OK) {
+        maps += rec.type == VMP_REC_CODE_MAP;
+        objects += rec.type == VMP_REC_CODE_OBJECT;
+    }
+    vmp_reader_get_info(r, &info);
+    CHECK_EQ_U64(info.format_minor, 2);
+    vmp_reader_close(r);
+    printf("lazy_code_maps: %llu CODE_MAP records for %llu code objects, %llu of %llu functions\n",
+           (unsigned long long)maps, (unsigned long long)objects, (unsigned long long)n_lazy,
+           (unsigned long long)n_full);
+    CHECK_EQ_U64(objects, 120);
+    /* 3 maps a round (object 3 has none); in the 8 rounds sampled late
+     * only, 1, and the moved object's in 2 of them (rounds 9 and 21) */
+    CHECK_EQ_U64(maps, 22 * 3 + 8 + 2);
+    r = NULL;
+    CHECK(vmp_reader_open_file(&r, "maps-used.vmp", NULL) == VMP_OK);
+    CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    CHECK_EQ_U64(rep.late_functions, 0); /* each before its first use (R-ID-2) */
+    vmp_reader_close(r);
+}
+
 /* A module whose symbols nest, share addresses, have size 0 (up to the next
  * symbol or the module's end) and leave gaps; samples at pcs all over it, as
  * the sample's pc and as machine frames (return addresses).  With `lazy`,
@@ -525,5 +659,6 @@ int main(void)
     VMP_TEST_RUN(test_reader_sees_every_field);
     VMP_TEST_RUN(test_lazy_functions_resolve_alike);
     VMP_TEST_RUN(test_lazy_symbols_resolve_alike);
+    VMP_TEST_RUN(test_lazy_code_maps_resolve_alike);
     VMP_TEST_EXIT();
 }
