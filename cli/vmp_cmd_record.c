@@ -47,6 +47,9 @@ static const char record_usage[] =
     "                    JIT compilers, VM thread) and native ones by their\n"
     "                    kernel names; java: only Java threads (default: all\n"
     "                    in cpu mode, java in wall mode)\n"
+    "  --label KEY=VALUE a label for the profile's header (repeatable: bench=sieve,\n"
+    "                    commit=abc123); vmp info, report and pprof show them, and\n"
+    "                    they replace the agent's own labels of the same key\n"
     "  --metadata M      used: the functions, symbols and code maps the samples\n"
     "                    need (default); all: every one the JVM describes\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
@@ -65,6 +68,26 @@ static int valid_interval(const char *s)
     return digits > 0 && digits < 12 &&
            (*unit == '\0' || strcmp(unit, "ns") == 0 || strcmp(unit, "us") == 0 ||
             strcmp(unit, "ms") == 0 || strcmp(unit, "s") == 0);
+}
+
+/* Append `s` (n bytes) to `out` (at `*at`, size bytes) %XX-escaped where a
+ * byte would break the agent option list or JAVA_TOOL_OPTIONS, or is the
+ * label separator ':' (the agent decodes it, vmp_jvmti_opts.h).
+ * @return 0, or -1 when it does not fit. */
+static int append_escaped(char *out, size_t size, size_t *at, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int esc = c <= ' ' || c >= 0x7f || strchr(",\"'=:%\\", c) != NULL;
+        if (*at + (esc ? 3 : 1) >= size)
+            return -1;
+        if (esc)
+            *at += (size_t)snprintf(out + *at, size - *at, "%%%02X", c);
+        else
+            out[(*at)++] = (char)c;
+    }
+    out[*at] = '\0';
+    return 0;
 }
 
 /* Characters that would break the agent option list or JAVA_TOOL_OPTIONS. */
@@ -149,18 +172,17 @@ static void summarize(const char *path)
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
-                                             {"mode", required_argument, NULL, 'm'},
-                                             {"depth", required_argument, NULL, 'd'},
-                                             {"agent", required_argument, NULL, 'a'},
-                                             {"sampler", required_argument, NULL, 's'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"metadata", required_argument, NULL, 'M'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
+        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
+        {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
+        {"metadata", required_argument, NULL, 'M'}, {"label", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used";
+    char labels[4096] = ""; /* ",label=K:V" agent options, escaped */
+    size_t labels_len = 0, n_labels = 0;
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
     pid_t pid;
@@ -192,6 +214,25 @@ int vmp_cmd_record(int argc, char **argv)
         case 'M':
             metadata = optarg;
             break;
+        case 'L': {
+            const char *eq = strchr(optarg, '=');
+            if (eq == NULL || eq == optarg)
+                return vmp_cli_usage_error("record", "bad label '%s' (KEY=VALUE)", optarg);
+            if (++n_labels > 16)
+                return vmp_cli_usage_error("record", "more than 16 labels");
+            if (strlen(optarg) >= 256 || labels_len + 8 >= sizeof labels)
+                return vmp_cli_usage_error("record", "label '%s' is too long", optarg);
+            memcpy(labels + labels_len, ",label=", 8);
+            labels_len += 7;
+            if (append_escaped(labels, sizeof labels, &labels_len, optarg, (size_t)(eq - optarg)) !=
+                    0 ||
+                labels_len + 2 >= sizeof labels)
+                return vmp_cli_usage_error("record", "labels are too long");
+            labels[labels_len++] = ':';
+            if (append_escaped(labels, sizeof labels, &labels_len, eq + 1, strlen(eq + 1)) != 0)
+                return vmp_cli_usage_error("record", "labels are too long");
+            break;
+        }
         case 'h':
             return vmp_cli_help(record_usage);
         default:
@@ -244,15 +285,15 @@ int vmp_cmd_record(int argc, char **argv)
             snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
         len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(interval) +
               strlen(mode) + strlen(depth) + strlen(sampler) + (threads ? strlen(threads) : 0) +
-              128;
+              strlen(metadata) + labels_len + 128;
         opts = malloc(len);
         if (opts == NULL)
             _exit(126);
         snprintf(
             opts, len,
-            "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s",
+            "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s%s",
             old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth, sampler,
-            metadata, threads ? ",threads=" : "", threads ? threads : "");
+            metadata, threads ? ",threads=" : "", threads ? threads : "", labels);
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));

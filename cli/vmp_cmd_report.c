@@ -20,7 +20,8 @@ static const char report_usage[] =
     "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
     "attribute every sample to the code that was at its pc when it was taken\n"
     "(its generation), and print the report:\n"
-    "  heading: producer, VM, date, duration, sampling frequency, samples in\n"
+    "  heading: producer, VM, the header's labels (KEY=VALUE), date, duration,\n"
+    "  sampling frequency, samples in\n"
     "  total, in generated vm code, in vanilla vm code (C), unknown, in\n"
     "  symbolic frames only (when there are such samples), failed;\n"
     "  '% of generated vm code': each JIT-compiled method, block, PIC or\n"
@@ -360,6 +361,13 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
     }
     fprintf(f, "producer: %s; vm: %s%s%s\n", h ? h->producer.s : "", h ? h->vm_name.s : "",
             h && h->vm_version.len ? " " : "", h ? h->vm_version.s : "");
+    if (h && h->n_labels) {
+        fputs("labels:", f);
+        for (size_t k = 0; k < h->n_labels; k++)
+            fprintf(f, "%s %.*s=%.*s", k ? "," : "", (int)h->labels[2 * k].len, h->labels[2 * k].s,
+                    (int)h->labels[2 * k + 1].len, h->labels[2 * k + 1].s);
+        fputc('\n', f);
+    }
     fprintf(f, "date: %s; duration: %.3f s", date, dur);
     if (h && h->interval_ns)
         fprintf(f, "; sampling frequency: %.1f Hz", 1e9 / (double)h->interval_ns);
@@ -548,6 +556,15 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
     json_str(f, h ? h->producer.s : "");
     fprintf(f, ",\"vm_name\":");
     json_str(f, h ? h->vm_name.s : "");
+    fprintf(f, ",\"labels\":{");
+    for (size_t k = 0; h && k < h->n_labels; k++) {
+        if (k)
+            fputc(',', f);
+        vmp_cli_put_json_string(f, h->labels[2 * k].s, h->labels[2 * k].len);
+        fputc(':', f);
+        vmp_cli_put_json_string(f, h->labels[2 * k + 1].s, h->labels[2 * k + 1].len);
+    }
+    fputc('}', f);
     fprintf(f,
             ",\"start_realtime_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
             ",\"interval_ns\":%" PRIu64,

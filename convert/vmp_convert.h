@@ -213,6 +213,9 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
  *                  "unknown"), and "failed" (the reason) for failed samples,
  *                  whose stack is the executing frame alone when they have a
  *                  pc, else empty.
+ *   comment        "converted by vmp pprof from a profile of <vm> ...", then
+ *                  one "key=value" per HEADER label (spec.md §5.1), in the
+ *                  file's order (`pprof -comments` lists them).
  * Memory grows with distinct stacks, never with samples.
  *
  * vmp_speedscope_write() writes speedscope's JSON file format
@@ -320,7 +323,7 @@ typedef struct vmp_import_options {
  *             unit is nanoseconds; labels: "pprof.sample_types"
  *             ("type/unit,..."), "pprof.sample_index", "pprof.period_type",
  *             "pprof.period", "pprof.time_nanos", "pprof.duration_nanos",
- *             "pprof.comment" (one per comment), "pprof.drop_frames",
+ *             "pprof.comment", "pprof.comment.2", ... (one per comment), "pprof.drop_frames",
  *             "pprof.keep_frames", "pprof.other_labels" (the keys of
  *             per-sample labels not mapped below, comma-separated); states
  *             = the distinct values of the "state" label, in order of first

@@ -520,8 +520,17 @@ static vmp_status write_vmp(imp *m, int fd, const vmp_import_options *o, vmp_con
     ADD_LABEL("pprof.period", fmt_dup("%" PRId64, p->period));
     ADD_LABEL("pprof.time_nanos", fmt_dup("%" PRId64, p->time_nanos));
     ADD_LABEL("pprof.duration_nanos", fmt_dup("%" PRId64, p->duration_nanos));
-    for (i = 0; i < p->n_comment; i++)
-        ADD_LABEL("pprof.comment", fmt_dup("%s", str_of(m, p->comment[i])));
+    for (i = 0; i < p->n_comment; i++) {
+        /* label keys are unique (a CBOR map): pprof.comment, then
+         * pprof.comment.2, pprof.comment.3, ... */
+        char *key = i ? fmt_dup("pprof.comment.%zu", i + 1) : fmt_dup("pprof.comment");
+        if (!key) {
+            st = fail(m, VMP_ERR_NOMEM, "out of memory");
+            goto cleanup;
+        }
+        label_own[n_own++] = key;
+        ADD_LABEL(key, fmt_dup("%s", str_of(m, p->comment[i])));
+    }
     if (p->drop_frames)
         ADD_LABEL("pprof.drop_frames", fmt_dup("%s", str_of(m, p->drop_frames)));
     if (p->keep_frames)

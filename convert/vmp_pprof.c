@@ -159,7 +159,7 @@ typedef struct build {
     pb_function **fn_ptr;
     pb_mapping *maps;
     pb_mapping **map_ptr;
-    int64_t comments[2];
+    int64_t *comments;   /* the conversion note, then one "key=value" per header label */
     uint32_t *fn_out;    /* afunction id -> pprof Function index + 1 */
     uint32_t *range_out; /* frame id -> pseudo Function index + 1 */
     uint32_t *loc_out;   /* frame id -> Location index + 1 (single-frame Locations) */
@@ -184,6 +184,7 @@ static void build_free(build *b)
     free(b->seq_frames);
     free(b->seq_off);
     free(b->fns);
+    free(b->comments);
     free(b->fn_ptr);
     free(b->maps);
     free(b->map_ptr);
@@ -574,9 +575,25 @@ static int finish_profile(pprof_conv *c, build *b)
         cm = ostr(c, buf);
         if (cm < 0)
             return -1;
+        b->comments = malloc((1 + (h ? h->n_labels : 0)) * sizeof *b->comments);
+        if (!b->comments)
+            return -1;
         b->comments[0] = cm;
         p->comment = b->comments;
         p->n_comment = 1;
+        for (i = 0; h && i < h->n_labels; i++) { /* `pprof -comments` lists them */
+            const vmp_str *k = &h->labels[2 * i], *v = &h->labels[2 * i + 1];
+            size_t len = k->len + v->len + 2;
+            char *kv = malloc(len);
+            if (!kv)
+                return -1;
+            snprintf(kv, len, "%.*s=%.*s", (int)k->len, k->s, (int)v->len, v->s);
+            cm = ostr(c, kv);
+            free(kv);
+            if (cm < 0)
+                return -1;
+            b->comments[p->n_comment++] = cm;
+        }
     }
     p->n_string_table = c->out.n;
     p->string_table = c->out.s;

@@ -1175,29 +1175,32 @@ static void open_writer(void)
     char *vm_version = system_property("java.vm.version");
     char *vm_long = system_property("java.vm.name");
     char *command = system_property("sun.java.command");
-    const char *labels[14];
-    size_t n_labels = 0;
+    const char *own[14], *labels[2 * (7 + VMP_JVMTI_MAX_LABELS)];
+    size_t n_own = 0;
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
     vmp_status st;
 
     vmp_jvmti__format_interval(interval, sizeof interval, g.opts.interval_ns);
     snprintf(depth, sizeof depth, "%u", (unsigned)g.opts.depth);
-    labels[n_labels++] = "command";
-    labels[n_labels++] = command ? command : "";
-    labels[n_labels++] = "mode";
-    labels[n_labels++] = g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall" : "cpu";
-    labels[n_labels++] = "interval";
-    labels[n_labels++] = interval;
-    labels[n_labels++] = "depth";
-    labels[n_labels++] = depth;
-    labels[n_labels++] = "vm";
-    labels[n_labels++] = vm_long ? vm_long : "";
-    labels[n_labels++] = "sampler"; /* the mechanism that runs (vmp_jvmti_clock.h) */
-    labels[n_labels++] =
+    own[n_own++] = "command";
+    own[n_own++] = command ? command : "";
+    own[n_own++] = "mode";
+    own[n_own++] = g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall" : "cpu";
+    own[n_own++] = "interval";
+    own[n_own++] = interval;
+    own[n_own++] = "depth";
+    own[n_own++] = depth;
+    own[n_own++] = "vm";
+    own[n_own++] = vm_long ? vm_long : "";
+    own[n_own++] = "sampler"; /* the mechanism that runs (vmp_jvmti_clock.h) */
+    own[n_own++] =
         g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall signals" : vmp_jvmti__clock_label(g.mechanism);
-    labels[n_labels++] = "threads"; /* which threads are sampled */
-    labels[n_labels++] = g.opts.threads == VMP_JVMTI_THREADS_JAVA ? "java" : "all";
+    own[n_own++] = "threads"; /* which threads are sampled */
+    own[n_own++] = g.opts.threads == VMP_JVMTI_THREADS_JAVA ? "java" : "all";
+
+    /* the user's label= options come after and replace ours of their key */
+    size_t n_labels = vmp_jvmti__header_labels(&g.opts, own, n_own / 2, labels);
 
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "HotSpot";
@@ -1212,7 +1215,7 @@ static void open_writer(void)
     meta.failure_reasons = failure_reasons;
     meta.n_failure_reasons = sizeof failure_reasons / sizeof failure_reasons[0];
     meta.labels = labels;
-    meta.n_labels = n_labels / 2;
+    meta.n_labels = n_labels;
     meta.name_separator = "."; /* Java's own naming: java.lang.String.hashCode */
     wo.max_depth = g.opts.depth;
     /* Unless metadata=all: every method is described (AsyncGetCallTrace

@@ -92,6 +92,88 @@ static int expand_file(char *out, size_t size, const char *name, size_t len, lon
     return o == 0 ? -1 : 0;
 }
 
+/* `in` (n bytes) with %XX decoded into `out` (size bytes, NUL-terminated).
+ * @return 0, or -1 when it does not fit or a % is not followed by two hex
+ * digits. */
+static int percent_decode(char *out, size_t size, const char *in, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = in[i];
+        if (c == '%') {
+            unsigned v = 0;
+            for (int k = 1; k <= 2; k++) {
+                char h = i + (size_t)k < n ? in[i + (size_t)k] : '\0';
+                v = v * 16 + (unsigned)(h >= '0' && h <= '9'   ? h - '0'
+                                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                               : 99);
+                if (v > 255)
+                    return -1;
+            }
+            c = (char)v;
+            i += 2;
+        }
+        if (o + 1 >= size)
+            return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* A label=KEY:VALUE option.  @return 0, or 1 after a warning. */
+static int add_label(vmp_jvmti_options *out, const char *val, char *warn, size_t warn_size)
+{
+    const char *colon = strchr(val, ':');
+    char key[VMP_JVMTI_LABEL_MAX], value[VMP_JVMTI_LABEL_MAX];
+    uint32_t i;
+
+    if (colon == NULL || colon == val ||
+        percent_decode(key, sizeof key, val, (size_t)(colon - val)) != 0 ||
+        percent_decode(value, sizeof value, colon + 1, strlen(colon + 1)) != 0 || key[0] == '\0') {
+        warnf(warn, warn_size,
+              "label '%s' is not KEY:VALUE (KEY not empty, each below %u bytes, %%XX escapes); "
+              "ignored\n",
+              val, VMP_JVMTI_LABEL_MAX);
+        return 1;
+    }
+    for (i = 0; i < out->n_labels && strcmp(out->label_keys[i], key) != 0; i++)
+        ;
+    if (i == VMP_JVMTI_MAX_LABELS) {
+        warnf(warn, warn_size, "more than %u labels; '%s' ignored\n", VMP_JVMTI_MAX_LABELS, val);
+        return 1;
+    }
+    memcpy(out->label_keys[i], key, sizeof key);
+    memcpy(out->label_values[i], value, sizeof value);
+    if (i == out->n_labels)
+        out->n_labels++;
+    return 0;
+}
+
+size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o,
+                                const char *const *own,
+                                size_t n_own,
+                                const char **out)
+{
+    size_t n = 0, k;
+    uint32_t j;
+    for (k = 0; k < n_own; k++) {
+        for (j = 0; j < o->n_labels && strcmp(o->label_keys[j], own[2 * k]) != 0; j++)
+            ;
+        if (j == o->n_labels) {
+            out[2 * n] = own[2 * k];
+            out[2 * n + 1] = own[2 * k + 1];
+            n++;
+        }
+    }
+    for (j = 0; j < o->n_labels; j++, n++) {
+        out[2 * n] = o->label_keys[j];
+        out[2 * n + 1] = o->label_values[j];
+    }
+    return n;
+}
+
 static void set_defaults(vmp_jvmti_options *out, long pid)
 {
     memset(out, 0, sizeof *out);
@@ -186,6 +268,8 @@ int vmp_jvmti__parse_options(
                 warnf(warn, warn_size, "threads '%s' is neither all nor java; using all\n", val);
                 problems++;
             }
+        } else if (strcmp(key, "label") == 0) {
+            problems += add_label(out, val, warn, warn_size);
         } else if (strcmp(key, "metadata") == 0) {
             if (strcmp(val, "used") == 0 || strcmp(val, "all") == 0) {
                 out->all_metadata = strcmp(val, "all") == 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_jvmti_opts.h - the HotSpot agent's option string
- * ("file=out.vmp,interval=1ms,mode=cpu,depth=128"); the header it produces is
+ * ("file=out.vmp,interval=1ms,mode=cpu,depth=128,label=bench:sieve"); the
+ * header it produces is
  * described in spec.md §5.1 (interval, labels).
  *
  * Internal to libvmp-jvmti: nothing here is exported from the shared object.
@@ -30,6 +31,8 @@ enum vmp_jvmti_threads {
 #define VMP_JVMTI_DEFAULT_DEPTH       128u
 #define VMP_JVMTI_MAX_DEPTH           2048u
 #define VMP_JVMTI_PATH_MAX            4096
+#define VMP_JVMTI_MAX_LABELS          16u  /* label= options kept */
+#define VMP_JVMTI_LABEL_MAX           256u /* bytes of a label key or value, NUL included */
 
 /** Parsed agent options. */
 typedef struct vmp_jvmti_options {
@@ -40,6 +43,10 @@ typedef struct vmp_jvmti_options {
     int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
     int threads;                   /* enum vmp_jvmti_threads (all, java) */
     int all_metadata;              /* metadata=all: every function, symbol and code map */
+    /* label=KEY:VALUE options, in order, decoded: the header's labels */
+    char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
+    char label_values[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
+    uint32_t n_labels;
 } vmp_jvmti_options;
 
 /** Parse an interval: a decimal number with an optional unit ns, us, ms or s
@@ -53,7 +60,10 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
  * vmp_jvmti_clock.h), threads (all or java; default all in cpu mode, java
  * in wall mode), metadata (used: the functions, symbols and code maps the
- * samples need, the default; all: every one the JVM describes).  Every problem (unknown key, bad
+ * samples need, the default; all: every one the JVM describes), and
+ * label=KEY:VALUE (repeatable, at most VMP_JVMTI_MAX_LABELS; a later label
+ * with the same KEY replaces the earlier one; %XX in KEY or VALUE stands
+ * for the byte XX, so that a value may hold ',', ' ', ':' or '=').  Every problem (unknown key, bad
  * value, value out of range) leaves that option at its default and is described by one line
  * appended to `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
  *
@@ -70,5 +80,15 @@ int vmp_jvmti__parse_options(
 /** Format `ns` as the shortest exact text with a unit ("1ms", "100us",
  *  "1500ns") into `buf`. */
 void vmp_jvmti__format_interval(char *buf, size_t size, uint64_t ns);
+
+/** The HEADER labels of an agent (spec.md §5.1): its own `n_own` key,
+ *  value pairs in `own`, each unless a label= option gave its key, then the
+ *  label= options of `o`, as key, value pointers into `out` (room for
+ *  2 * (n_own + VMP_JVMTI_MAX_LABELS) pointers; they borrow from `own` and
+ *  `o`).  @return the number of pairs written. */
+size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o,
+                                const char *const *own,
+                                size_t n_own,
+                                const char **out);
 
 #endif

@@ -143,6 +143,8 @@ static int run_demo_with(const char *vmp,
         argv[argc++] = agent_path;
         argv[argc++] = "-o";
         argv[argc++] = profile;
+        argv[argc++] = "--label"; /* escaped to the agent, decoded in the header */
+        argv[argc++] = "case=record, with a space:1=2%";
         argv[argc++] = "--";
         if (preload_env[0] != '\0') { /* the runtimes go to java, not to vmp */
             argv[argc++] = "/usr/bin/env";
@@ -254,7 +256,8 @@ typedef struct profile {
     vmp_status status; /* VMP_END when the file read to its end */
     char errmsg[512];
     char *vm_name;
-    char *sampler; /* the header label "sampler", or NULL */
+    char *sampler;    /* the header label "sampler", or NULL */
+    char *case_label; /* the header label "case" (vmp record --label), or NULL */
     char **code_kinds;
     char **reasons;
     size_t n_reasons;
@@ -323,6 +326,9 @@ static void add_record(profile *p, const vmp_record *r)
             if (r->u.header.labels[2 * i].len == 7 &&
                 memcmp(r->u.header.labels[2 * i].s, "sampler", 7) == 0)
                 p->sampler = dupstr(&r->u.header.labels[2 * i + 1]);
+            else if (r->u.header.labels[2 * i].len == 4 &&
+                     memcmp(r->u.header.labels[2 * i].s, "case", 4) == 0)
+                p->case_label = dupstr(&r->u.header.labels[2 * i + 1]);
         p->n_code_kinds = r->u.header.n_code_kinds;
         p->code_kinds = calloc(p->n_code_kinds + 1, sizeof *p->code_kinds);
         for (i = 0; i < p->n_code_kinds; i++)
@@ -458,6 +464,7 @@ static void profile_free(profile *p)
 
     free(p->vm_name);
     free(p->sampler);
+    free(p->case_label);
     for (i = 0; i < p->n_code_kinds; i++)
         free(p->code_kinds[i]);
     free(p->code_kinds);
@@ -1181,6 +1188,8 @@ static void case_record(void)
     CHECK_EQ_U64(run_demo_with(vmp_path, path, "", NULL, "exit", "0.3"), 3);
     load(&p, path);
     check_readable(&p, path);
+    printf("  record: label case = \"%s\"\n", p.case_label ? p.case_label : "(none)");
+    CHECK(p.case_label != NULL && strcmp(p.case_label, "record, with a space:1=2%") == 0);
     snprintf(errp, sizeof errp, "%s.stderr", path);
     err = slurp(errp);
     CHECK(err != NULL && strstr(err, "vmp record: ") != NULL && strstr(err, " samples (") != NULL);

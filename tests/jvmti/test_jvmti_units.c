@@ -49,6 +49,35 @@ static void test_options_all_keys(void)
     CHECK_STR(warn, "");
 }
 
+/* label=KEY:VALUE, %XX-decoded (what `vmp record --label` writes), a later
+ * one of a key replacing the earlier; the user's labels replace the agent's
+ * own of the same key in the header. */
+static void test_options_labels(void)
+{
+    vmp_jvmti_options o;
+    char warn[512];
+    const char *own[] = {"mode", "cpu", "bench", "agent's"};
+    const char *out[2 * (2 + VMP_JVMTI_MAX_LABELS)];
+
+    CHECK(vmp_jvmti__parse_options(&o,
+                                   "label=bench:sieve,label=commit:a%2Cb%20c%3A%25,label=bench:fib,"
+                                   "label=nocolon,label=:v,label=k:%zz",
+                                   9, warn, sizeof warn) == 3);
+    CHECK_EQ_U64(o.n_labels, 2);
+    CHECK_STR(o.label_keys[0], "bench");
+    CHECK_STR(o.label_values[0], "fib");
+    CHECK_STR(o.label_keys[1], "commit");
+    CHECK_STR(o.label_values[1], "a,b c:%");
+    CHECK(strstr(warn, "label 'nocolon'") != NULL && strstr(warn, "label 'k:%zz'") != NULL);
+    CHECK_EQ_U64(vmp_jvmti__header_labels(&o, own, 2, out), 3);
+    CHECK_STR(out[0], "mode");
+    CHECK_STR(out[1], "cpu");
+    CHECK_STR(out[2], "bench");
+    CHECK_STR(out[3], "fib");
+    CHECK_STR(out[4], "commit");
+    CHECK_STR(out[5], "a,b c:%");
+}
+
 static void test_options_units(void)
 {
     uint64_t ns = 0;
@@ -305,6 +334,7 @@ int main(void)
 {
     VMP_TEST_RUN(test_options_defaults);
     VMP_TEST_RUN(test_options_all_keys);
+    VMP_TEST_RUN(test_options_labels);
     VMP_TEST_RUN(test_options_units);
     VMP_TEST_RUN(test_options_bad_values_keep_defaults);
     VMP_TEST_RUN(test_format_interval);

@@ -1029,6 +1029,7 @@ static void usage(FILE *f)
                "                    (default 0: random stacks, nearly all distinct)\n"
                "  -o FILE           profile to write (default simvm.vmp)\n"
                "  --truth FILE      truth TSV to write (default: none)\n"
+               "  --label KEY=VALUE add a header label (repeatable; the last of a key wins)\n"
                "  --blame           give samples in the interpreter, GC and primitive states\n"
                "                    a blame: the code id of the method, block or PIC its\n"
                "                    thread last ran in (default: no blame; the truth TSV is\n"
@@ -1051,6 +1052,30 @@ static void usage(FILE *f)
                "  6 callers   the caller frames, innermost first, separated by ';',\n"
                "              each \"function\" or \"function A->B\" (return address - 1);\n"
                "              empty for a failed sample or a one-frame stack\n");
+}
+
+#define MAX_LABELS 16
+
+/* Add or replace (same key) the label "KEY=VALUE" in the key, value array
+ * `labels` of `*n` pairs.  @return 0, or -1 when malformed or full. */
+static int add_label(const char **labels, size_t *n, const char *arg)
+{
+    static char store[MAX_LABELS][256];
+    static size_t used;
+    const char *eq = strchr(arg, '=');
+    size_t klen = eq ? (size_t)(eq - arg) : 0, i;
+    if (!eq || klen == 0 || strlen(arg) >= sizeof store[0] || used == MAX_LABELS)
+        return -1;
+    memcpy(store[used], arg, strlen(arg) + 1);
+    store[used][klen] = '\0';
+    for (i = 0; i < *n && strcmp(labels[2 * i], store[used]) != 0; i++)
+        ;
+    labels[2 * i] = store[used];
+    labels[2 * i + 1] = store[used] + klen + 1;
+    if (i == *n)
+        (*n)++;
+    used++;
+    return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -1078,7 +1103,8 @@ int main(int argc, char **argv)
     char tname[32];
     double compile_rate;
     int ai, blame = 0;
-    static const char *const labels[] = {"benchmark", "simulated", "mode", "test"};
+    const char *labels[2 * (MAX_LABELS + 2)] = {"benchmark", "simulated", "mode", "test"};
+    size_t n_labels = 2;
 
     for (ai = 1; ai < argc; ai++) {
         const char *a = argv[ai];
@@ -1088,6 +1114,13 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--blame") == 0) {
             blame = 1;
+            continue;
+        } else if (strcmp(a, "--label") == 0 && ai + 1 < argc) {
+            if (add_label(labels, &n_labels, argv[++ai]) != 0) {
+                fprintf(stderr, "vmp-simvm: bad label '%s' (KEY=VALUE, at most %d)\n", argv[ai],
+                        MAX_LABELS);
+                return 2;
+            }
             continue;
         } else if (strcmp(a, "--seed") == 0) {
             dst = &seed;
@@ -1169,7 +1202,7 @@ int main(int argc, char **argv)
     meta.failure_reasons = reasons;
     meta.n_failure_reasons = 3;
     meta.labels = labels;
-    meta.n_labels = 2;
+    meta.n_labels = n_labels;
     opts.clock = sim_clock;
     opts.clock_name = "virtual";
     opts.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
