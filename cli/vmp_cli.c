@@ -328,6 +328,21 @@ void vmp_cli_put_quoted(FILE *f, const char *s, size_t len)
     fputc('"', f);
 }
 
+void vmp_cli_put_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void vmp_cli_put_json_string(FILE *f, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;

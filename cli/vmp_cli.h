@@ -155,6 +155,10 @@ void vmp_cli_put_quoted(FILE *f, const char *s, size_t len);
  *  valid UTF-8 become U+FFFD, so the output is always valid JSON. */
 void vmp_cli_put_json_string(FILE *f, const char *s, size_t len);
 
+/** Write `s` as one CSV field (RFC 4180): as is, or in double quotes with
+ *  quotes doubled when it holds a comma, quote or line break. */
+void vmp_cli_put_csv_field(FILE *f, const char *s);
+
 /** Upper-case name of record type `type` ("SAMPLE"), "UNKNOWN" for others. */
 const char *vmp_cli_record_name(int type);
 
@@ -235,5 +239,31 @@ int vmp_cli_parse_px(
 
 /** 1 when `path` (may be NULL) ends in ".svg". */
 int vmp_cli_ends_with_svg(const char *path);
+
+/* ---- Repeated-run comparisons (cli/vmp_diffstat_out.c) ------------------- */
+
+struct vmp_diffstat_row;
+
+enum {
+    VMP_CLI_DIFFSTAT_TEXT = 0,
+    VMP_CLI_DIFFSTAT_CSV = 1,
+    VMP_CLI_DIFFSTAT_JSON = 2
+};
+
+/** Print the rows of vmp_diffstat() to `f` as text (a heading that says
+ *  where the noise estimate comes from, then one line per function:
+ *  significance mark "**" (self and total), "*s", "*t", the changes in
+ *  percentage points with their intervals, the shares, the adjusted
+ *  p-values, the name), CSV (one header line) or JSON, all in percent.
+ *  `base` and `new_runs` name the runs of each side (file names, run ids). */
+void vmp_cli_diffstat_print(FILE *f,
+                            const struct vmp_diffstat_row *rows,
+                            size_t n,
+                            const char *const *base,
+                            size_t n_base,
+                            const char *const *new_runs,
+                            size_t n_new,
+                            double alpha,
+                            int format);
 
 #endif

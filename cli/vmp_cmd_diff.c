@@ -15,6 +15,7 @@
 
 static const char diff_usage[] =
     "usage: vmp diff [options] BASE NEW\n"
+    "       vmp diff [options] BASE... -- NEW...\n"
     "\n"
     "Compare the profile NEW with the profile BASE (either may be '-', standard\n"
     "input, but not both).  Functions are matched by name (the names of\n"
@@ -58,12 +59,36 @@ static const char diff_usage[] =
     "white unchanged, deeper for larger changes (relative to the largest).\n"
     "Hover, zoom and search work as in `vmp flame`.\n"
     "\n"
+    "Repeated runs (the second form: one or more profiles on each side of --,\n"
+    "options before the --): which changes are real and which are noise.  Per\n"
+    "function: the mean self and total share of each side's runs, the change\n"
+    "with its (1 - alpha) interval, accounting for the sampling noise within a\n"
+    "run and the spread between runs, and whether it is significant at\n"
+    "--alpha after the Benjamini-Hochberg correction over the functions\n"
+    "compared (the model: docs/diff-statistics.md).  With one run on a side\n"
+    "the run-to-run noise is unknown and sampling noise alone is used (the\n"
+    "output says so).  Options of this form:\n"
+    "  --alpha A         significance level, 0 < A < 1 (default 0.01)\n"
+    "  --ranges          also compare each bytecode range (\"name A->B\")\n"
+    "  --format FMT      text (default), csv, json, or svg: the differential\n"
+    "                    flame graph of the pooled runs where only functions\n"
+    "                    with a significant change are coloured; an output\n"
+    "                    file whose name ends in .svg implies svg\n"
+    "Text lines: sig (** self and total, *s self, *t total significant),\n"
+    "d_self [interval] d_total [interval] (percentage points), self_b self_n\n"
+    "total_b total_n (percent), q_self q_total (adjusted p-values), function;\n"
+    "first the functions whose self share changed significantly, then those\n"
+    "whose total share alone did, then the rest, each by decreasing strength\n"
+    "of evidence.\n"
+    "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
 
 enum {
     OPT_NORMALIZE = VMP_CLI_OPT_FLAME_END,
     OPT_FOLDED,
-    OPT_FORMAT
+    OPT_FORMAT,
+    OPT_ALPHA,
+    OPT_RANGES
 };
 
 static double pct(uint64_t w, uint64_t total)
@@ -107,6 +132,208 @@ static vmp_status write_text(
     return VMP_OK;
 }
 
+/* ---- repeated runs: vmp diff BASE... -- NEW... ------------------------------- */
+
+typedef struct sig_names {
+    const char **names; /* sorted */
+    size_t n;
+} sig_names;
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int is_significant(const char *name, void *arg)
+{
+    const sig_names *s = arg;
+    return bsearch(&name, s->names, s->n, sizeof *s->names, name_cmp) != NULL;
+}
+
+/* Read `path` into run weights (a truncated file counts with a warning). */
+static int read_run(vmp_run_weights *w,
+                    const char *cmd,
+                    const char *path,
+                    const vmp_flame_options *fo)
+{
+    vmp_reader *r;
+    vmp_status st;
+    if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
+        return VMP_EXIT_FAIL;
+    st = vmp_run_weights_read(w, r, fo);
+    if (st == VMP_ERR_NOMEM || (st < 0 && w->total == 0)) {
+        vmp_cli_fail(cmd, "%s", st == VMP_ERR_NOMEM ? "out of memory" : vmp_reader_errmsg(r));
+        vmp_reader_close(r);
+        return VMP_EXIT_FAIL;
+    }
+    if (st < 0)
+        fprintf(stderr, "vmp %s: warning: %s (the samples before it are used)\n", cmd,
+                vmp_reader_errmsg(r));
+    vmp_reader_close(r);
+    return VMP_EXIT_OK;
+}
+
+static vmp_status write_runs_svg(FILE *out,
+                                 char **paths,
+                                 size_t n_base,
+                                 size_t n_new,
+                                 const vmp_flame_options *fo,
+                                 vmp_flame_svg_options *so,
+                                 const vmp_diffstat_row *rows,
+                                 size_t n_rows)
+{
+    vmp_flame *f = NULL;
+    sig_names sn = {NULL, 0};
+    vmp_status st;
+    size_t i;
+
+    sn.names = malloc((n_rows ? n_rows : 1) * sizeof *sn.names);
+    if (!sn.names)
+        return VMP_ERR_NOMEM;
+    for (i = 0; i < n_rows; i++)
+        if (rows[i].significant)
+            sn.names[sn.n++] = rows[i].name;
+    qsort(sn.names, sn.n, sizeof *sn.names, name_cmp);
+    st = vmp_flame_create(&f, fo);
+    for (i = 0; st == VMP_OK && i < n_base + n_new; i++) {
+        vmp_reader *r = NULL;
+        if (vmp_reader_open_file(&r, paths[i], NULL) < 0) {
+            vmp_reader_close(r);
+            st = VMP_ERR_IO;
+            break;
+        }
+        st = vmp_flame_read_more(f, r, i < n_base ? 0 : 1);
+        if (st != VMP_ERR_NOMEM && st != VMP_ERR_INVALID_ARG)
+            st = VMP_OK; /* a truncated file draws what it has, as read_run() used */
+        vmp_reader_close(r);
+    }
+    if (st == VMP_OK) {
+        if (!so->title)
+            so->title = "Differential flame graph of repeated runs (significant changes coloured)";
+        st = vmp_flame_write_svg_marked(f, out, so, is_significant, &sn);
+    }
+    vmp_flame_free(f);
+    free(sn.names);
+    return st;
+}
+
+static int diff_runs(int argc, char **argv, int sep)
+{
+    static const struct option longopts[] = {{"alpha", required_argument, NULL, OPT_ALPHA},
+                                             {"ranges", no_argument, NULL, OPT_RANGES},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             VMP_CLI_FLAME_LONGOPTS,
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *cmd = "diff", *outpath = NULL, *format = NULL;
+    vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
+    vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
+    vmp_run_weights *runs = NULL;
+    vmp_diffstat_row *rows = NULL;
+    char **paths = NULL;
+    size_t n_base, n_new, n_rows = 0, i, stdin_uses = 0;
+    double alpha = 0.01;
+    vmp_cli_output out;
+    vmp_status st;
+    int c, rc = VMP_EXIT_OK, kind;
+    char *end;
+
+    so.width = 1200;
+    so.min_width = 0.1;
+    /* hidden classes grouped by name alone: the counts of two runs differ */
+    vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(sep, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ALPHA:
+            alpha = strtod(optarg, &end);
+            if (*end || end == optarg || !(alpha > 0 && alpha < 1))
+                return vmp_cli_usage_error(cmd, "bad --alpha '%s' (a number between 0 and 1)",
+                                           optarg);
+            break;
+        case OPT_RANGES:
+            fo.flags |= VMP_FLAME_RANGES;
+            break;
+        case OPT_FORMAT:
+            format = optarg;
+            break;
+        case 'o':
+            outpath = optarg;
+            break;
+        case 'h':
+            return vmp_cli_help(diff_usage);
+        default:
+            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
+        }
+    }
+    if (format && strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json") &&
+        strcmp(format, "svg"))
+        return vmp_cli_usage_error(cmd, "unknown format '%s' (text, csv, json or svg)", format);
+    kind = !format                   ? (vmp_cli_ends_with_svg(outpath) ? 3 : VMP_CLI_DIFFSTAT_TEXT)
+           : !strcmp(format, "csv")  ? VMP_CLI_DIFFSTAT_CSV
+           : !strcmp(format, "json") ? VMP_CLI_DIFFSTAT_JSON
+           : !strcmp(format, "svg")  ? 3
+                                     : VMP_CLI_DIFFSTAT_TEXT;
+    n_base = (size_t)(sep - optind);
+    n_new = (size_t)(argc - sep - 1);
+    if (n_base == 0)
+        return vmp_cli_usage_error(cmd, "no BASE profile before --");
+    if (n_new == 0)
+        return vmp_cli_usage_error(cmd, "no NEW profile after --");
+    paths = malloc((n_base + n_new) * sizeof *paths);
+    runs = calloc(n_base + n_new, sizeof *runs);
+    if (!paths || !runs) {
+        free(paths);
+        free(runs);
+        return vmp_cli_fail(cmd, "out of memory");
+    }
+    for (i = 0; i < n_base; i++)
+        paths[i] = argv[optind + (int)i];
+    for (i = 0; i < n_new; i++)
+        paths[n_base + i] = argv[sep + 1 + (int)i];
+    for (i = 0; i < n_base + n_new; i++) {
+        if (paths[i][0] == '-' && paths[i][1] != '\0') {
+            vmp_cli_usage_error(cmd, "'%s' after --: options go before the BASE files", paths[i]);
+            free(paths);
+            free(runs);
+            return VMP_EXIT_USAGE;
+        }
+        stdin_uses += strcmp(paths[i], "-") == 0;
+    }
+    if (stdin_uses > 1 || (stdin_uses && kind == 3)) {
+        free(paths);
+        free(runs);
+        return vmp_cli_usage_error(cmd, "standard input ('-') can be read once, and not for svg");
+    }
+    for (i = 0; rc == VMP_EXIT_OK && i < n_base + n_new; i++)
+        rc = read_run(&runs[i], cmd, paths[i], &fo);
+    if (rc == VMP_EXIT_OK) {
+        st = vmp_diffstat(runs, n_base, n_new, alpha, &rows, &n_rows);
+        if (st != VMP_OK)
+            rc = vmp_cli_fail(cmd, "out of memory");
+    }
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_output_open(&out, cmd, outpath);
+    if (rc == VMP_EXIT_OK) {
+        st = VMP_OK;
+        if (kind == 3)
+            st = write_runs_svg(out.f, paths, n_base, n_new, &fo, &so, rows, n_rows);
+        else
+            vmp_cli_diffstat_print(out.f, rows, n_rows, (const char *const *)paths, n_base,
+                                   (const char *const *)paths + n_base, n_new, alpha, kind);
+        rc = vmp_cli_flame_finish(&out, cmd, st);
+    }
+    for (i = 0; i < n_base + n_new; i++)
+        vmp_run_weights_free(&runs[i]);
+    free(runs);
+    free(rows);
+    free(paths);
+    return rc;
+}
+
 int vmp_cmd_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
@@ -132,6 +359,9 @@ int vmp_cmd_diff(int argc, char **argv)
         SVG
     } kind;
 
+    for (c = 1; c < argc; c++)
+        if (strcmp(argv[c], "--") == 0)
+            return diff_runs(argc, argv, c);
     so.width = 1200;
     so.min_width = 0.1;
     /* hidden classes grouped by name alone: the counts of two runs differ */

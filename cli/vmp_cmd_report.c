@@ -625,21 +625,6 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
     fprintf(f, "}\n");
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else {
-        fputs(s, f);
-    }
-}
-
 static void csv_report(FILE *f, const report *r, const rep_opts *o)
 {
     static const int classes[] = {VMP_CLASS_GENERATED, VMP_CLASS_NATIVE, VMP_CLASS_SYMBOLIC,
@@ -676,9 +661,9 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
             }
             if (!o->ranges) {
                 fprintf(f, "%s,", class_names[c]);
-                csv_field(f, fn->kind);
+                vmp_cli_put_csv_field(f, fn->kind);
                 fputc(',', f);
-                csv_field(f, fn->name);
+                vmp_cli_put_csv_field(f, fn->name);
                 fprintf(f, ",,%" PRIu64 "\n", e[i].w);
                 continue;
             }
@@ -687,9 +672,9 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
                 if (fr->function != e[i].id)
                     break;
                 fprintf(f, "%s,", class_names[c]);
-                csv_field(f, fn->kind);
+                vmp_cli_put_csv_field(f, fn->kind);
                 fputc(',', f);
-                csv_field(f, fn->name);
+                vmp_cli_put_csv_field(f, fn->name);
                 if (fr->has_range)
                     fprintf(f, ",%" PRIu32 "->%" PRIu32, fr->bc_first, fr->bc_last);
                 else
@@ -851,7 +836,7 @@ static void by_report(
     if (o->format == FMT_CSV) {
         fprintf(f, "%s,samples\n", what);
         for (i = 0; i < n; i++) {
-            csv_field(f, e[i].name);
+            vmp_cli_put_csv_field(f, e[i].name);
             fprintf(f, ",%" PRIu64 "\n", e[i].w);
         }
         return;

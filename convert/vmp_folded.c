@@ -591,7 +591,23 @@ static vmp_status place_entry(builder *b, const fentry *e)
     return VMP_OK;
 }
 
+static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column);
+
 vmp_status vmp_flame_read(vmp_flame *f, vmp_reader *r, unsigned int column)
+{
+    if (!f || !r || column > 1 || f->have[column])
+        return VMP_ERR_INVALID_ARG;
+    return read_column(f, r, column);
+}
+
+vmp_status vmp_flame_read_more(vmp_flame *f, vmp_reader *r, unsigned int column)
+{
+    if (!f || !r || column > 1 || f->finalized)
+        return VMP_ERR_INVALID_ARG;
+    return read_column(f, r, column);
+}
+
+static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
 {
     vmp_analysis *a = NULL;
     etable t = {NULL, 0, 0};
@@ -600,8 +616,6 @@ vmp_status vmp_flame_read(vmp_flame *f, vmp_reader *r, unsigned int column)
     builder b;
     size_t i;
 
-    if (!f || !r || column > 1 || f->have[column])
-        return VMP_ERR_INVALID_ARG;
     st = vmp_analysis_create(&a, NULL);
     if (st != VMP_OK)
         return st;

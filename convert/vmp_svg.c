@@ -189,6 +189,8 @@ typedef struct svgctx {
     double max_change; /* diff: largest |change of share| drawn */
     double header;
     uint64_t frames;
+    int (*colour_if)(const char *name, void *arg); /* NULL: colour every frame */
+    void *colour_arg;
 } svgctx;
 
 static double change_of(const svgctx *c, uint64_t base, uint64_t now)
@@ -242,7 +244,9 @@ static void frame(svgctx *c,
     if (c->o->diff) {
         double ch = change_of(c, base, n), v = c->max_change > 0 ? fabs(ch) / c->max_change : 0;
         unsigned fade = clamp255(255 - DIFF_MAX * v);
-        if (ch > 0)
+        if (c->colour_if && (node == UINT32_MAX || !c->colour_if(name, c->colour_arg)))
+            snprintf(fill, sizeof fill, "rgb(225,225,225)");
+        else if (ch > 0)
             snprintf(fill, sizeof fill, "rgb(255,%u,%u)", fade, fade);
         else if (ch < 0)
             snprintf(fill, sizeof fill, "rgb(%u,%u,255)", fade, fade);
@@ -486,8 +490,8 @@ static void legend(svgctx *c, double y)
         x += 110;
         fprintf(out,
                 "<text x=\"%.1f\" y=\"%.1f\">(deeper colour = larger change of inclusive "
-                "share; the largest is %.2f pp; widths are NEW's samples)</text>\n",
-                x, y, 100.0 * c->max_change);
+                "share; the largest is %.2f pp; widths are NEW's samples%s)</text>\n",
+                x, y, 100.0 * c->max_change, c->colour_if ? "; grey: no significant change" : "");
         return;
     }
     for (i = 0; i < VMP_FCAT_COUNT; i++) {
@@ -500,7 +504,37 @@ static void legend(svgctx *c, double y)
     }
 }
 
+static vmp_status write_svg(vmp_flame *f,
+                            FILE *out,
+                            const vmp_flame_svg_options *opts,
+                            int (*colour_if)(const char *name, void *arg),
+                            void *colour_arg);
+
 vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_options *opts)
+{
+    return write_svg(f, out, opts, NULL, NULL);
+}
+
+vmp_status vmp_flame_write_svg_marked(vmp_flame *f,
+                                      FILE *out,
+                                      const vmp_flame_svg_options *opts,
+                                      int (*colour_if)(const char *name, void *arg),
+                                      void *arg)
+{
+    vmp_flame_svg_options o = VMP_FLAME_SVG_OPTIONS_INIT;
+    if (!colour_if || (opts && opts->version != VMP_FLAME_SVG_OPTIONS_VERSION))
+        return VMP_ERR_INVALID_ARG;
+    if (opts)
+        o = *opts;
+    o.diff = 1;
+    return write_svg(f, out, &o, colour_if, arg);
+}
+
+static vmp_status write_svg(vmp_flame *f,
+                            FILE *out,
+                            const vmp_flame_svg_options *opts,
+                            int (*colour_if)(const char *name, void *arg),
+                            void *colour_arg)
 {
     static const vmp_flame_svg_options defaults = VMP_FLAME_SVG_OPTIONS_INIT;
     svgctx c;
@@ -523,6 +557,8 @@ vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_opti
     c.f = f;
     c.out = out;
     c.o = opts;
+    c.colour_if = colour_if;
+    c.colour_arg = colour_arg;
     c.col = opts->diff || !f->have[0] ? 1 : 0;
     c.width = opts->width ? (double)opts->width : 1200.0;
     if (c.width < 200)

@@ -183,5 +183,36 @@ if m:
     check(len(label) > 3, "zoomed frame labelled (%r)" % label)
     check(w_after == w0 and hidden == "0", "reset zoom restores the graph")
 
+# 4. The differential flame graph of repeated runs (`vmp diff BASE... --
+#    NEW... -o FILE.svg`) renders: grey frames, and the significantly slowed
+#    function in red.
+target = "String>>sortBlock"
+runs = []
+for side, extra in (("a", []), ("b", ["--slow", target + ":60"])):
+    for k in (1, 2, 3):
+        name = "run-%s%d.vmp" % (side, k)
+        subprocess.run([SIMVM, "--seed", "1", "--stacks", "20", "--run-seed",
+                        str(k + (10 if side == "b" else 0)), "--samples", "20000", "-o", name,
+                        *extra], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        runs.append(name)
+dsvg = os.path.abspath("diff.svg")
+rc = subprocess.run([VMP, "diff", "-o", dsvg, *runs[:3], "--", *runs[3:]]).returncode
+check(rc == 0, "vmp diff BASE... -- NEW... -o diff.svg")
+dpng = os.path.abspath("diff.png")
+rc, _ = chromium("--screenshot=" + dpng, "--window-size=1200,800", "file://" + dsvg)
+check(rc == 0 and os.path.exists(dpng), "chromium wrote a screenshot of the diff")
+if os.path.exists(dpng):
+    w, h, rows = png_pixels(dpng)
+    reds = greys = 0
+    for row in rows:
+        for r, g, b in row:
+            if r > 180 and g < 140 and b < 140:
+                reds += 1
+            elif abs(r - g) < 8 and abs(g - b) < 8 and 120 < r < 235:
+                greys += 1
+    check(reds > 500, "the slowed function is drawn red: %d pixels" % reds)
+    check(greys > 2000, "unchanged functions are grey: %d pixels" % greys)
+
 print("browser: %d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -609,9 +609,44 @@ static size_t csym_of_group(int g)
     return 0;
 }
 
+/* --slow FUNCTION:PCT: samples executing in that function (every function
+ * of that name: slow_fn[i] for funcs[i]) are written again with probability PCT/100 (PCT >
+ * 100: once plus with probability (PCT-100)/100, ...), as if every call of it
+ * took PCT% longer.  Its own generator, so that the other samples of a run
+ * are those of the run without --slow. */
+static unsigned char slow_fn[N_FUNCS];
+static int slow_on;
+static double slow_extra;
+static uint64_t slow_rng = 0x5eed;
+
+static int in_slow_function(uint64_t pc)
+{
+    size_t i;
+    for (i = 0; i < n_live; i++) {
+        const scode *c = &codes[live[i]];
+        if (c->alive && pc >= c->start && pc < c->start + c->size)
+            return c->fn && slow_fn[c->fn - 1];
+    }
+    return 0;
+}
+
+static void emit_one(FILE *truth, vmp_sample *s, int failed);
+
 /* Write sample `s` (a failed one when `failed`) and, when `truth` is not
- * NULL, its truth line. */
+ * NULL, its truth line; with --slow, repeated as said above. */
 static void emit_sample(FILE *truth, vmp_sample *s, int failed)
+{
+    emit_one(truth, s, failed);
+    if (slow_on && !failed && in_slow_function(s->pc)) {
+        double extra = slow_extra;
+        for (; extra >= 1.0; extra -= 1.0)
+            emit_one(truth, s, failed);
+        if ((double)(splitmix(&slow_rng) >> 11) / 9007199254740992.0 < extra)
+            emit_one(truth, s, failed);
+    }
+}
+
+static void emit_one(FILE *truth, vmp_sample *s, int failed)
 {
     char kind[32], fn[160], range[32], callers[4096] = "";
     size_t cl = 0;
@@ -1034,6 +1069,14 @@ static void usage(FILE *f)
                "                    a blame: the code id of the method, block or PIC its\n"
                "                    thread last ran in (default: no blame; the truth TSV is\n"
                "                    the same either way)\n"
+               "  --run-seed N      after the program (its functions and call paths) is made\n"
+               "                    from --seed,\n"
+               "                    run it with this PRNG seed: runs of one program that\n"
+               "                    differ only by noise (default: --seed alone)\n"
+               "  --slow FUNCTION:PCT\n"
+               "                    make FUNCTION (a name as `vmp report` prints it) PCT%%\n"
+               "                    more expensive: each sample executing in it is taken\n"
+               "                    again with probability PCT/100\n"
                "  --help            this text\n"
                "\n"
                "The truth TSV has one line per sample, in the order the samples are taken\n"
@@ -1078,6 +1121,42 @@ static int add_label(const char **labels, size_t *n, const char *arg)
     return 0;
 }
 
+/* --slow "FUNCTION:PCT": find FUNCTION among the program's functions. */
+static int set_slow(const char *arg)
+{
+    const char *colon = strrchr(arg, ':');
+    char name[200], *end;
+    double pct;
+    size_t i;
+    if (!colon || (size_t)(colon - arg) >= sizeof name) {
+        fprintf(stderr, "vmp-simvm: --slow wants FUNCTION:PCT, not '%s'\n", arg);
+        return -1;
+    }
+    memcpy(name, arg, (size_t)(colon - arg));
+    name[colon - arg] = '\0';
+    pct = strtod(colon + 1, &end);
+    if (*end || end == colon + 1 || !(pct >= 0 && pct <= 10000)) {
+        fprintf(stderr, "vmp-simvm: --slow: bad percentage '%s'\n", colon + 1);
+        return -1;
+    }
+    for (i = 0; i < N_FUNCS; i++) {
+        char full[200];
+        const sfunc *f = &funcs[i];
+        if (f->scope[0])
+            snprintf(full, sizeof full, "%s>>%s", f->scope, f->name);
+        else
+            snprintf(full, sizeof full, "%s", f->name);
+        if (strcmp(full, name) == 0) {
+            slow_fn[i] = 1;
+            slow_on = 1;
+        }
+    }
+    slow_extra = pct / 100.0;
+    if (!slow_on)
+        fprintf(stderr, "vmp-simvm: --slow: no function '%s' in this program\n", name);
+    return slow_on ? 0 : -1;
+}
+
 static int parse_u64(const char *s, uint64_t *out)
 {
     char *end;
@@ -1102,7 +1181,9 @@ int main(int argc, char **argv)
     vmp_symbol_desc syms[N_CSYMS];
     char tname[32];
     double compile_rate;
-    int ai, blame = 0;
+    int ai, blame = 0, have_run_seed = 0;
+    uint64_t run_seed = 0;
+    const char *slow = NULL;
     const char *labels[2 * (MAX_LABELS + 2)] = {"benchmark", "simulated", "mode", "test"};
     size_t n_labels = 2;
 
@@ -1141,6 +1222,12 @@ int main(int argc, char **argv)
             continue;
         } else if (strcmp(a, "--truth") == 0 && ai + 1 < argc) {
             truth_path = argv[++ai];
+            continue;
+        } else if (strcmp(a, "--run-seed") == 0) {
+            dst = &run_seed;
+            have_run_seed = 1;
+        } else if (strcmp(a, "--slow") == 0 && ai + 1 < argc) {
+            slow = argv[++ai];
             continue;
         }
         if (!dst || ai + 1 >= argc || parse_u64(argv[ai + 1], dst)) {
@@ -1185,6 +1272,8 @@ int main(int argc, char **argv)
         f->bc_size = 8 + (uint32_t)below(120);
         f->heat = unit() * unit();
     }
+    if (slow && set_slow(slow) != 0)
+        return 2;
 
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "simvm";
@@ -1265,6 +1354,11 @@ int main(int argc, char **argv)
     region_start = free_ptr;
     if (n_stacks)
         make_paths((size_t)n_stacks, (uint32_t)max_depth);
+    if (have_run_seed) {
+        x = run_seed ^ 0x72756e7365656421ull;
+        for (i = 0; i < 4; i++)
+            rng_s[i] = splitmix(&x);
+    }
     region = zone_end - region_start;
 
     /* Fill rate: about 30% of the region up front, then enough code per sample

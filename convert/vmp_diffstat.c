@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_diffstat.c - which per-function changes of share between two groups
+ * of runs stand out of the noise (the model is in vmp_convert.h and
+ * docs/diff-statistics.md); per-run weights come from the frame tree of
+ * vmp_folded.c (samples of spec.md §5.12 resolved as in vmp_analyze.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_flame_int.h"
+
+/* ---- one run's weights ------------------------------------------------------------ */
+
+void vmp_run_weights_free(vmp_run_weights *w)
+{
+    size_t i;
+    if (!w)
+        return;
+    for (i = 0; w->names && i < w->n; i++)
+        free(w->names[i]);
+    free(w->names);
+    free(w->self);
+    free(w->inclusive);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t function_node(const vmp_flame *f, uint32_t n)
+{
+    while (n && f->nodes[n].is_range)
+        n = f->nodes[n].parent;
+    return n;
+}
+
+/* Self and total weight per name of `f`'s column 0: functions as
+ * vmp_flame_diff() counts them, and range frames ("name A->B") by their own
+ * nodes.  Total: once per sample, walking up from each node with self weight
+ * (a stamp per name says whether the name was counted for this node). */
+static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
+{
+    uint64_t *self, *total;
+    uint32_t *stamp;
+    size_t i, n = 0, names = f->n_names ? f->n_names : 1;
+    vmp_status st = vmp_flame__finalize(f);
+
+    if (st != VMP_OK)
+        return st;
+    self = calloc(names, sizeof *self);
+    total = calloc(names, sizeof *total);
+    stamp = calloc(names, sizeof *stamp);
+    if (!self || !total || !stamp)
+        goto nomem;
+    for (i = 1; i < f->n_nodes; i++) {
+        const vmp_fnode *nd = &f->nodes[i];
+        uint32_t a, fnode;
+        if (!nd->self[0])
+            continue;
+        fnode = function_node(f, (uint32_t)i);
+        self[f->nodes[fnode].name] += nd->self[0];
+        if (nd->is_range)
+            self[nd->name] += nd->self[0];
+        for (a = (uint32_t)i; a; a = f->nodes[a].parent) {
+            uint32_t name = f->nodes[a].name;
+            if (stamp[name] == (uint32_t)i)
+                continue;
+            stamp[name] = (uint32_t)i;
+            total[name] += nd->self[0];
+        }
+    }
+    out->total = f->totals[0];
+    for (i = 0; i < f->n_names; i++)
+        n += total[i] != 0;
+    out->names = calloc(n ? n : 1, sizeof *out->names);
+    out->self = malloc((n ? n : 1) * sizeof *out->self);
+    out->inclusive = malloc((n ? n : 1) * sizeof *out->inclusive);
+    if (!out->names || !out->self || !out->inclusive)
+        goto nomem;
+    for (i = 0; i < f->n_names; i++) {
+        if (!total[i])
+            continue;
+        out->names[out->n] = strdup(f->names[i]);
+        if (!out->names[out->n])
+            goto nomem;
+        out->self[out->n] = self[i];
+        out->inclusive[out->n] = total[i];
+        out->n++;
+    }
+    free(self);
+    free(total);
+    free(stamp);
+    return VMP_OK;
+nomem:
+    free(self);
+    free(total);
+    free(stamp);
+    vmp_run_weights_free(out);
+    return VMP_ERR_NOMEM;
+}
+
+vmp_status vmp_run_weights_read(vmp_run_weights *out, vmp_reader *r, const vmp_flame_options *opts)
+{
+    vmp_flame *f = NULL;
+    vmp_status st, st2;
+
+    if (!out || !r)
+        return VMP_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    st = vmp_flame_create(&f, opts);
+    if (st != VMP_OK)
+        return st;
+    st = vmp_flame_read(f, r, 0);
+    if (st == VMP_ERR_NOMEM) {
+        vmp_flame_free(f);
+        return st;
+    }
+    st2 = weights_of(f, out);
+    vmp_flame_free(f);
+    return st2 != VMP_OK ? st2 : st;
+}
+
+/* ---- distributions ------------------------------------------------------------------ */
+
+/* Continued fraction of the regularized incomplete beta function (modified
+ * Lentz), valid for x < (a + 1) / (a + b + 2). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0), h;
+    int m;
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1.0 / d;
+    h = d;
+    for (m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, aa, del;
+        aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + aa * d;
+        c = 1.0 + aa / c;
+        d = fabs(d) < tiny ? 1.0 / tiny : 1.0 / d;
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + aa * d;
+        c = 1.0 + aa / c;
+        d = fabs(d) < tiny ? 1.0 / tiny : 1.0 / d;
+        c = fabs(c) < tiny ? tiny : c;
+        del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+/* Regularized incomplete beta I_x(a, b). */
+static double beta_inc(double a, double b, double x)
+{
+    double front;
+    if (x <= 0.0)
+        return 0.0;
+    if (x >= 1.0)
+        return 1.0;
+    front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return front * beta_cf(a, b, x) / a;
+    return 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
+}
+
+/* P(|T| >= t) for Student's t with `df` degrees of freedom (df <= 0 or
+ * infinite: the normal distribution). */
+static double t_two_sided(double t, double df)
+{
+    t = fabs(t);
+    if (!(df > 0) || isinf(df) || df > 1e7)
+        return erfc(t / sqrt(2.0));
+    return beta_inc(df / 2.0, 0.5, df / (df + t * t));
+}
+
+/* The t with P(|T| >= t) == p, by bisection. */
+static double t_quantile(double p, double df)
+{
+    double lo = 0.0, hi = 1.0;
+    int i;
+    while (t_two_sided(hi, df) > p && hi < 1e6)
+        hi *= 2.0;
+    for (i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (t_two_sided(mid, df) > p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* ---- the comparison ------------------------------------------------------------------ */
+
+typedef struct fname {
+    const char *name;
+    size_t run; /* first run that has it, for a stable order */
+} fname;
+
+static int fname_cmp(const void *x, const void *y)
+{
+    return strcmp(((const fname *)x)->name, ((const fname *)y)->name);
+}
+
+/* One side's mean share of a function and the variance of that mean. */
+typedef struct side {
+    double mean, var, df; /* df: 0 == normal (sampling floor) */
+} side;
+
+static side side_stats(
+    const double *share, const vmp_run_weights *runs, size_t first, size_t n, double pooled)
+{
+    side s;
+    double sum = 0, ss = 0, inv_w = 0, floor_var, between;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        sum += share[first + i];
+        inv_w += runs[first + i].total ? 1.0 / (double)runs[first + i].total : 1.0;
+    }
+    s.mean = sum / (double)n;
+    for (i = 0; i < n; i++)
+        ss += (share[first + i] - s.mean) * (share[first + i] - s.mean);
+    floor_var = pooled * (1.0 - pooled) * (inv_w / (double)n) / (double)n;
+    between = n >= 2 ? ss / (double)(n - 1) / (double)n : 0.0;
+    if (n >= 2 && between >= floor_var) {
+        s.var = between;
+        s.df = (double)(n - 1);
+    } else {
+        s.var = floor_var;
+        s.df = 0;
+    }
+    return s;
+}
+
+/* d, its interval and p-value for one quantity (self or total); `share`
+ * holds each run's share of it. */
+static void test_one(const double *share,
+                     const vmp_run_weights *runs,
+                     size_t n_base,
+                     size_t n_new,
+                     double pooled,
+                     double alpha,
+                     double *mean,
+                     double *d,
+                     double *lo,
+                     double *hi,
+                     double *p,
+                     double *t_abs)
+{
+    side b = side_stats(share, runs, 0, n_base, pooled);
+    side n = side_stats(share, runs, n_base, n_new, pooled);
+    double v = b.var + n.var, se = sqrt(v), df, den = 0, half;
+
+    mean[0] = b.mean;
+    mean[1] = n.mean;
+    *d = n.mean - b.mean;
+    if (b.df > 0)
+        den += b.var * b.var / b.df;
+    if (n.df > 0)
+        den += n.var * n.var / n.df;
+    /* a side on the sampling floor has (nearly) infinite degrees of freedom */
+    df = den > 0 ? v * v / den : 0;
+    if (!(se > 0)) {
+        *p = *d == 0 ? 1.0 : 0.0;
+        *t_abs = *d == 0 ? 0.0 : INFINITY;
+        *lo = *hi = *d;
+        return;
+    }
+    *t_abs = fabs(*d) / se;
+    *p = t_two_sided(*t_abs, df);
+    half = t_quantile(alpha, df) * se;
+    *lo = *d - half;
+    *hi = *d + half;
+}
+
+typedef struct pidx {
+    double p;
+    size_t i;
+} pidx;
+
+static int p_cmp(const void *x, const void *y)
+{
+    const pidx *a = x, *b = y;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Benjamini-Hochberg: *q[i] = min over j at or after i in p order of
+ * m p_j / rank_j, capped at 1. */
+static vmp_status adjust(double *const *p, double *const *q, size_t m)
+{
+    pidx *order = malloc((m ? m : 1) * sizeof *order);
+    double run = 1.0;
+    size_t i;
+    if (!order)
+        return VMP_ERR_NOMEM;
+    for (i = 0; i < m; i++) {
+        order[i].p = *p[i];
+        order[i].i = i;
+    }
+    qsort(order, m, sizeof *order, p_cmp);
+    for (i = m; i-- > 0;) {
+        double v = order[i].p * (double)m / (double)(i + 1);
+        if (v < run)
+            run = v;
+        *q[order[i].i] = run;
+    }
+    free(order);
+    return VMP_OK;
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+    const vmp_diffstat_row *a = x, *b = y;
+    if ((a->significant != 0) != (b->significant != 0))
+        return a->significant ? -1 : 1;
+    /* a change of self share is where the cost changed; a change of total
+     * share alone follows from a callee: self-significant rows first */
+    if ((a->significant & 1) != (b->significant & 1))
+        return a->significant & 1 ? -1 : 1;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+vmp_status vmp_diffstat(const vmp_run_weights *runs,
+                        size_t n_base,
+                        size_t n_new,
+                        double alpha,
+                        vmp_diffstat_row **out,
+                        size_t *n_out)
+{
+    size_t n_runs = n_base + n_new, n_all = 0, n_fn = 0, r, i, k;
+    fname *all = NULL;
+    vmp_diffstat_row *rows = NULL;
+    double *self_share = NULL, *total_share = NULL, **ps = NULL, **qs = NULL;
+    size_t **where = NULL;
+    vmp_status st = VMP_ERR_NOMEM;
+
+    if (!runs || !out || !n_out || !n_base || !n_new || !(alpha > 0 && alpha < 1))
+        return VMP_ERR_INVALID_ARG;
+    for (r = 0; r < n_runs; r++)
+        n_all += runs[r].n;
+    all = malloc((n_all ? n_all : 1) * sizeof *all);
+    if (!all)
+        return VMP_ERR_NOMEM;
+    for (r = 0, k = 0; r < n_runs; r++)
+        for (i = 0; i < runs[r].n; i++) {
+            all[k].name = runs[r].names[i];
+            all[k++].run = r;
+        }
+    qsort(all, n_all, sizeof *all, fname_cmp);
+    for (i = 0; i < n_all; i++)
+        if (i == 0 || strcmp(all[i].name, all[n_fn - 1].name) != 0)
+            all[n_fn++] = all[i];
+
+    rows = calloc(n_fn ? n_fn : 1, sizeof *rows);
+    /* where[r][i]: the function index of runs[r].names[i] */
+    where = calloc(n_runs, sizeof *where);
+    self_share = malloc((n_runs ? n_runs : 1) * sizeof *self_share);
+    total_share = malloc((n_runs ? n_runs : 1) * sizeof *total_share);
+    ps = malloc((n_fn ? 2 * n_fn : 1) * sizeof *ps);
+    qs = malloc((n_fn ? 2 * n_fn : 1) * sizeof *qs);
+    if (!rows || !where || !self_share || !total_share || !ps || !qs)
+        goto done;
+    for (r = 0; r < n_runs; r++) {
+        where[r] = malloc((runs[r].n ? runs[r].n : 1) * sizeof *where[r]);
+        if (!where[r])
+            goto done;
+        for (i = 0; i < runs[r].n; i++) {
+            fname key = {runs[r].names[i], 0};
+            fname *hit = bsearch(&key, all, n_fn, sizeof *all, fname_cmp);
+            where[r][i] = (size_t)(hit - all);
+        }
+    }
+    /* per function: gather each run's shares (0 where absent) */
+    {
+        uint64_t *ws = calloc(n_fn ? n_fn : 1, sizeof *ws),
+                 *wt = calloc(n_fn ? n_fn : 1, sizeof *wt);
+        uint64_t *rs = calloc(n_runs * (n_fn ? n_fn : 1), sizeof *rs);
+        uint64_t *rt = calloc(n_runs * (n_fn ? n_fn : 1), sizeof *rt);
+        uint64_t grand = 0;
+        if (!ws || !wt || !rs || !rt) {
+            free(ws);
+            free(wt);
+            free(rs);
+            free(rt);
+            goto done;
+        }
+        for (r = 0; r < n_runs; r++) {
+            grand += runs[r].total;
+            for (i = 0; i < runs[r].n; i++) {
+                size_t fi = where[r][i];
+                ws[fi] += runs[r].self[i];
+                wt[fi] += runs[r].inclusive[i];
+                rs[fi * n_runs + r] = runs[r].self[i];
+                rt[fi * n_runs + r] = runs[r].inclusive[i];
+            }
+        }
+        for (k = 0; k < n_fn; k++) {
+            vmp_diffstat_row *row = &rows[k];
+            double ts, tt;
+            for (r = 0; r < n_runs; r++) {
+                double w = runs[r].total ? (double)runs[r].total : 1.0;
+                self_share[r] = (double)rs[k * n_runs + r] / w;
+                total_share[r] = (double)rt[k * n_runs + r] / w;
+            }
+            row->name = all[k].name;
+            test_one(self_share, runs, n_base, n_new, grand ? (double)ws[k] / (double)grand : 0,
+                     alpha, row->self, &row->d_self, &row->self_lo, &row->self_hi, &row->p_self,
+                     &ts);
+            test_one(total_share, runs, n_base, n_new, grand ? (double)wt[k] / (double)grand : 0,
+                     alpha, row->total, &row->d_total, &row->total_lo, &row->total_hi,
+                     &row->p_total, &tt);
+            row->score = ts > tt ? ts : tt;
+            ps[2 * k] = &row->p_self;
+            qs[2 * k] = &row->q_self;
+            ps[2 * k + 1] = &row->p_total;
+            qs[2 * k + 1] = &row->q_total;
+        }
+        free(ws);
+        free(wt);
+        free(rs);
+        free(rt);
+    }
+    if (n_fn && adjust(ps, qs, 2 * n_fn) != VMP_OK)
+        goto done;
+    for (k = 0; k < n_fn; k++)
+        rows[k].significant =
+            (rows[k].q_self <= alpha ? 1 : 0) | (rows[k].q_total <= alpha ? 2 : 0);
+    qsort(rows, n_fn, sizeof *rows, row_cmp);
+    *out = rows;
+    *n_out = n_fn;
+    rows = NULL;
+    st = VMP_OK;
+done:
+    for (r = 0; where && r < n_runs; r++)
+        free(where[r]);
+    free(where);
+    free(rows);
+    free(all);
+    free(self_share);
+    free(total_share);
+    free(ps);
+    free(qs);
+    return st;
+}
