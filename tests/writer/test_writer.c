@@ -719,11 +719,16 @@ static void test_small_chunks_hold_whole_records(void)
 
 /* ---- determinism ---------------------------------------------------------- */
 
-static void run_scenario(const char *path, unsigned seed, int nap)
+/* With `lazy`, code objects have pc maps kept back (lazy_code_maps) and
+ * samples land in them, so the background thread writes maps while this
+ * thread adds and frees code (under TSan too). */
+static void run_scenario(const char *path, unsigned seed, int nap, int lazy)
 {
     atomic_store(&fake_now, 5000);
     vmp_writer_meta m = full_meta();
     vmp_writer_options o = det_options(4096);
+    vmp_pc_pair map[] = {{0, 1}, {8, 2}};
+    o.lazy_code_maps = lazy;
     vmp_writer *w = NULL;
     CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
     if (!w)
@@ -739,7 +744,8 @@ static void run_scenario(const char *path, unsigned seed, int nap)
             for (uint32_t k = 0; k < d; k++)
                 fr[k] = (vmp_frame){.value = (x >> (k % 8)) % 40, .bcpc = k, .kind = k % 2};
             vmp_sample s = {.thread = 1 + r % 4,
-                            .pc = 0x1000 + r,
+                            .pc = lazy ? 0x10000 + (uint64_t)(x % (unsigned)(16 * n + 16))
+                                       : 0x1000 + r,
                             .frames = fr,
                             .depth = d,
                             .generation = VMP_GENERATION_CURRENT};
@@ -748,8 +754,11 @@ static void run_scenario(const char *path, unsigned seed, int nap)
             else
                 CHECK(vmp_writer_sample(w, &s) == VMP_OK);
         } else if (r < 90) {
-            vmp_code_object c = {
-                .id = next_code++, .start = 0x10000 + (uint64_t)n * 16, .size = 16};
+            vmp_code_object c = {.id = next_code++,
+                                 .start = 0x10000 + (uint64_t)n * 16,
+                                 .size = 16,
+                                 .pc_map = lazy ? map : NULL,
+                                 .pc_map_len = lazy ? 2 : 0};
             CHECK(vmp_writer_code_add(w, &c) == VMP_OK);
         } else if (r < 93 && next_code - 1 > last_freed) {
             last_freed = next_code - 1; /* free each code object once (R-CODE-2) */
@@ -790,9 +799,9 @@ static int same_bytes(const char *a, const char *b)
 static void test_same_calls_give_same_bytes(void)
 {
     const char *a = tmp_path("det-a.vmp"), *b = tmp_path("det-b.vmp"), *c = tmp_path("det-c.vmp");
-    run_scenario(a, 42, 0);
-    run_scenario(b, 42, 1);
-    run_scenario(c, 43, 0);
+    run_scenario(a, 42, 0, 0);
+    run_scenario(b, 42, 1, 0);
+    run_scenario(c, 43, 0, 0);
     CHECK(same_bytes(a, b));
     CHECK(!same_bytes(a, c));
     td_file f;
@@ -800,6 +809,27 @@ static void test_same_calls_give_same_bytes(void)
     CHECK(f.n_chunks > 2);
     check_stack_nodes(&f);
     check_end_and_seek(&f);
+    td_free(&f);
+}
+
+/* lazy_code_maps: the maps are written by the background thread as samples
+ * land in code the caller adds and frees meanwhile; the bytes still depend
+ * on the calls alone, and some maps are written, not all. */
+static void test_lazy_code_maps_same_calls_give_same_bytes(void)
+{
+    const char *a = tmp_path("lazy-a.vmp"), *b = tmp_path("lazy-b.vmp");
+    run_scenario(a, 42, 0, 1);
+    run_scenario(b, 42, 1, 1);
+    CHECK(same_bytes(a, b));
+    td_file f;
+    CHECK(td_load(&f, a) == 0);
+    size_t maps = 0, codes = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        maps += f.recs[i].type == VMP_REC_CODE_MAP;
+        codes += f.recs[i].type == VMP_REC_CODE_OBJECT;
+    }
+    printf("  lazy scenario: %zu CODE_MAP records for %zu code objects\n", maps, codes);
+    CHECK(maps > 0 && maps < codes);
     td_free(&f);
 }
 
@@ -1106,6 +1136,7 @@ int main(void)
     VMP_TEST_RUN(test_zstd_cli_decompresses_file);
     VMP_TEST_RUN(test_small_chunks_hold_whole_records);
     VMP_TEST_RUN(test_same_calls_give_same_bytes);
+    VMP_TEST_RUN(test_lazy_code_maps_same_calls_give_same_bytes);
     VMP_TEST_RUN(test_deep_stacks_are_cut_and_counted);
     VMP_TEST_RUN(test_sample_preserves_errno_and_counts_drops);
     VMP_TEST_RUN(test_old_chunks_close_by_age);

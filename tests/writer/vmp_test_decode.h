@@ -156,7 +156,8 @@ static inline int td_load_mem(td_file *f, const uint8_t *d, size_t size)
 {
     memset(f, 0, sizeof *f);
     if (size < 24 || td_u32le(d) != VMP_FILE_FRAME_MAGIC || td_u32le(d + 4) < 16 ||
-        memcmp(d + 8, VMP_MAGIC, VMP_MAGIC_SIZE) != 0 || d[16] != 1 || d[17] != 0 || d[18] != 0 ||
+        memcmp(d + 8, VMP_MAGIC, VMP_MAGIC_SIZE) != 0 || d[16] != 1 || d[17] != 0 ||
+        d[18] > VMP_FORMAT_MINOR || /* the minors this project writes */
         d[19] != 0 || td_u32le(d + 20) != 0) {
         td_fail(f, "bad file header (R-HDR-1)", 0);
         return -1;
