@@ -389,15 +389,3 @@ void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns)
     snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09lluZ", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned long long)(ns % 1000000000u));
 }
-
-const char *vmp_cli_record_name(int type)
-{
-    static const char *const names[] = {
-        "UNKNOWN",         "HEADER",    "END",       "MODULE",      "MODULE_SYMBOLS",
-        "THREAD",          "FUNCTION",  "CODE_ZONE", "CODE_OBJECT", "CODE_SNAPSHOT",
-        "CODE_COMPACTION", "CODE_FREE", "CODE_MOVE", "STACK_NODE",  "SAMPLE",
-        "FAILED_SAMPLE",   "EVENT",     "COUNTER",   "CODE_MAP"};
-    if (type > 0 && (size_t)type < sizeof names / sizeof names[0])
-        return names[type];
-    return "UNKNOWN";
-}

@@ -159,9 +159,6 @@ void vmp_cli_put_json_string(FILE *f, const char *s, size_t len);
  *  quotes doubled when it holds a comma, quote or line break. */
 void vmp_cli_put_csv_field(FILE *f, const char *s);
 
-/** Upper-case name of record type `type` ("SAMPLE"), "UNKNOWN" for others. */
-const char *vmp_cli_record_name(int type);
-
 /** Format `ns` since the Unix epoch as "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (UTC)
  *  into `buf` (at least 40 bytes). */
 void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns);

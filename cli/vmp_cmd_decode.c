@@ -286,10 +286,10 @@ static void emit_record(const emitter *e, const vmp_record *rec)
     const vmp_rec_sample *s = &rec->u.sample;
     if (e->json)
         fprintf(e->f, "{\"chunk\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"type\":\"%s\"",
-                rec->chunk_index, rec->record_offset, vmp_cli_record_name(rec->type));
+                rec->chunk_index, rec->record_offset, vmp_record_type_name(rec->type));
     else
         fprintf(e->f, "chunk %" PRIu64 " @%" PRIu64 " %s", rec->chunk_index, rec->record_offset,
-                vmp_cli_record_name(rec->type));
+                vmp_record_type_name(rec->type));
     switch (rec->type) {
     case VMP_REC_HEADER:
         emit_header(e, &rec->u.header);

@@ -6,7 +6,8 @@
  *
  * Strings and arrays are borrowed: whoever fills a vmp_record says how long
  * its pointers stay valid (the reader: until its next vmp_reader_next()).
- * Pure declarations; no dependencies beyond the C library.
+ * Declarations, and the table of record type names (vmp_record.c); no
+ * dependencies beyond the C library.
  */
 #ifndef VMP_RECORD_H
 #define VMP_RECORD_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "vmp_format.h"
+#include "vmp_status.h" /* VMP_API */
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,6 +199,11 @@ typedef struct vmp_record {
         vmp_rec_counter counter;
     } u;
 } vmp_record;
+
+/** The name of record type `type` as spec.md Appendix A writes it
+ *  ("CODE_OBJECT"), or "UNKNOWN" for a type this library does not know.
+ *  Static storage; any thread. */
+VMP_API const char *vmp_record_type_name(int type);
 
 #ifdef __cplusplus
 }

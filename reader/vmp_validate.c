@@ -155,17 +155,9 @@ typedef struct vstate {
     size_t cap_scratch;
 } vstate;
 
-static const char *const type_names[] = {
-    "UNKNOWN",         "HEADER",    "END",       "MODULE",      "MODULE_SYMBOLS",
-    "THREAD",          "FUNCTION",  "CODE_ZONE", "CODE_OBJECT", "CODE_SNAPSHOT",
-    "CODE_COMPACTION", "CODE_FREE", "CODE_MOVE", "STACK_NODE",  "SAMPLE",
-    "FAILED_SAMPLE",   "EVENT",     "COUNTER",   "CODE_MAP"};
-
 static const char *rec_name(const vmp_record *rec)
 {
-    if (rec->type > 0 && (size_t)rec->type < sizeof type_names / sizeof type_names[0])
-        return type_names[rec->type];
-    return "UNKNOWN";
+    return vmp_record_type_name(rec->type);
 }
 
 /* Record the first problem, located at the current record; returns -1. */
