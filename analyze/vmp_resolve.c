@@ -43,6 +43,7 @@ typedef struct code_obj {
     uint32_t afunc; /* 0 until resolved once with its function known */
     uint32_t place; /* number of the current placement, in record order */
     int alive;
+    int mapped; /* a CODE_MAP was taken, empty or not: the first holds (R-CODE-3) */
     /* The inlining records, each at inl[inl_at[i]] as offset, depth, then
      * depth (function, bcpc) pairs innermost first.  Kept always: a symbolic
      * innermost frame is matched against them; machine frames are expanded
@@ -1176,8 +1177,11 @@ static code_obj *find_code(vmp_analysis *a, uint64_t id)
 static vmp_status take_code_map(vmp_analysis *a, const vmp_rec_code_map *m)
 {
     code_obj *o = find_code(a, m->id);
-    if (!o || o->n_map || o->n_inl || (!m->pc_map_len && !m->n_inlines))
+    if (!o || o->mapped || o->n_map || o->n_inl)
         return VMP_OK; /* unknown code, or a map already: the first holds */
+    o->mapped = 1;
+    if (!m->pc_map_len && !m->n_inlines)
+        return VMP_OK; /* an empty map changes no resolution */
     if (take_maps(a, o, m->pc_map, m->pc_map_len, m->inlines, m->n_inlines) != VMP_OK)
         return VMP_ERR_NOMEM;
     if (a->any_sample) {

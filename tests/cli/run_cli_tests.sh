@@ -167,11 +167,18 @@ expect 0 "$vmp" decode all.vmp && cmp -s out.txt decode1.txt || fail "decode is 
 records=$(wc -l <decode1.txt)
 [ "$records" -eq 98 ] || fail "decode all.vmp printed $records lines, expected 98"
 expect 0 "$vmp" decode cases/valid-every-record-type.vmp && contains out.txt "UNKNOWN type=99"
+# format 1.2 CODE_MAP (spec R-CODE-3): decoded as CODE_OBJECT's maps, counted by info
+expect 0 "$vmp" decode cases/valid-code-map.vmp &&
+    contains out.txt " CODE_MAP id=1 pc_map=[32:7] inline=[40:[1:7]]"
+expect 0 "$vmp" decode --json cases/valid-code-map.vmp &&
+    contains out.txt '"type":"CODE_MAP","id":1,"pc_map":[[32,7]],"inline":[[40,[[1,7]]]]}'
+expect 0 "$vmp" info cases/valid-code-map.vmp && contains out.txt "format:           1.2" &&
+    contains out.txt "; 2 code maps)"
 expect 1 "$vmp" decode truncated.vmp && contains err.txt "truncated.vmp: offset " &&
     lines err.txt 1 && [ -s out.txt ] || fail "decode of a truncated file printed nothing"
 expect 0 "$vmp" decode "$noend"
 if command -v python3 >/dev/null 2>&1; then
-    for f in all.vmp selfprof.vmp cases/valid-every-record-type.vmp; do
+    for f in all.vmp selfprof.vmp cases/valid-every-record-type.vmp cases/valid-code-map.vmp; do
         expect 0 "$vmp" decode --json "$f" &&
             python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <out.txt ||
             fail "decode --json $f is not JSON Lines"

@@ -409,6 +409,68 @@ static void build_code2_move_freed(tf_file *f)
     finish(f, 0, 2);
 }
 
+/* A CODE_MAP record (format 1.2) for code `id`: bcpc 7 from offset
+ * `offset`, function 1 inlined at bcpc 7 from offset 0x28. */
+static void code_map(tf_file *f, uint64_t id, uint64_t offset)
+{
+    tf_rec(f, VMP_REC_CODE_MAP, 3);
+    tf_ku(f, VMP_CMAP_ID, id);
+    tf_uint(f, VMP_CMAP_PC_MAP);
+    tf_array(f, 2);
+    tf_uint(f, offset);
+    tf_uint(f, 7);
+    tf_uint(f, VMP_CMAP_INLINE);
+    tf_array(f, 1);
+    tf_array(f, 3);
+    tf_uint(f, 0x28);
+    tf_uint(f, 1);
+    tf_uint(f, 7);
+}
+
+/* A format 1.2 file's start: HEADER and function 1, which CODE_MAPs name. */
+static void begin_code_map(tf_file *f)
+{
+    begin(f);
+    f->out.p[18] = 2; /* format_minor */
+    tf_rec(f, VMP_REC_FUNCTION, 2);
+    tf_ku(f, VMP_FN_ID, 1);
+    tf_uint(f, VMP_FN_NAME);
+    tf_tstr(f, "bar");
+}
+
+/* spec R-CODE-3: code 1 gets its maps after a sample in it; a second
+ * CODE_MAP for it is accepted (the first holds). */
+static void build_valid_code_map(tf_file *f)
+{
+    begin_code_map(f);
+    tf_zone(f, 1, 0x1000, 0x9000);
+    tf_code(f, 1, 1, 0x1000, 0x100, 0);
+    tf_node_pc(f, 1, 0, 0x1030);
+    tf_sample(f, 10, 1, 0, 1);
+    code_map(f, 1, 0x20);
+    tf_sample(f, 10, 1, 0, 1);
+    code_map(f, 1, 0);
+    finish(f, 2, 0);
+}
+
+static void build_code3_map_before_its_code(tf_file *f)
+{
+    begin_code_map(f);
+    tf_zone(f, 1, 0x1000, 0x9000);
+    code_map(f, 1, 0x20);
+    tf_code(f, 1, 1, 0x1000, 0x100, 0);
+    finish(f, 0, 0);
+}
+
+static void build_code1_code_map_past_size(tf_file *f)
+{
+    begin_code_map(f);
+    tf_zone(f, 1, 0x1000, 0x9000);
+    tf_code(f, 1, 1, 0x1000, 0x100, 0);
+    code_map(f, 1, 0x100);
+    finish(f, 0, 0);
+}
+
 static void build_snap1_undefined_code(tf_file *f)
 {
     begin(f);
@@ -676,6 +738,7 @@ static const test_case cases[] = {
     {"valid-nested-symbols", build_valid_nested_symbols, VMP_OK, ""},
     {"valid-pc-map-edges", build_valid_pc_map_edges, VMP_OK, ""},
     {"valid-snapshot-then-later-code", build_valid_snapshot_then_later_code, VMP_OK, ""},
+    {"valid-code-map", build_valid_code_map, VMP_OK, ""},
     {"r-hdr-1-not-a-profile", build_hdr1_not_a_profile, VMP_ERR_NOT_VMP, "R-HDR-1"},
     {"r-hdr-5-header-not-first", build_hdr5_not_first, VMP_ERR_CORRUPT, "R-HDR-5"},
     {"r-hdr-5-second-header", build_hdr5_second_header, VMP_ERR_CORRUPT, "R-HDR-5"},
@@ -701,6 +764,8 @@ static const test_case cases[] = {
      VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-code-1-pc-map-past-size", build_code1_pc_map_past_size, VMP_ERR_CORRUPT, "R-CODE-1"},
     {"r-code-2-free-undefined", build_code2_free_undefined, VMP_ERR_CORRUPT, "R-CODE-2"},
+    {"r-code-3-map-before-its-code", build_code3_map_before_its_code, VMP_ERR_CORRUPT, "R-CODE-3"},
+    {"r-code-1-code-map-past-size", build_code1_code_map_past_size, VMP_ERR_CORRUPT, "R-CODE-1"},
     {"r-code-2-double-free", build_code2_double_free, VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-code-2-move-freed", build_code2_move_freed, VMP_ERR_CORRUPT, "R-CODE-2"},
     {"r-snap-1-undefined-code", build_snap1_undefined_code, VMP_ERR_CORRUPT, "R-SNAP-1"},
