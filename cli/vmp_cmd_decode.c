@@ -25,32 +25,10 @@ static const char decode_usage[] =
     "Records of a type this version does not know print as 'UNKNOWN type=N';\n"
     "'unknown_keys=N' is appended when a record had keys this version skips.\n"
     "\n"
-    "Fields per record type:\n"
-    "  HEADER          producer vm_name vm_version pid start_realtime\n"
-    "                  start_monotonic clock clock_res interval pointer_size\n"
-    "                  states code_kinds tiers event_kinds counter_kinds\n"
-    "                  failure_reasons labels [name_separator]\n"
-    "  END             time samples failed dropped_full dropped_write chunks\n"
-    "                  truncated_stacks generation\n"
-    "  MODULE          id path build_id bias start end\n"
-    "  MODULE_SYMBOLS  module symbols (value+size:name)\n"
-    "  THREAD          id name time end_time\n"
-    "  FUNCTION        id name scope signature file line bytecode_size lines\n"
-    "                  (bcpc:line)\n"
-    "  CODE_ZONE       id name start end\n"
-    "  CODE_OBJECT     id zone kind tier name function start size gen time\n"
-    "                  pc_map (offset:bcpc) inline (offset:[function:bcpc ...])\n"
-    "  CODE_MAP        id pc_map inline (format 1.2: a code object's maps,\n"
-    "                  written after it)\n"
-    "  CODE_SNAPSHOT   zone gen time entries (id:start)\n"
-    "  CODE_COMPACTION zone gen time duration moves (id:start) frees\n"
-    "  CODE_FREE       gen id time\n"
-    "  CODE_MOVE       gen id start time\n"
-    "  STACK_NODE      id parent, then pc or function [bcpc]\n"
-    "  SAMPLE          t thread state [pc] gen stack weight blame\n"
-    "  FAILED_SAMPLE   t thread state [pc] gen weight reason\n"
-    "  EVENT           t kind duration thread [value] text\n"
-    "  COUNTER         t kind value\n"
+    "Fields per record type (optional ones in brackets):\n";
+
+/* After the list of fields, which the record registry gives. */
+static const char decode_usage_tail[] =
     "Times (t, time, end_time, duration) are ns since the file's time origin.\n"
     "\n"
     "options:\n"
@@ -169,65 +147,46 @@ static void f_u64_array(const emitter *e, const char *name, const uint64_t *a, s
     fputc(']', e->f);
 }
 
-static void emit_header(const emitter *e, const vmp_rec_header *h)
+static const void *at(const vmp_record *rec, size_t off)
+{
+    return (const char *)rec + off;
+}
+
+static void emit_labels(const emitter *e, const char *name, const vmp_str *kv, size_t n)
 {
     size_t i;
-    f_str(e, "producer", &h->producer);
-    f_str(e, "vm_name", &h->vm_name);
-    f_str(e, "vm_version", &h->vm_version);
-    f_u64(e, "pid", h->pid);
-    f_u64(e, "start_realtime", h->start_realtime_ns);
-    f_u64(e, "start_monotonic", h->start_monotonic_ns);
-    f_str(e, "clock", &h->clock);
-    f_u64(e, "clock_res", h->clock_res_ns);
-    f_u64(e, "interval", h->interval_ns);
-    f_u64(e, "pointer_size", h->pointer_size);
-    f_str_array(e, "states", h->states, h->n_states);
-    f_str_array(e, "code_kinds", h->code_kinds, h->n_code_kinds);
-    f_str_array(e, "tiers", h->tiers, h->n_tiers);
-    f_str_array(e, "event_kinds", h->event_kinds, h->n_event_kinds);
-    f_str_array(e, "counter_kinds", h->counter_kinds, h->n_counter_kinds);
-    f_str_array(e, "failure_reasons", h->failure_reasons, h->n_failure_reasons);
-    key(e, "labels");
+    key(e, name);
     fputc('{', e->f);
-    for (i = 0; i < h->n_labels; i++) {
+    for (i = 0; i < n; i++) {
         sep(e, i);
-        put_s(e, &h->labels[2 * i]);
+        put_s(e, &kv[2 * i]);
         fputc(':', e->f);
-        put_s(e, &h->labels[2 * i + 1]);
+        put_s(e, &kv[2 * i + 1]);
     }
     fputc('}', e->f);
-    if (h->name_separator.len > 0) /* 1.1: only where the file has it */
-        f_str(e, "name_separator", &h->name_separator);
 }
 
-static void emit_module(const emitter *e, const vmp_rec_module *m)
+static void emit_bytes(const emitter *e, const char *name, const uint8_t *b, size_t n)
 {
     size_t i;
-    f_u64(e, "id", m->id);
-    f_str(e, "path", &m->path);
-    key(e, "build_id");
+    key(e, name);
     if (e->json)
         fputc('"', e->f);
-    for (i = 0; i < m->build_id_size; i++)
-        fprintf(e->f, "%02x", m->build_id[i]);
+    for (i = 0; i < n; i++)
+        fprintf(e->f, "%02x", b[i]);
     if (e->json)
         fputc('"', e->f);
-    else if (m->build_id_size == 0)
+    else if (n == 0)
         fputs("none", e->f);
-    f_addr(e, "bias", m->bias);
-    f_addr(e, "start", m->start);
-    f_addr(e, "end", m->end);
 }
 
-static void emit_symbols(const emitter *e, const vmp_rec_module_symbols *ms)
+static void emit_symbols(const emitter *e, const char *name, const vmp_rec_symbol *v, size_t n)
 {
     size_t i;
-    f_u64(e, "module", ms->module);
-    key(e, "symbols");
+    key(e, name);
     fputc('[', e->f);
-    for (i = 0; i < ms->n_symbols; i++) {
-        const vmp_rec_symbol *s = &ms->symbols[i];
+    for (i = 0; i < n; i++) {
+        const vmp_rec_symbol *s = &v[i];
         sep(e, i);
         if (e->json)
             fprintf(e->f, "[%" PRIu64 ",%" PRIu64 ",", s->value, s->size);
@@ -240,19 +199,13 @@ static void emit_symbols(const emitter *e, const vmp_rec_module_symbols *ms)
     fputc(']', e->f);
 }
 
-/* A code object's pc_map and inline records (CODE_OBJECT and CODE_MAP). */
-static void emit_code_maps(const emitter *e,
-                           const uint64_t *pc_map,
-                           size_t pc_map_len,
-                           const vmp_rec_inline *inlines,
-                           size_t n_inlines)
+static void emit_inlines(const emitter *e, const char *name, const vmp_rec_inline *v, size_t n)
 {
     size_t i, j;
-    f_pairs(e, "pc_map", pc_map, pc_map_len, 0);
-    key(e, "inline");
+    key(e, name);
     fputc('[', e->f);
-    for (i = 0; i < n_inlines; i++) {
-        const vmp_rec_inline *in = &inlines[i];
+    for (i = 0; i < n; i++) {
+        const vmp_rec_inline *in = &v[i];
         sep(e, i);
         fprintf(e->f, e->json ? "[%" PRIu64 ",[" : "%" PRIu64 ":[", in->mcpc_offset);
         for (j = 0; j < in->depth; j++) {
@@ -266,154 +219,117 @@ static void emit_code_maps(const emitter *e,
     fputc(']', e->f);
 }
 
-static void emit_code_object(const emitter *e, const vmp_rec_code_object *co)
+/* One field of `rec` as the registry describes it, unless it is absent. */
+static void emit_field(const emitter *e, const vmp_record *rec, const vmp_field *f)
 {
-    f_u64(e, "id", co->id);
-    f_u64(e, "zone", co->zone);
-    f_u64(e, "kind", co->kind);
-    f_u64(e, "tier", co->tier);
-    f_str(e, "name", &co->name);
-    f_u64(e, "function", co->function);
-    f_addr(e, "start", co->start);
-    f_u64(e, "size", co->size);
-    f_u64(e, "gen", co->generation);
-    f_u64(e, "time", co->time_ns);
-    emit_code_maps(e, co->pc_map, co->pc_map_len, co->inlines, co->n_inlines);
+    const void *v = at(rec, f->off);
+    size_t n = f->kind >= VMP_FIELD_BSTR ? *(const size_t *)at(rec, f->aux) : 0;
+
+    if ((f->flags & VMP_FIELD_NOT_WRITTEN) ||
+        ((f->flags & VMP_FIELD_HAS) && !*(const int *)at(rec, f->aux)) ||
+        ((f->flags & VMP_FIELD_UNLESS) && *(const int *)at(rec, f->aux)))
+        return;
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_UINT:
+    case VMP_FIELD_TIME_DELTA:
+        if (f->flags & VMP_FIELD_ADDRESS)
+            f_addr(e, f->name, *(const uint64_t *)v);
+        else
+            f_u64(e, f->name, *(const uint64_t *)v);
+        break;
+    case VMP_FIELD_INT:
+        f_i64(e, f->name, *(const int64_t *)v);
+        break;
+    case VMP_FIELD_TSTR:
+        if (!(f->flags & VMP_FIELD_SHOWN_IF_SET) || ((const vmp_str *)v)->len > 0)
+            f_str(e, f->name, v);
+        break;
+    case VMP_FIELD_BSTR:
+        emit_bytes(e, f->name, *(const uint8_t *const *)v, n);
+        break;
+    case VMP_FIELD_UINTS:
+    case VMP_FIELD_PC_MAP:
+        if (f->group == 2)
+            f_pairs(e, f->name, *(const uint64_t *const *)v, n, f->flags & VMP_FIELD_ADDRESS);
+        else
+            f_u64_array(e, f->name, *(const uint64_t *const *)v, n);
+        break;
+    case VMP_FIELD_TSTRS:
+        f_str_array(e, f->name, *(const vmp_str *const *)v, n);
+        break;
+    case VMP_FIELD_LABELS:
+        emit_labels(e, f->name, *(const vmp_str *const *)v, n);
+        break;
+    case VMP_FIELD_SYMBOLS:
+        emit_symbols(e, f->name, *(const vmp_rec_symbol *const *)v, n);
+        break;
+    case VMP_FIELD_INLINE:
+        emit_inlines(e, f->name, *(const vmp_rec_inline *const *)v, n);
+        break;
+    }
+}
+
+/* The key of the i-th field of `d` in the order `vmp decode` prints. */
+static uint64_t print_key(const vmp_record_desc *d, size_t i)
+{
+    return d->print_order != NULL ? d->print_order[i] : d->fields[i].key;
 }
 
 static void emit_record(const emitter *e, const vmp_record *rec)
 {
-    const vmp_rec_sample *s = &rec->u.sample;
+    const vmp_record_desc *d = vmp_record_desc_of((uint64_t)rec->type);
+    size_t i;
     if (e->json)
         fprintf(e->f, "{\"chunk\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"type\":\"%s\"",
                 rec->chunk_index, rec->record_offset, vmp_record_type_name(rec->type));
     else
         fprintf(e->f, "chunk %" PRIu64 " @%" PRIu64 " %s", rec->chunk_index, rec->record_offset,
                 vmp_record_type_name(rec->type));
-    switch (rec->type) {
-    case VMP_REC_HEADER:
-        emit_header(e, &rec->u.header);
-        break;
-    case VMP_REC_END:
-        f_u64(e, "time", rec->u.end.time_ns);
-        f_u64(e, "samples", rec->u.end.samples);
-        f_u64(e, "failed", rec->u.end.failed);
-        f_u64(e, "dropped_full", rec->u.end.dropped_full);
-        f_u64(e, "dropped_write", rec->u.end.dropped_write);
-        f_u64(e, "chunks", rec->u.end.chunks);
-        f_u64(e, "truncated_stacks", rec->u.end.truncated_stacks);
-        f_u64(e, "generation", rec->u.end.generation);
-        break;
-    case VMP_REC_MODULE:
-        emit_module(e, &rec->u.module);
-        break;
-    case VMP_REC_MODULE_SYMBOLS:
-        emit_symbols(e, &rec->u.module_symbols);
-        break;
-    case VMP_REC_THREAD:
-        f_u64(e, "id", rec->u.thread.id);
-        f_str(e, "name", &rec->u.thread.name);
-        f_u64(e, "time", rec->u.thread.time_ns);
-        f_u64(e, "end_time", rec->u.thread.end_time_ns);
-        break;
-    case VMP_REC_FUNCTION:
-        f_u64(e, "id", rec->u.function.id);
-        f_str(e, "name", &rec->u.function.name);
-        f_str(e, "scope", &rec->u.function.scope);
-        f_str(e, "signature", &rec->u.function.signature);
-        f_str(e, "file", &rec->u.function.file);
-        f_u64(e, "line", rec->u.function.first_line);
-        f_u64(e, "bytecode_size", rec->u.function.bytecode_size);
-        f_pairs(e, "lines", rec->u.function.lines, rec->u.function.n_lines, 0);
-        break;
-    case VMP_REC_CODE_ZONE:
-        f_u64(e, "id", rec->u.code_zone.id);
-        f_str(e, "name", &rec->u.code_zone.name);
-        f_addr(e, "start", rec->u.code_zone.start);
-        f_addr(e, "end", rec->u.code_zone.end);
-        break;
-    case VMP_REC_CODE_OBJECT:
-        emit_code_object(e, &rec->u.code_object);
-        break;
-    case VMP_REC_CODE_MAP:
-        f_u64(e, "id", rec->u.code_map.id);
-        emit_code_maps(e, rec->u.code_map.pc_map, rec->u.code_map.pc_map_len,
-                       rec->u.code_map.inlines, rec->u.code_map.n_inlines);
-        break;
-    case VMP_REC_CODE_SNAPSHOT:
-        f_u64(e, "zone", rec->u.code_snapshot.zone);
-        f_u64(e, "gen", rec->u.code_snapshot.generation);
-        f_u64(e, "time", rec->u.code_snapshot.time_ns);
-        f_pairs(e, "entries", rec->u.code_snapshot.entries, rec->u.code_snapshot.n, 1);
-        break;
-    case VMP_REC_CODE_COMPACTION:
-        f_u64(e, "zone", rec->u.code_compaction.zone);
-        f_u64(e, "gen", rec->u.code_compaction.generation);
-        f_u64(e, "time", rec->u.code_compaction.time_ns);
-        f_u64(e, "duration", rec->u.code_compaction.duration_ns);
-        f_pairs(e, "moves", rec->u.code_compaction.moves, rec->u.code_compaction.n_moves, 1);
-        f_u64_array(e, "frees", rec->u.code_compaction.frees, rec->u.code_compaction.n_frees);
-        break;
-    case VMP_REC_CODE_FREE:
-        f_u64(e, "gen", rec->u.code_free.generation);
-        f_u64(e, "id", rec->u.code_free.id);
-        f_u64(e, "time", rec->u.code_free.time_ns);
-        break;
-    case VMP_REC_CODE_MOVE:
-        f_u64(e, "gen", rec->u.code_move.generation);
-        f_u64(e, "id", rec->u.code_move.id);
-        f_addr(e, "start", rec->u.code_move.new_start);
-        f_u64(e, "time", rec->u.code_move.time_ns);
-        break;
-    case VMP_REC_STACK_NODE:
-        f_u64(e, "id", rec->u.stack_node.id);
-        f_u64(e, "parent", rec->u.stack_node.parent);
-        if (rec->u.stack_node.is_function) {
-            f_u64(e, "function", rec->u.stack_node.function);
-            if (rec->u.stack_node.has_bcpc)
-                f_u64(e, "bcpc", rec->u.stack_node.bcpc);
-        } else {
-            f_addr(e, "pc", rec->u.stack_node.pc);
-        }
-        break;
-    case VMP_REC_SAMPLE:
-    case VMP_REC_FAILED_SAMPLE:
-        f_u64(e, "t", s->time_ns);
-        f_u64(e, "thread", s->thread);
-        f_u64(e, "state", s->state);
-        if (s->has_pc)
-            f_addr(e, "pc", s->pc);
-        f_u64(e, "gen", s->generation);
-        if (rec->type == VMP_REC_SAMPLE) {
-            f_u64(e, "stack", s->stack);
-            f_u64(e, "weight", s->weight);
-            f_u64(e, "blame", s->blame);
-        } else {
-            f_u64(e, "weight", s->weight);
-            f_u64(e, "reason", s->reason);
-        }
-        break;
-    case VMP_REC_EVENT:
-        f_u64(e, "t", rec->u.event.time_ns);
-        f_u64(e, "kind", rec->u.event.kind);
-        f_u64(e, "duration", rec->u.event.duration_ns);
-        f_u64(e, "thread", rec->u.event.thread);
-        if (rec->u.event.has_value)
-            f_i64(e, "value", rec->u.event.value);
-        f_str(e, "text", &rec->u.event.text);
-        break;
-    case VMP_REC_COUNTER:
-        f_u64(e, "t", rec->u.counter.time_ns);
-        f_u64(e, "kind", rec->u.counter.kind);
-        f_i64(e, "value", rec->u.counter.value);
-        break;
-    default:
+    if (d != NULL) {
+        for (i = 0; i < d->n_fields; i++)
+            emit_field(e, rec, vmp_record_field(d, print_key(d, i)));
+    } else {
         f_u64(e, e->json ? "raw_type" : "type", rec->raw_type);
-        break;
     }
     if (rec->unknown_keys)
         f_u64(e, "unknown_keys", rec->unknown_keys);
     fputs(e->json ? "}\n" : "\n", e->f);
+}
+
+/* The help: its head, the fields of every record type from the registry
+ * (wrapped at 78 columns), its tail. */
+static int print_help(void)
+{
+    int type;
+    fputs(decode_usage, stdout);
+    for (type = 1; type <= VMP_REC_TYPE_MAX; type++) {
+        const vmp_record_desc *d = vmp_record_desc_of((uint64_t)type);
+        size_t i, col = (size_t)printf("  %-15s", d->name);
+        for (i = 0; i <= d->n_fields; i++) {
+            const vmp_field *f = i < d->n_fields ? vmp_record_field(d, print_key(d, i)) : NULL;
+            char item[96];
+            int optional;
+            if (f == NULL && d->note == NULL)
+                break;
+            if (f != NULL && (f->flags & VMP_FIELD_NOT_WRITTEN))
+                continue;
+            optional = f != NULL &&
+                       (f->flags & (VMP_FIELD_HAS | VMP_FIELD_UNLESS | VMP_FIELD_SHOWN_IF_SET));
+            if (f == NULL)
+                snprintf(item, sizeof item, "(%s)", d->note);
+            else
+                snprintf(item, sizeof item, "%s%s%s%s%s", optional ? "[" : "", f->name,
+                         optional ? "]" : "", f->shape ? " " : "", f->shape ? f->shape : "");
+            if (col + 1 + strlen(item) > 78) {
+                fputs("\n                 ", stdout);
+                col = 17;
+            }
+            col += (size_t)printf(" %s", item);
+        }
+        fputc('\n', stdout);
+    }
+    fputs(decode_usage_tail, stdout);
+    return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
 }
 
 int vmp_cmd_decode(int argc, char **argv)
@@ -440,7 +356,7 @@ int vmp_cmd_decode(int argc, char **argv)
             outpath = optarg;
             break;
         case 'h':
-            return vmp_cli_help(decode_usage);
+            return print_help();
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }

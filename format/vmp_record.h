@@ -6,8 +6,8 @@
  *
  * Strings and arrays are borrowed: whoever fills a vmp_record says how long
  * its pointers stay valid (the reader: until its next vmp_reader_next()).
- * Declarations, and the table of record type names (vmp_record.c); no
- * dependencies beyond the C library.
+ * Declarations, and the record registry (vmp_record.c): every record type's
+ * name and fields; no dependencies beyond the C library.
  */
 #ifndef VMP_RECORD_H
 #define VMP_RECORD_H
@@ -199,6 +199,93 @@ typedef struct vmp_record {
         vmp_rec_counter counter;
     } u;
 } vmp_record;
+
+/* ---- The record registry ---------------------------------------------------
+ *
+ * One description of every record type of spec.md §5: its name and its
+ * fields, each with its map key, its CBOR form, where its value lives in
+ * vmp_record, its default, whether it is required, how `vmp decode` prints it
+ * and the spec rule that governs it.  The reader decodes with it
+ * (reader/vmp_records.c), the generic encoder encodes with it
+ * (format/vmp_record_encode.c), `vmp decode` prints with it, its --help lists
+ * it.  A new key is one line here (plus its number in vmp_format.h and its
+ * row in spec.md).  All tables are static and constant: any thread. */
+
+/** The CBOR form of a field on disk and its C form in vmp_record. */
+typedef enum vmp_field_kind {
+    VMP_FIELD_UINT,       /* uint -> uint64_t at off */
+    VMP_FIELD_INT,        /* int -> int64_t at off */
+    VMP_FIELD_TIME_DELTA, /* int on disk: the time since the previous sample of
+                             the chunk (R-SMP-1); absolute uint64_t at off */
+    VMP_FIELD_TSTR,       /* tstr -> vmp_str at off; absent == "" */
+    VMP_FIELD_BSTR,       /* bstr -> const uint8_t * at off, size_t at aux */
+    VMP_FIELD_UINTS,      /* array of uint in groups of `group` -> const
+                             uint64_t * at off, number of groups (size_t) at aux */
+    VMP_FIELD_PC_MAP,     /* as UINTS with group 2, but the first of each pair
+                             is a delta from the previous pair's on disk (§5.7);
+                             in C the offsets are absolute */
+    VMP_FIELD_TSTRS,      /* array of tstr -> const vmp_str * at off, count at aux */
+    VMP_FIELD_LABELS,     /* map tstr -> tstr -> const vmp_str * at off (key,
+                             value, ...), number of pairs at aux */
+    VMP_FIELD_SYMBOLS,    /* flat triples (uint, uint, tstr) -> const
+                             vmp_rec_symbol * at off, count at aux */
+    VMP_FIELD_INLINE      /* array of [offset, f1, b1, f2, b2, ...] -> const
+                             vmp_rec_inline * at off, count at aux */
+} vmp_field_kind;
+
+/** Field flags. */
+enum {
+    /** R-REC-4: a record without the key is invalid; encoders always write it. */
+    VMP_FIELD_REQUIRED = 1,
+    /** `vmp decode` prints it in 0x hex (text); for pairs, their second member. */
+    VMP_FIELD_ADDRESS = 2,
+    /** Decoded into the shared C struct, but not a key of this record type as
+     *  written: never encoded, never printed (SAMPLE reason, FAILED_SAMPLE
+     *  stack and blame). */
+    VMP_FIELD_NOT_WRITTEN = 4,
+    /** UINT or INT whose presence is the int at aux: the reader sets it to 1,
+     *  encoders write the key exactly when it is set (whatever the value),
+     *  `vmp decode` prints it only then. */
+    VMP_FIELD_HAS = 8,
+    /** UINT present exactly when the int at aux is 0 (STACK_NODE pc, whose
+     *  aux is is_function; R-STK-1).  The reader leaves aux alone. */
+    VMP_FIELD_UNLESS = 16,
+    /** `vmp decode` prints it only when it is not empty (a newer key). */
+    VMP_FIELD_SHOWN_IF_SET = 32
+};
+
+/** One key of a record type. */
+typedef struct vmp_field {
+    uint8_t key;       /* its map key (vmp_format.h) */
+    uint8_t kind;      /* vmp_field_kind */
+    uint8_t flags;     /* VMP_FIELD_* above */
+    uint8_t group;     /* values per item: UINTS 1 or 2, PC_MAP 2, SYMBOLS 3, else 1 */
+    const char *name;  /* as `vmp decode` prints it, text and JSON */
+    size_t off;        /* offsetof(vmp_record, u.<member>) of the value */
+    size_t aux;        /* offset of the count or presence flag, see kinds */
+    uint64_t dflt;     /* UINT: the value when the key is absent */
+    const char *shape; /* for --help: how an item prints ("(id:start)"), or NULL */
+    const char *rule;  /* the spec rule a bad value breaks (NULL: R-REC-4) */
+} vmp_field;
+
+/** One record type. */
+typedef struct vmp_record_desc {
+    int type;                /* enum vmp_record_type */
+    const char *name;        /* as spec.md Appendix A writes it */
+    const vmp_field *fields; /* in key order */
+    size_t n_fields;
+    const uint8_t *print_order; /* keys in `vmp decode`'s order, n_fields of
+                                   them; NULL: key order */
+    size_t size;                /* bytes of its member of vmp_record.u */
+    const char *note;           /* for --help, or NULL */
+} vmp_record_desc;
+
+/** The description of record type `type`, or NULL for a type this library
+ *  does not know.  Static storage; any thread. */
+VMP_API const vmp_record_desc *vmp_record_desc_of(uint64_t type);
+
+/** The field of `d` with map key `key`, or NULL. */
+VMP_API const vmp_field *vmp_record_field(const vmp_record_desc *d, uint64_t key);
 
 /** The name of record type `type` as spec.md Appendix A writes it
  *  ("CODE_OBJECT"), or "UNKNOWN" for a type this library does not know.

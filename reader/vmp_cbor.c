@@ -183,6 +183,19 @@ vmp_status vmp_cbor_fail(vmp_cbor_parser *p, vmp_status st, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(p->msg, sizeof p->msg, fmt, ap);
     va_end(ap);
+    p->rule = NULL;
+    return st;
+}
+
+vmp_status vmp_cbor_fail_rule(
+    vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+    va_end(ap);
+    p->rule = rule;
     return st;
 }
 
@@ -216,7 +229,8 @@ const char *vmp_cbor_kind_name(vmp_cbor_kind k)
 static vmp_status past_end(vmp_cbor_parser *p, uint64_t need, const char *what)
 {
     if (need > p->hard_end - p->pos)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "%s runs past the end of the chunk", what);
+        return vmp_cbor_fail_rule(p, "R-CHK-2", VMP_ERR_CORRUPT,
+                                  "%s runs past the end of the chunk", what);
     return vmp_cbor_fail(p, VMP_ERR_LIMIT, "%s runs past the record size limit", what);
 }
 
@@ -279,13 +293,15 @@ vmp_status vmp_cbor_next_item(vmp_cbor_parser *p, vmp_cbor_token *tok)
 
         res = cbor_stream_decode(p->base + p->pos, p->hard_end - p->pos, &token_callbacks, &ctx);
         if (res.status == CBOR_DECODER_NEDATA)
-            return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "item runs past the end of the chunk");
+            return vmp_cbor_fail_rule(p, "R-CHK-2", VMP_ERR_CORRUPT,
+                                      "item runs past the end of the chunk");
         if (res.status != CBOR_DECODER_FINISHED || res.read == 0)
             return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "malformed CBOR (byte 0x%02x)",
                                  p->base[p->pos]);
         /* spec R-REC-3: writers use definite lengths; this reader rejects the rest */
         if (ctx.bad)
-            return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "indefinite-length item or break");
+            return vmp_cbor_fail_rule(p, "R-REC-3", VMP_ERR_CORRUPT,
+                                      "indefinite-length item or break");
         read = res.read;
         /* field by field: a whole-struct copy right after the callbacks'
          * narrow stores defeats store forwarding and costs a stall per token */

@@ -49,9 +49,10 @@ typedef struct vmp_cbor_parser {
     size_t hard_end;     /* end of the chunk */
     uint32_t max_nesting;
     uint64_t max_items;
-    uint64_t *stack; /* max_nesting entries, for vmp_cbor_skip() */
-    size_t err_pos;  /* content offset of the failing item */
-    char msg[192];   /* what went wrong, when a call failed */
+    uint64_t *stack;  /* max_nesting entries, for vmp_cbor_skip() */
+    size_t err_pos;   /* content offset of the failing item */
+    char msg[192];    /* what went wrong, when a call failed */
+    const char *rule; /* the spec rule it breaks ("R-REC-4"), or NULL */
 } vmp_cbor_parser;
 
 /** Prepare `p` to parse base[pos..end) within a chunk of hard_end bytes.
@@ -99,6 +100,15 @@ vmp_status vmp_cbor_skip(vmp_cbor_parser *p, const vmp_cbor_token *tok, uint32_t
 vmp_status vmp_cbor_fail(vmp_cbor_parser *p, vmp_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** vmp_cbor_fail() for an error that breaks spec rule `rule` ("R-REC-4",
+ *  static storage), which the reader passes on (vmp_reader_errrule()). */
+vmp_status vmp_cbor_fail_rule(
+    vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
 

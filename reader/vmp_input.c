@@ -148,9 +148,9 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     size = load_le32(p + 4);
     /* spec R-HDR-2 */
     if (size < VMP_FILE_HEADER_SIZE)
-        return vmp_rd_fail(r, VMP_ERR_CORRUPT, 0,
-                           "file header frame size %" PRIu32 " is smaller than %d", size,
-                           VMP_FILE_HEADER_SIZE);
+        return vmp_rd_fail_rule(r, "R-HDR-2", VMP_ERR_CORRUPT, 0,
+                                "file header frame size %" PRIu32 " is smaller than %d", size,
+                                VMP_FILE_HEADER_SIZE);
     major = load_le16(p + 16);
     minor = load_le16(p + 18);
     /* spec R-HDR-3 */
@@ -387,11 +387,11 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
                            "chunk %" PRIu64 ": file ends inside the zstd frame header", index);
     /* spec R-CHK-1 */
     if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN)
-        return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                           "chunk %" PRIu64 ": zstd frame without a content size", index);
+        return vmp_rd_fail_rule(r, "R-CHK-1", VMP_ERR_CORRUPT, frame_off,
+                                "chunk %" PRIu64 ": zstd frame without a content size", index);
     if (!fh.checksumFlag)
-        return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                           "chunk %" PRIu64 ": zstd frame without a content checksum", index);
+        return vmp_rd_fail_rule(r, "R-CHK-1", VMP_ERR_CORRUPT, frame_off,
+                                "chunk %" PRIu64 ": zstd frame without a content checksum", index);
     /* spec R-CHK-5, R-LIM-1: before allocating */
     if (fh.frameContentSize > r->max_chunk || fh.frameContentSize > SIZE_MAX)
         return vmp_rd_fail(r, VMP_ERR_LIMIT, frame_off,
@@ -429,8 +429,8 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
                 return vmp_rd_fail(r, VMP_ERR_NOMEM, frame_off, "chunk %" PRIu64 ": out of memory",
                                    index);
             case ZSTD_error_checksum_wrong:
-                return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                                   "chunk %" PRIu64 ": zstd checksum mismatch", index);
+                return vmp_rd_fail_rule(r, "R-CHK-1", VMP_ERR_CORRUPT, frame_off,
+                                        "chunk %" PRIu64 ": zstd checksum mismatch", index);
             case ZSTD_error_frameParameter_windowTooLarge:
                 return vmp_rd_fail(r, VMP_ERR_LIMIT, frame_off,
                                    "chunk %" PRIu64 ": zstd window too large", index);
@@ -491,8 +491,8 @@ vmp_status vmp_rd_next_chunk(vmp_reader *r)
         }
         if (magic != VMP_ZSTD_MAGIC)
             /* spec R-CHK-4 */
-            return vmp_rd_fail(r, VMP_ERR_CORRUPT, frame_off,
-                               "not a zstd frame (magic 0x%08" PRIx32 ")", magic);
+            return vmp_rd_fail_rule(r, "R-CHK-4", VMP_ERR_CORRUPT, frame_off,
+                                    "not a zstd frame (magic 0x%08" PRIx32 ")", magic);
         return data_frame(r, frame_off);
     }
 }

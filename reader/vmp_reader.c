@@ -106,23 +106,42 @@ void vmp_rd_arena_free(vmp_reader *r)
 
 /* ---- errors -------------------------------------------------------------- */
 
-vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *fmt, ...)
+static vmp_status vfail(
+    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, va_list ap)
 {
-    va_list ap;
     int n;
 
     if (r->err != VMP_OK)
         return r->err;
     r->err = st;
     r->err_off = off;
+    r->err_rule = rule;
     n = snprintf(r->errmsg, sizeof r->errmsg, "%s: offset %" PRIu64 ": ", r->name, off);
     if (n < 0)
         n = 0;
-    if ((size_t)n < sizeof r->errmsg) {
-        va_start(ap, fmt);
+    if ((size_t)n < sizeof r->errmsg)
         vsnprintf(r->errmsg + n, sizeof r->errmsg - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    return st;
+}
+
+vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    st = vfail(r, NULL, st, off, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+vmp_status vmp_rd_fail_rule(
+    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    st = vfail(r, rule, st, off, fmt, ap);
+    va_end(ap);
     return st;
 }
 
@@ -317,6 +336,24 @@ const char *vmp_reader_errmsg(const vmp_reader *r)
     if (r == NULL)
         return "";
     return r->errmsg;
+}
+
+const char *vmp_reader_errrule(const vmp_reader *r)
+{
+    if (r == NULL || r->err == VMP_OK)
+        return "";
+    switch (r->err) { /* statuses that are one rule wherever they arise */
+    case VMP_ERR_NOT_VMP:
+        return "R-HDR-1";
+    case VMP_ERR_VERSION:
+        return "R-HDR-3";
+    case VMP_ERR_TRUNCATED:
+        return "R-CHK-3";
+    case VMP_ERR_LIMIT:
+        return "R-LIM-1";
+    default:
+        return r->err_rule != NULL ? r->err_rule : "";
+    }
 }
 
 vmp_status vmp_reader_fail(vmp_reader *r, vmp_status st, const char *msg)

@@ -108,6 +108,11 @@ VMP_API void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out);
  *  Owned by the reader; valid until vmp_reader_close(). */
 VMP_API const char *vmp_reader_errmsg(const vmp_reader *r);
 
+/** The spec.md rule the first error says the file breaks ("R-CHK-1"), set
+ *  where the error was found; "" when none, or when the error is not about
+ *  the file (memory, I/O).  Static storage. */
+VMP_API const char *vmp_reader_errrule(const vmp_reader *r);
+
 /** Stop reading with an error found by the caller in what the reader
  *  delivered (an analysis limit, say): records it as the reader's first
  *  error, "<file>: offset <the current chunk's offset>: <msg>", unless an

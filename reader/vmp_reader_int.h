@@ -96,6 +96,7 @@ struct vmp_reader {
     int at_end;     /* VMP_END was reached */
     uint64_t err_off;
     char errmsg[512];
+    const char *err_rule; /* the spec rule of the first error, or NULL */
 
     vmp_reader_info info;
 };
@@ -118,6 +119,14 @@ void vmp_rd_arena_free(vmp_reader *r);
 vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* vmp_rd_fail() for an error that breaks spec rule `rule` (static storage). */
+vmp_status vmp_rd_fail_rule(
+    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
 #endif
     ;
 

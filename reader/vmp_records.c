@@ -3,10 +3,11 @@
  * vmp_records.c - decode one record of a chunk into a vmp_record (spec.md §5,
  * R-REC-1..4, R-STK-1, R-SMP-1; §8 limits).
  *
- * Each record type has a table of its known keys: the CBOR type each value
- * must have, where it goes in the record, and whether it is required.  Keys a
- * table does not list are skipped whole and counted; records of unknown types
- * are skipped whole and delivered as VMP_REC_UNKNOWN.  Strings and arrays are
+ * The record registry (format/vmp_record.h) gives each record type's known
+ * keys: the CBOR type each value must have, where it goes in the record, its
+ * default and whether it is required.  Keys it does not list are skipped
+ * whole and counted; records of unknown types are skipped whole and delivered
+ * as VMP_REC_UNKNOWN.  Strings and arrays are
  * copied into the per-record arena; their sizes were checked by the token
  * layer against the bytes left and the items limit before any allocation.
  */
@@ -15,270 +16,6 @@
 #include <string.h>
 
 #include "vmp_reader_int.h"
-
-typedef enum field_kind {
-    F_U64,     /* uint -> uint64_t at off */
-    F_U64_HAS, /* uint -> uint64_t at off, int flag at off2 */
-    F_I64_HAS, /* int -> int64_t at off, int flag at off2 (off2 == NO_OFF: none) */
-    F_DELTA,   /* int: a sample's time delta (R-SMP-1) */
-    F_STR,     /* tstr -> vmp_str at off */
-    F_BSTR,    /* bstr -> const uint8_t * at off, size_t at off2 */
-    F_U64S,    /* array of uint, flat groups of `mult` -> pointer at off, groups at off2 */
-    F_PCMAP,   /* flat pairs (mcpc delta, bcpc): deltas undone */
-    F_STRS,    /* array of tstr -> const vmp_str * at off, count at off2 */
-    F_LABELS,  /* map tstr -> tstr -> const vmp_str * at off, pairs at off2 */
-    F_SYMBOLS, /* flat triples (uint, uint, tstr) -> const vmp_rec_symbol * at off */
-    F_INLINE   /* array of [offset, f, b, ...] -> const vmp_rec_inline * at off */
-} field_kind;
-
-#define NO_OFF ((size_t)-1)
-
-typedef struct field {
-    uint8_t key;
-    uint8_t kind;
-    uint8_t required;
-    uint8_t mult;
-    size_t off;
-    size_t off2;
-} field;
-
-#define OFF(m) offsetof(vmp_record, u.m)
-#define U(k, m)                        \
-    {                                  \
-        k, F_U64, 0, 1, OFF(m), NO_OFF \
-    }
-#define UREQ(k, m)                     \
-    {                                  \
-        k, F_U64, 1, 1, OFF(m), NO_OFF \
-    }
-#define S(k, m)                        \
-    {                                  \
-        k, F_STR, 0, 1, OFF(m), NO_OFF \
-    }
-#define X(k, kind, mult, m, n)           \
-    {                                    \
-        k, kind, 0, mult, OFF(m), OFF(n) \
-    }
-#define END_FIELDS       \
-    {                    \
-        0, 0, 0, 0, 0, 0 \
-    }
-
-static const field header_fields[] = {
-    S(VMP_HDR_PRODUCER, header.producer),
-    S(VMP_HDR_VM_NAME, header.vm_name),
-    S(VMP_HDR_VM_VERSION, header.vm_version),
-    U(VMP_HDR_PID, header.pid),
-    U(VMP_HDR_START_REALTIME, header.start_realtime_ns),
-    S(VMP_HDR_CLOCK, header.clock),
-    U(VMP_HDR_CLOCK_RES, header.clock_res_ns),
-    U(VMP_HDR_INTERVAL, header.interval_ns),
-    U(VMP_HDR_POINTER_SIZE, header.pointer_size),
-    X(VMP_HDR_STATES, F_STRS, 1, header.states, header.n_states),
-    X(VMP_HDR_CODE_KINDS, F_STRS, 1, header.code_kinds, header.n_code_kinds),
-    X(VMP_HDR_TIERS, F_STRS, 1, header.tiers, header.n_tiers),
-    X(VMP_HDR_EVENT_KINDS, F_STRS, 1, header.event_kinds, header.n_event_kinds),
-    X(VMP_HDR_COUNTER_KINDS, F_STRS, 1, header.counter_kinds, header.n_counter_kinds),
-    X(VMP_HDR_FAILURE_REASONS, F_STRS, 1, header.failure_reasons, header.n_failure_reasons),
-    X(VMP_HDR_LABELS, F_LABELS, 1, header.labels, header.n_labels),
-    U(VMP_HDR_START_MONOTONIC, header.start_monotonic_ns),
-    S(VMP_HDR_NAME_SEPARATOR, header.name_separator),
-    END_FIELDS,
-};
-
-static const field end_fields[] = {
-    U(VMP_END_TIME, end.time_ns),
-    U(VMP_END_SAMPLES, end.samples),
-    U(VMP_END_DROPPED_FULL, end.dropped_full),
-    U(VMP_END_DROPPED_WRITE, end.dropped_write),
-    U(VMP_END_FAILED, end.failed),
-    U(VMP_END_CHUNKS, end.chunks),
-    U(VMP_END_TRUNCATED_STACKS, end.truncated_stacks),
-    U(VMP_END_GENERATION, end.generation),
-    END_FIELDS,
-};
-
-static const field module_fields[] = {
-    UREQ(VMP_MOD_ID, module.id),
-    S(VMP_MOD_PATH, module.path),
-    X(VMP_MOD_BUILD_ID, F_BSTR, 1, module.build_id, module.build_id_size),
-    U(VMP_MOD_BIAS, module.bias),
-    U(VMP_MOD_START, module.start),
-    U(VMP_MOD_END, module.end),
-    END_FIELDS,
-};
-
-static const field module_symbols_fields[] = {
-    UREQ(VMP_SYMS_MODULE, module_symbols.module),
-    X(VMP_SYMS_LIST, F_SYMBOLS, 3, module_symbols.symbols, module_symbols.n_symbols),
-    END_FIELDS,
-};
-
-static const field thread_fields[] = {
-    UREQ(VMP_THR_ID, thread.id),
-    S(VMP_THR_NAME, thread.name),
-    U(VMP_THR_TIME, thread.time_ns),
-    U(VMP_THR_END_TIME, thread.end_time_ns),
-    END_FIELDS,
-};
-
-static const field function_fields[] = {
-    UREQ(VMP_FN_ID, function.id),
-    S(VMP_FN_NAME, function.name),
-    S(VMP_FN_SCOPE, function.scope),
-    S(VMP_FN_SIGNATURE, function.signature),
-    S(VMP_FN_FILE, function.file),
-    U(VMP_FN_LINE, function.first_line),
-    X(VMP_FN_LINES, F_U64S, 2, function.lines, function.n_lines),
-    U(VMP_FN_BC_SIZE, function.bytecode_size),
-    END_FIELDS,
-};
-
-static const field code_zone_fields[] = {
-    UREQ(VMP_ZONE_ID, code_zone.id),
-    S(VMP_ZONE_NAME, code_zone.name),
-    U(VMP_ZONE_START, code_zone.start),
-    U(VMP_ZONE_END, code_zone.end),
-    END_FIELDS,
-};
-
-static const field code_object_fields[] = {
-    UREQ(VMP_CODE_ID, code_object.id),
-    U(VMP_CODE_ZONE, code_object.zone),
-    U(VMP_CODE_KIND, code_object.kind),
-    S(VMP_CODE_NAME, code_object.name),
-    U(VMP_CODE_FUNCTION, code_object.function),
-    UREQ(VMP_CODE_START, code_object.start),
-    UREQ(VMP_CODE_SIZE, code_object.size),
-    U(VMP_CODE_GENERATION, code_object.generation),
-    U(VMP_CODE_TIER, code_object.tier),
-    X(VMP_CODE_PC_MAP, F_PCMAP, 2, code_object.pc_map, code_object.pc_map_len),
-    X(VMP_CODE_INLINE, F_INLINE, 1, code_object.inlines, code_object.n_inlines),
-    U(VMP_CODE_TIME, code_object.time_ns),
-    END_FIELDS,
-};
-
-static const field code_map_fields[] = {
-    UREQ(VMP_CMAP_ID, code_map.id),
-    X(VMP_CMAP_PC_MAP, F_PCMAP, 2, code_map.pc_map, code_map.pc_map_len),
-    X(VMP_CMAP_INLINE, F_INLINE, 1, code_map.inlines, code_map.n_inlines),
-    END_FIELDS,
-};
-
-static const field code_snapshot_fields[] = {
-    UREQ(VMP_SNAP_ZONE, code_snapshot.zone),
-    UREQ(VMP_SNAP_GENERATION, code_snapshot.generation),
-    X(VMP_SNAP_ENTRIES, F_U64S, 2, code_snapshot.entries, code_snapshot.n),
-    U(VMP_SNAP_TIME, code_snapshot.time_ns),
-    END_FIELDS,
-};
-
-static const field code_compaction_fields[] = {
-    UREQ(VMP_COMP_ZONE, code_compaction.zone),
-    UREQ(VMP_COMP_GENERATION, code_compaction.generation),
-    X(VMP_COMP_MOVES, F_U64S, 2, code_compaction.moves, code_compaction.n_moves),
-    X(VMP_COMP_FREES, F_U64S, 1, code_compaction.frees, code_compaction.n_frees),
-    U(VMP_COMP_TIME, code_compaction.time_ns),
-    U(VMP_COMP_DURATION, code_compaction.duration_ns),
-    END_FIELDS,
-};
-
-static const field code_free_fields[] = {
-    UREQ(VMP_FREE_GENERATION, code_free.generation),
-    UREQ(VMP_FREE_ID, code_free.id),
-    U(VMP_FREE_TIME, code_free.time_ns),
-    END_FIELDS,
-};
-
-static const field code_move_fields[] = {
-    UREQ(VMP_MOVE_GENERATION, code_move.generation),
-    UREQ(VMP_MOVE_ID, code_move.id),
-    UREQ(VMP_MOVE_START, code_move.new_start),
-    U(VMP_MOVE_TIME, code_move.time_ns),
-    END_FIELDS,
-};
-
-static const field stack_node_fields[] = {
-    UREQ(VMP_NODE_ID, stack_node.id),
-    U(VMP_NODE_PARENT, stack_node.parent),
-    U(VMP_NODE_PC, stack_node.pc),
-    X(VMP_NODE_FUNCTION, F_U64_HAS, 1, stack_node.function, stack_node.is_function),
-    X(VMP_NODE_BCPC, F_U64_HAS, 1, stack_node.bcpc, stack_node.has_bcpc),
-    END_FIELDS,
-};
-
-static const field sample_fields[] = {
-    {VMP_SMP_TIME_DELTA, F_DELTA, 0, 1, NO_OFF, NO_OFF},
-    U(VMP_SMP_THREAD, sample.thread),
-    U(VMP_SMP_STATE, sample.state),
-    X(VMP_SMP_PC, F_U64_HAS, 1, sample.pc, sample.has_pc),
-    U(VMP_SMP_GENERATION, sample.generation),
-    U(VMP_SMP_STACK, sample.stack),
-    U(VMP_SMP_WEIGHT, sample.weight),
-    U(VMP_SMP_BLAME, sample.blame),
-    U(VMP_SMP_REASON, sample.reason),
-    END_FIELDS,
-};
-
-static const field event_fields[] = {
-    U(VMP_EVT_TIME, event.time_ns),
-    U(VMP_EVT_KIND, event.kind),
-    U(VMP_EVT_DURATION, event.duration_ns),
-    U(VMP_EVT_THREAD, event.thread),
-    X(VMP_EVT_VALUE, F_I64_HAS, 1, event.value, event.has_value),
-    S(VMP_EVT_TEXT, event.text),
-    END_FIELDS,
-};
-
-static const field counter_fields[] = {
-    U(VMP_CTR_TIME, counter.time_ns),
-    U(VMP_CTR_KIND, counter.kind),
-    {VMP_CTR_VALUE, F_I64_HAS, 0, 1, OFF(counter.value), NO_OFF},
-    END_FIELDS,
-};
-
-static const field *fields_of(uint64_t type)
-{
-    switch (type) {
-    case VMP_REC_HEADER:
-        return header_fields;
-    case VMP_REC_END:
-        return end_fields;
-    case VMP_REC_MODULE:
-        return module_fields;
-    case VMP_REC_MODULE_SYMBOLS:
-        return module_symbols_fields;
-    case VMP_REC_THREAD:
-        return thread_fields;
-    case VMP_REC_FUNCTION:
-        return function_fields;
-    case VMP_REC_CODE_ZONE:
-        return code_zone_fields;
-    case VMP_REC_CODE_OBJECT:
-        return code_object_fields;
-    case VMP_REC_CODE_MAP:
-        return code_map_fields;
-    case VMP_REC_CODE_SNAPSHOT:
-        return code_snapshot_fields;
-    case VMP_REC_CODE_COMPACTION:
-        return code_compaction_fields;
-    case VMP_REC_CODE_FREE:
-        return code_free_fields;
-    case VMP_REC_CODE_MOVE:
-        return code_move_fields;
-    case VMP_REC_STACK_NODE:
-        return stack_node_fields;
-    case VMP_REC_SAMPLE:
-    case VMP_REC_FAILED_SAMPLE:
-        return sample_fields;
-    case VMP_REC_EVENT:
-        return event_fields;
-    case VMP_REC_COUNTER:
-        return counter_fields;
-    default:
-        return NULL;
-    }
-}
 
 /* ---- decoding state ------------------------------------------------------ */
 
@@ -325,9 +62,9 @@ static vmp_status nomem(dec *d)
 static vmp_status wrong_type(dec *d, const char *want, const vmp_cbor_token *t)
 {
     /* spec R-REC-4, R-REC-3 */
-    return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                         "type %" PRIu64 ", key %" PRIu64 ": expected %s, found %s", d->type,
-                         d->key, want, vmp_cbor_kind_name(t->kind));
+    return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                              "type %" PRIu64 ", key %" PRIu64 ": expected %s, found %s", d->type,
+                              d->key, want, vmp_cbor_kind_name(t->kind));
 }
 
 static vmp_status next_of(dec *d, vmp_cbor_kind kind, vmp_cbor_token *t)
@@ -412,10 +149,10 @@ static vmp_status read_array(dec *d, uint32_t depth, unsigned mult, uint64_t *n)
         return vmp_cbor_fail(d->p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
                              (unsigned)d->p->max_nesting);
     if (t.u % mult != 0)
-        return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                             "type %" PRIu64 ", key %" PRIu64 ": array of %" PRIu64
-                             " items is not a list of %u-tuples",
-                             d->type, d->key, t.u, mult);
+        return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                  "type %" PRIu64 ", key %" PRIu64 ": array of %" PRIu64
+                                  " items is not a list of %u-tuples",
+                                  d->type, d->key, t.u, mult);
     *n = t.u;
     return VMP_OK;
 }
@@ -439,11 +176,11 @@ static void *alloc_items(dec *d, uint64_t n, size_t size)
     return vmp_rd_arena_alloc(d->r, (size_t)n * size);
 }
 
-static vmp_status read_u64s(dec *d, const field *f, int undelta)
+static vmp_status read_u64s(dec *d, const vmp_field *f, int undelta)
 {
     uint64_t n, i, sum = 0;
     uint64_t *v;
-    vmp_status st = read_array(d, 2, f->mult, &n);
+    vmp_status st = read_array(d, 2, f->group, &n);
 
     if (st < 0)
         return st;
@@ -457,19 +194,19 @@ static vmp_status read_u64s(dec *d, const field *f, int undelta)
         /* spec §5.7: pc_map holds (mcpc delta, bcpc) pairs */
         if (undelta && i % 2 == 0) {
             if (v[i] > UINT64_MAX - sum)
-                return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                     "type %" PRIu64 ", key %" PRIu64 ": pc map offset overflows",
-                                     d->type, d->key);
+                return vmp_cbor_fail_rule(
+                    d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                    "type %" PRIu64 ", key %" PRIu64 ": pc map offset overflows", d->type, d->key);
             sum += v[i];
             v[i] = sum;
         }
     }
     put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->off2, (size_t)(n / f->mult));
+    put_size(d->rec, f->aux, (size_t)(n / f->group));
     return VMP_OK;
 }
 
-static vmp_status read_strs(dec *d, const field *f)
+static vmp_status read_strs(dec *d, const vmp_field *f)
 {
     uint64_t n, i;
     vmp_str *v;
@@ -486,11 +223,11 @@ static vmp_status read_strs(dec *d, const field *f)
             return st;
     }
     put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->off2, (size_t)n);
+    put_size(d->rec, f->aux, (size_t)n);
     return VMP_OK;
 }
 
-static vmp_status read_labels(dec *d, const field *f)
+static vmp_status read_labels(dec *d, const vmp_field *f)
 {
     vmp_cbor_token t;
     uint64_t i;
@@ -511,11 +248,11 @@ static vmp_status read_labels(dec *d, const field *f)
             return st;
     }
     put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->off2, (size_t)t.u);
+    put_size(d->rec, f->aux, (size_t)t.u);
     return VMP_OK;
 }
 
-static vmp_status read_symbols(dec *d, const field *f)
+static vmp_status read_symbols(dec *d, const vmp_field *f)
 {
     uint64_t n, i;
     vmp_rec_symbol *v;
@@ -532,11 +269,11 @@ static vmp_status read_symbols(dec *d, const field *f)
             return st;
     }
     put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->off2, (size_t)(n / 3));
+    put_size(d->rec, f->aux, (size_t)(n / 3));
     return VMP_OK;
 }
 
-static vmp_status read_inlines(dec *d, const field *f)
+static vmp_status read_inlines(dec *d, const vmp_field *f)
 {
     uint64_t n, i, j;
     vmp_rec_inline *v;
@@ -556,10 +293,10 @@ static vmp_status read_inlines(dec *d, const field *f)
             return st;
         /* spec §5.7: [offset, f1, b1, f2, b2, ...] */
         if (m % 2 != 1)
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "type %" PRIu64 ", key %" PRIu64 ": inline record of %" PRIu64
-                                 " items is not [offset, pairs...]",
-                                 d->type, d->key, m);
+            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ", key %" PRIu64 ": inline record of %" PRIu64
+                                      " items is not [offset, pairs...]",
+                                      d->type, d->key, m);
         st = read_uint(d, &v[i].mcpc_offset);
         if (st < 0)
             return st;
@@ -575,28 +312,27 @@ static vmp_status read_inlines(dec *d, const field *f)
         v[i].depth = (size_t)((m - 1) / 2);
     }
     put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->off2, (size_t)n);
+    put_size(d->rec, f->aux, (size_t)n);
     return VMP_OK;
 }
 
-static vmp_status read_field(dec *d, const field *f)
+static vmp_status read_field(dec *d, const vmp_field *f)
 {
     vmp_cbor_token t;
     uint64_t u;
     vmp_status st;
 
-    switch ((field_kind)f->kind) {
-    case F_U64:
-    case F_U64_HAS:
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_UINT:
         st = read_uint(d, &u);
         if (st < 0)
             return st;
         put_u64(d->rec, f->off, u);
-        if (f->kind == F_U64_HAS)
-            put_int(d->rec, f->off2, 1);
+        if (f->flags & VMP_FIELD_HAS)
+            put_int(d->rec, f->aux, 1);
         return VMP_OK;
-    case F_I64_HAS:
-    case F_DELTA: {
+    case VMP_FIELD_INT:
+    case VMP_FIELD_TIME_DELTA: {
         int neg = 0, over = 0;
         uint64_t mag = 0;
         int64_t v;
@@ -604,18 +340,19 @@ static vmp_status read_field(dec *d, const field *f)
         st = read_int(d, &neg, &mag, &over);
         if (st < 0)
             return st;
-        if (f->kind == F_DELTA) {
+        if (f->kind == VMP_FIELD_TIME_DELTA) {
             d->has_delta = 1;
             d->delta_neg = neg;
             d->delta_mag = over ? UINT64_MAX : mag;
             if (over) /* -2^64 takes any time below 0 (R-SMP-1) */
-                return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "sample time is negative");
+                return vmp_cbor_fail_rule(d->p, f->rule, VMP_ERR_CORRUPT,
+                                          "sample time is negative");
             return VMP_OK;
         }
         if (over || (!neg && mag > (uint64_t)INT64_MAX) || (neg && mag > (uint64_t)INT64_MAX + 1))
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "type %" PRIu64 ", key %" PRIu64 ": integer out of range", d->type,
-                                 d->key);
+            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ", key %" PRIu64 ": integer out of range",
+                                      d->type, d->key);
         if (!neg)
             v = (int64_t)mag;
         else if (mag == (uint64_t)INT64_MAX + 1)
@@ -623,11 +360,11 @@ static vmp_status read_field(dec *d, const field *f)
         else
             v = -(int64_t)mag;
         put(d->rec, f->off, &v, sizeof v);
-        if (f->off2 != NO_OFF)
-            put_int(d->rec, f->off2, 1);
+        if (f->flags & VMP_FIELD_HAS)
+            put_int(d->rec, f->aux, 1);
         return VMP_OK;
     }
-    case F_STR: {
+    case VMP_FIELD_TSTR: {
         vmp_str s;
 
         st = read_str(d, &s);
@@ -636,129 +373,66 @@ static vmp_status read_field(dec *d, const field *f)
         put(d->rec, f->off, &s, sizeof s);
         return VMP_OK;
     }
-    case F_BSTR:
+    case VMP_FIELD_BSTR:
         st = next_of(d, VMP_CBOR_BSTR, &t);
         if (st < 0)
             return st;
         /* Points into the chunk, which lives until the next call. */
         put_ptr(d->rec, f->off, t.ptr);
-        put_size(d->rec, f->off2, (size_t)t.u);
+        put_size(d->rec, f->aux, (size_t)t.u);
         return VMP_OK;
-    case F_U64S:
+    case VMP_FIELD_UINTS:
         return read_u64s(d, f, 0);
-    case F_PCMAP:
+    case VMP_FIELD_PC_MAP:
         return read_u64s(d, f, 1);
-    case F_STRS:
+    case VMP_FIELD_TSTRS:
         return read_strs(d, f);
-    case F_LABELS:
+    case VMP_FIELD_LABELS:
         return read_labels(d, f);
-    case F_SYMBOLS:
+    case VMP_FIELD_SYMBOLS:
         return read_symbols(d, f);
-    case F_INLINE:
+    case VMP_FIELD_INLINE:
         return read_inlines(d, f);
     }
     return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: unknown field kind");
 }
 
-/* Set the defaults of the record's fields; returns the mask of its required
- * keys (bit k: key k) and adds the table's entries to *n_fields. */
-static uint64_t set_defaults(vmp_record *rec, const field *fields, size_t *n_fields)
+/* Set the defaults of the record's fields (R-REC-4: absent keys take them);
+ * returns the mask of the keys checked after decoding (bit k: key k): the
+ * required ones, and bit 0 (key 0 is the type, never seen as a field) when
+ * a key is present exactly when another is absent. */
+static uint64_t set_defaults(vmp_record *rec, const vmp_record_desc *desc)
 {
-    const field *f;
+    static const vmp_str empty = {"", 0};
     uint64_t required = 0;
+    size_t i;
 
-    for (f = fields; f->key != 0; f++) {
-        ++*n_fields;
-        if (f->required)
+    for (i = 0; i < desc->n_fields; i++) {
+        const vmp_field *f = &desc->fields[i];
+
+        if (f->flags & VMP_FIELD_REQUIRED)
             required |= (uint64_t)1 << f->key;
-        if (f->kind == F_STR) {
-            vmp_str empty = {"", 0};
+        if (f->flags & VMP_FIELD_UNLESS)
+            required |= 1;
+        if (f->kind == VMP_FIELD_TSTR)
             put(rec, f->off, &empty, sizeof empty);
-        } else if (f->kind >= F_BSTR) {
+        else if (f->kind >= VMP_FIELD_BSTR)
             put_ptr(rec, f->off, &empty_items);
-        }
-    }
-    switch (rec->type) {
-    case VMP_REC_HEADER:
-        rec->u.header.pointer_size = 8;
-        break;
-    case VMP_REC_SAMPLE:
-    case VMP_REC_FAILED_SAMPLE:
-        rec->u.sample.weight = 1;
-        break;
-    default:
-        break;
+        else if (f->dflt != 0)
+            put_u64(rec, f->off, f->dflt);
     }
     return required;
 }
 
-/* The entry of `fields` for `key`, or NULL.  Most tables list keys 1, 2, ...
- * in order, so entry key-1 is tried first. */
-static const field *find_field(const field *fields, uint64_t key, size_t n_fields)
-{
-    const field *f;
-
-    if (key >= 1 && key <= n_fields && fields[key - 1].key == key)
-        return &fields[key - 1];
-    for (f = fields; f->key != 0 && f->key != key; f++)
-        ;
-    return f->key != 0 ? f : NULL;
-}
-
-/* Bytes of the union member that a record of `type` uses: all of it for an
- * unknown type, which uses none but is delivered zeroed as before. */
-static size_t body_size(int type)
-{
-    vmp_record *rec = NULL;
-
-    switch (type) {
-    case VMP_REC_HEADER:
-        return sizeof rec->u.header;
-    case VMP_REC_END:
-        return sizeof rec->u.end;
-    case VMP_REC_MODULE:
-        return sizeof rec->u.module;
-    case VMP_REC_MODULE_SYMBOLS:
-        return sizeof rec->u.module_symbols;
-    case VMP_REC_THREAD:
-        return sizeof rec->u.thread;
-    case VMP_REC_FUNCTION:
-        return sizeof rec->u.function;
-    case VMP_REC_CODE_ZONE:
-        return sizeof rec->u.code_zone;
-    case VMP_REC_CODE_OBJECT:
-        return sizeof rec->u.code_object;
-    case VMP_REC_CODE_MAP:
-        return sizeof rec->u.code_map;
-    case VMP_REC_CODE_SNAPSHOT:
-        return sizeof rec->u.code_snapshot;
-    case VMP_REC_CODE_COMPACTION:
-        return sizeof rec->u.code_compaction;
-    case VMP_REC_CODE_FREE:
-        return sizeof rec->u.code_free;
-    case VMP_REC_CODE_MOVE:
-        return sizeof rec->u.code_move;
-    case VMP_REC_STACK_NODE:
-        return sizeof rec->u.stack_node;
-    case VMP_REC_SAMPLE:
-    case VMP_REC_FAILED_SAMPLE:
-        return sizeof rec->u.sample;
-    case VMP_REC_EVENT:
-        return sizeof rec->u.event;
-    case VMP_REC_COUNTER:
-        return sizeof rec->u.counter;
-    default:
-        return sizeof rec->u;
-    }
-}
-
 /* Decode the map entries after the type key; `pairs` are left. */
-static vmp_status decode_body(
-    dec *d, const field *fields, size_t n_fields, uint64_t required, uint64_t pairs)
+static vmp_status decode_body(dec *d,
+                              const vmp_record_desc *desc,
+                              uint64_t required,
+                              uint64_t pairs)
 {
     uint64_t seen = 0; /* bit k: known key k seen */
     uint64_t i;
-    const field *f;
+    const vmp_field *f;
     vmp_status st;
 
     for (i = 0; i < pairs; i++) {
@@ -768,11 +442,11 @@ static vmp_status decode_body(
         if (st < 0)
             return st;
         f = NULL;
-        if (t.kind == VMP_CBOR_UINT && fields != NULL)
-            f = find_field(fields, t.u, n_fields);
+        if (t.kind == VMP_CBOR_UINT && desc != NULL)
+            f = vmp_record_field(desc, t.u);
         if (t.kind == VMP_CBOR_UINT && t.u == VMP_KEY_TYPE)
             /* spec R-REC-1: every key at most once */
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "duplicate key 0 (type)");
+            return vmp_cbor_fail_rule(d->p, "R-REC-1", VMP_ERR_CORRUPT, "duplicate key 0 (type)");
         if (f == NULL) {
             /* spec R-REC-2: skip unknown keys whatever their values */
             st = vmp_cbor_skip(d->p, &t, 1);
@@ -789,28 +463,28 @@ static vmp_status decode_body(
         }
         d->key = t.u;
         if (seen & ((uint64_t)1 << f->key))
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ": duplicate key %" PRIu64,
-                                 d->type, d->key);
+            return vmp_cbor_fail_rule(d->p, "R-REC-1", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ": duplicate key %" PRIu64, d->type, d->key);
         seen |= (uint64_t)1 << f->key;
         st = read_field(d, f);
         if (st < 0)
             return st;
     }
-    if (fields == NULL)
+    if (desc == NULL || (seen & required) == required)
         return VMP_OK;
-    /* spec R-REC-4: required keys; the loop names the first one missing */
-    for (f = fields; (seen & required) != required && f->key != 0; f++) {
-        if (f->required && !(seen & ((uint64_t)1 << f->key)))
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "type %" PRIu64 ": missing required key %u",
-                                 d->type, (unsigned)f->key);
-    }
-    if (d->type == VMP_REC_STACK_NODE) {
-        int has_pc = (seen >> VMP_NODE_PC) & 1, has_fn = (seen >> VMP_NODE_FUNCTION) & 1;
-        /* spec R-STK-1 */
-        if (has_pc == has_fn)
-            return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT,
-                                 "stack node %" PRIu64 " has %s of pc and function",
-                                 d->rec->u.stack_node.id, has_pc ? "both" : "neither");
+    for (i = 0; i < desc->n_fields; i++) {
+        f = &desc->fields[i];
+        /* spec R-REC-4: required keys; the first one missing is named */
+        if ((f->flags & VMP_FIELD_REQUIRED) && !(seen & ((uint64_t)1 << f->key)))
+            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ": missing required key %u", d->type,
+                                      (unsigned)f->key);
+        /* a key present exactly when another is absent (spec R-STK-1) */
+        if ((f->flags & VMP_FIELD_UNLESS) &&
+            !!(seen & ((uint64_t)1 << f->key)) == *(const int *)((const char *)d->rec + f->aux))
+            return vmp_cbor_fail_rule(
+                d->p, f->rule, VMP_ERR_CORRUPT, "stack node %" PRIu64 " has %s of pc and function",
+                d->rec->u.stack_node.id, (seen & ((uint64_t)1 << f->key)) ? "both" : "neither");
     }
     return VMP_OK;
 }
@@ -819,9 +493,8 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
 {
     vmp_cbor_parser *p = &r->cbor;
     vmp_cbor_token t;
-    const field *fields;
+    const vmp_record_desc *desc;
     uint64_t pairs, time = r->sample_time, required = 0;
-    size_t n_fields = 0;
     vmp_status st;
 
     st = vmp_cbor_next(p, &t);
@@ -829,43 +502,45 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
         return st;
     /* spec R-REC-1 */
     if (t.kind != VMP_CBOR_MAP)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "record is a %s, not a map",
-                             vmp_cbor_kind_name(t.kind));
+        return vmp_cbor_fail_rule(p, "R-REC-1", VMP_ERR_CORRUPT, "record is a %s, not a map",
+                                  vmp_cbor_kind_name(t.kind));
     pairs = t.u;
     if (pairs == 0)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "record is an empty map (no type key)");
+        return vmp_cbor_fail_rule(p, "R-REC-1", VMP_ERR_CORRUPT,
+                                  "record is an empty map (no type key)");
     st = vmp_cbor_next(p, &t);
     if (st < 0)
         return st;
     if (t.kind != VMP_CBOR_UINT || t.u != VMP_KEY_TYPE)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "first key of the record is not 0 (type)");
+        return vmp_cbor_fail_rule(p, "R-REC-1", VMP_ERR_CORRUPT,
+                                  "first key of the record is not 0 (type)");
     st = vmp_cbor_next(p, &t);
     if (st < 0)
         return st;
     if (t.kind != VMP_CBOR_UINT)
-        return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "record type is a %s, not a uint",
-                             vmp_cbor_kind_name(t.kind));
+        return vmp_cbor_fail_rule(p, "R-REC-1", VMP_ERR_CORRUPT, "record type is a %s, not a uint",
+                                  vmp_cbor_kind_name(t.kind));
     d->type = t.u;
     rec->raw_type = t.u;
-    fields = fields_of(t.u);
-    rec->type = fields != NULL ? (int)t.u : VMP_REC_UNKNOWN;
+    desc = vmp_record_desc_of(t.u);
+    rec->type = desc != NULL ? (int)t.u : VMP_REC_UNKNOWN;
     /* the union member of this type starts all zero (then its defaults);
      * clearing only it spares a sample the size of the largest member */
-    memset(&rec->u, 0, body_size(rec->type));
-    if (fields != NULL)
-        required = set_defaults(rec, fields, &n_fields);
-    st = decode_body(d, fields, n_fields, required, pairs - 1);
+    memset(&rec->u, 0, desc != NULL ? desc->size : sizeof rec->u);
+    if (desc != NULL)
+        required = set_defaults(rec, desc);
+    st = decode_body(d, desc, required, pairs - 1);
     if (st < 0)
         return st;
     if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE) {
         /* spec R-SMP-1 */
         if (d->has_delta && d->delta_neg) {
             if (d->delta_mag > time)
-                return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "sample time is negative");
+                return vmp_cbor_fail_rule(p, "R-SMP-1", VMP_ERR_CORRUPT, "sample time is negative");
             time -= d->delta_mag;
         } else if (d->has_delta) {
             if (d->delta_mag > UINT64_MAX - time)
-                return vmp_cbor_fail(p, VMP_ERR_CORRUPT, "sample time overflows");
+                return vmp_cbor_fail_rule(p, "R-SMP-1", VMP_ERR_CORRUPT, "sample time overflows");
             time += d->delta_mag;
         }
         rec->u.sample.time_ns = time;
@@ -900,9 +575,9 @@ vmp_status vmp_rd_decode_record(vmp_reader *r, vmp_record *rec)
     st = decode(r, rec, &d);
     if (st < 0) {
         memset(rec, 0, sizeof *rec);
-        return vmp_rd_fail(r, st, r->chunk_offset,
-                           "chunk %" PRIu64 ", record at content offset %zu: %s", r->chunk_index,
-                           start, r->cbor.msg);
+        return vmp_rd_fail_rule(r, r->cbor.rule, st, r->chunk_offset,
+                                "chunk %" PRIu64 ", record at content offset %zu: %s",
+                                r->chunk_index, start, r->cbor.msg);
     }
     r->content_pos = r->cbor.pos;
     return VMP_OK;

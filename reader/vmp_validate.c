@@ -872,35 +872,6 @@ static int check_record(vstate *v, const vmp_record *rec)
     }
 }
 
-/* The rule behind a corruption the reader reports, recognised by its wording;
- * "" when unknown.  Keep in step with the reader's messages (tests/validate
- * checks each of these). */
-static const char *reader_rule(const char *msg)
-{
-    static const struct {
-        const char *text, *rule;
-    } rules[] = {
-        {"of pc and function", "R-STK-1"},
-        {"sample time is negative", "R-SMP-1"},
-        {"zstd frame without a content", "R-CHK-1"}, /* size or checksum */
-        {"zstd checksum mismatch", "R-CHK-1"},
-        {"runs past the end of the chunk", "R-CHK-2"},
-        {"not a zstd frame", "R-CHK-4"},
-        {"file header frame size", "R-HDR-2"},
-        {"first key of the record is not 0", "R-REC-1"},
-        {"indefinite-length item", "R-REC-3"},
-        {": missing required key", "R-REC-4"},
-        {", found ", "R-REC-4"}, /* "type T, key K: expected uint, found tstr" */
-    };
-
-    size_t i;
-    for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        if (strstr(msg, rules[i].text))
-            return rules[i].rule;
-    }
-    return "";
-}
-
 vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
 {
     vstate v;
@@ -936,23 +907,7 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
         out->from_reader = 1;
         out->offset = vmp_reader_offset(r);
         out->chunk_index = info.chunks;
-        switch (st) {
-        case VMP_ERR_NOT_VMP:
-            out->rule = "R-HDR-1";
-            break;
-        case VMP_ERR_VERSION:
-            out->rule = "R-HDR-3";
-            break;
-        case VMP_ERR_TRUNCATED:
-            out->rule = "R-CHK-3";
-            break;
-        case VMP_ERR_LIMIT:
-            out->rule = "R-LIM-1";
-            break;
-        default:
-            out->rule = reader_rule(vmp_reader_errmsg(r));
-            break;
-        }
+        out->rule = vmp_reader_errrule(r); /* set where the error was found */
         snprintf(out->message, sizeof out->message, "%s", vmp_reader_errmsg(r));
     } else if (out->status == VMP_OK && !v.seen_end) {
         out->status = VMP_ERR_TRUNCATED;
