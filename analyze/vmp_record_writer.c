@@ -3,15 +3,14 @@
  * vmp_record_writer.c - encode vmp_record values into a vmp file: header
  * frame (spec.md §3), chunks (§4), records (§5), END (§5.2), seek table (§6).
  *
- * Outline: each record is encoded into `body` (its key/value pairs, counting
- * them), then its map head, key 0 and type go into the chunk buffer followed
- * by the body.  Before a record is appended the chunk is closed when the
- * record would take its content past the limit; a sample is encoded after that
- * decision because its time delta depends on the chunk it lands in.
+ * Outline: each record is encoded by the generic encoder (format/
+ * vmp_encode.h, driven by the record registry) into `rec`, then appended to
+ * the chunk buffer; the chunk is closed first when the record would take its
+ * content past the limit, and a sample is then encoded again, because its
+ * time delta depends on the chunk it lands in.
  */
 #include "vmp_record_writer.h"
 
-#include <cbor.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -21,15 +20,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "vmp_encode.h"
 #include "vmp_format.h"
 
 #define DEFAULT_CHUNK (1u << 20)
-
-typedef struct buf {
-    unsigned char *data;
-    size_t len, cap;
-    int failed;
-} buf;
 
 typedef struct seek_entry {
     uint64_t offset, csize, size, first_time, last_time, samples;
@@ -40,8 +34,7 @@ struct vmp_record_writer {
     unsigned min_minor; /* options.min_minor */
     size_t chunk_limit;
     ZSTD_CCtx *zc;
-    buf chunk, body, zbuf;
-    size_t body_items;
+    vmp_buf chunk, rec, zbuf;
     uint64_t prev_time; /* time of the previous sample of the chunk */
     uint64_t chunk_samples, chunk_first, chunk_last;
     int chunk_has_sample;
@@ -51,145 +44,6 @@ struct vmp_record_writer {
     char name[256];
     char err[512];
 };
-
-/* ---- buffers and CBOR heads ------------------------------------------------ */
-
-static int reserve(buf *b, size_t more)
-{
-    size_t want;
-    unsigned char *p;
-    if (b->failed)
-        return -1;
-    if (b->cap - b->len >= more)
-        return 0;
-    want = b->cap ? b->cap : 256;
-    while (want - b->len < more) {
-        if (want > SIZE_MAX / 2) {
-            b->failed = 1;
-            return -1;
-        }
-        want *= 2;
-    }
-    p = realloc(b->data, want);
-    if (!p) {
-        b->failed = 1;
-        return -1;
-    }
-    b->data = p;
-    b->cap = want;
-    return 0;
-}
-
-static void put(buf *b, const void *p, size_t n)
-{
-    if (n == 0 || reserve(b, n))
-        return;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
-/* Every head fits 9 bytes; the libcbor encoders pick the shortest form. */
-static void head_uint(buf *b, uint64_t v)
-{
-    if (reserve(b, 9) == 0)
-        b->len += cbor_encode_uint(v, b->data + b->len, 9);
-}
-
-static void head_int(buf *b, int64_t v)
-{
-    if (reserve(b, 9))
-        return;
-    if (v >= 0)
-        b->len += cbor_encode_uint((uint64_t)v, b->data + b->len, 9);
-    else
-        b->len += cbor_encode_negint((uint64_t)(-(v + 1)), b->data + b->len, 9);
-}
-
-static void head_array(buf *b, size_t n)
-{
-    if (reserve(b, 9) == 0)
-        b->len += cbor_encode_array_start(n, b->data + b->len, 9);
-}
-
-static void head_map(buf *b, size_t n)
-{
-    if (reserve(b, 9) == 0)
-        b->len += cbor_encode_map_start(n, b->data + b->len, 9);
-}
-
-static void put_tstr(buf *b, const char *s, size_t n)
-{
-    if (reserve(b, 9) == 0)
-        b->len += cbor_encode_string_start(n, b->data + b->len, 9);
-    put(b, s, n);
-}
-
-static void put_bstr(buf *b, const void *s, size_t n)
-{
-    if (reserve(b, 9) == 0)
-        b->len += cbor_encode_bytestring_start(n, b->data + b->len, 9);
-    put(b, s, n);
-}
-
-/* ---- key/value pairs into the body ---------------------------------------------- */
-
-static void key(vmp_record_writer *w, unsigned k)
-{
-    head_uint(&w->body, k);
-    w->body_items++;
-}
-
-static void kv_uint(vmp_record_writer *w, unsigned k, uint64_t v, uint64_t dflt)
-{
-    if (v == dflt)
-        return;
-    key(w, k);
-    head_uint(&w->body, v);
-}
-
-static void kv_uint_always(vmp_record_writer *w, unsigned k, uint64_t v)
-{
-    key(w, k);
-    head_uint(&w->body, v);
-}
-
-static void kv_int(vmp_record_writer *w, unsigned k, int64_t v)
-{
-    if (v == 0)
-        return;
-    key(w, k);
-    head_int(&w->body, v);
-}
-
-static void kv_str(vmp_record_writer *w, unsigned k, const vmp_str *s)
-{
-    if (!s->s || s->len == 0)
-        return;
-    key(w, k);
-    put_tstr(&w->body, s->s, s->len);
-}
-
-static void kv_strs(vmp_record_writer *w, unsigned k, const vmp_str *v, size_t n)
-{
-    size_t i;
-    if (n == 0)
-        return;
-    key(w, k);
-    head_array(&w->body, n);
-    for (i = 0; i < n; i++)
-        put_tstr(&w->body, v[i].s ? v[i].s : "", v[i].s ? v[i].len : 0);
-}
-
-static void kv_uints(vmp_record_writer *w, unsigned k, const uint64_t *v, size_t n)
-{
-    size_t i;
-    if (n == 0)
-        return;
-    key(w, k);
-    head_array(&w->body, n);
-    for (i = 0; i < n; i++)
-        head_uint(&w->body, v[i]);
-}
 
 /* ---- errors and output -------------------------------------------------------------- */
 
@@ -245,7 +99,7 @@ static vmp_status flush_chunk(vmp_record_writer *w)
         return VMP_OK;
     bound = ZSTD_compressBound(w->chunk.len);
     w->zbuf.len = 0;
-    if (reserve(&w->zbuf, bound))
+    if (vmp_buf__reserve(&w->zbuf, bound))
         return fail(w, VMP_ERR_NOMEM, "out of memory");
     n = ZSTD_compress2(w->zc, w->zbuf.data, bound, w->chunk.data, w->chunk.len);
     if (ZSTD_isError(n))
@@ -276,161 +130,39 @@ static vmp_status flush_chunk(vmp_record_writer *w)
     return VMP_OK;
 }
 
-/* Begin a record: clear the body. */
-static void begin(vmp_record_writer *w)
+/* Encode `rec` and append it to the chunk, closing the chunk first when the
+ * record would take it past the limit (spec §4); a sample is encoded again
+ * in the new chunk, where its time delta restarts (R-SMP-1). */
+static vmp_status append(vmp_record_writer *w, const vmp_record *rec)
 {
-    w->body.len = 0;
-    w->body_items = 0;
-}
-
-static size_t head_size(size_t n)
-{
-    unsigned char tmp[9];
-    return cbor_encode_map_start(n, tmp, sizeof tmp);
-}
-
-/* Append the record (type `type`, body so far) to the chunk. */
-static vmp_status commit(vmp_record_writer *w, unsigned type)
-{
-    size_t need;
-    if (w->body.failed)
-        return fail(w, VMP_ERR_NOMEM, "out of memory");
-    need = head_size(w->body_items + 1) + 2 + w->body.len;
-    if (w->chunk.len > 0 && w->chunk.len + need > w->chunk_limit) {
+    int attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+        w->rec.len = 0;
+        if (vmp_record_encode(&w->rec, rec, w->prev_time) < 0)
+            return fail(w, VMP_ERR_INVALID_ARG, "record type %d unknown to this writer", rec->type);
+        if (w->rec.failed)
+            return fail(w, VMP_ERR_NOMEM, "out of memory");
+        if (w->chunk.len == 0 || w->chunk.len + w->rec.len <= w->chunk_limit)
+            break;
         vmp_status st = flush_chunk(w);
         if (st < 0)
             return st;
+        if (rec->type != VMP_REC_SAMPLE && rec->type != VMP_REC_FAILED_SAMPLE)
+            break; /* the same bytes in any chunk */
     }
-    head_map(&w->chunk, w->body_items + 1);
-    head_uint(&w->chunk, VMP_KEY_TYPE); /* spec R-REC-1: key 0 first */
-    head_uint(&w->chunk, type);
-    put(&w->chunk, w->body.data, w->body.len);
+    vmp_buf__append(&w->chunk, w->rec.data, w->rec.len);
     if (w->chunk.failed)
         return fail(w, VMP_ERR_NOMEM, "out of memory");
     w->t.records++;
     return VMP_OK;
 }
 
-/* ---- records ----------------------------------------------------------------------- */
-
-static void enc_header(vmp_record_writer *w, const vmp_rec_header *h)
-{
-    size_t i;
-    kv_str(w, VMP_HDR_PRODUCER, &h->producer);
-    kv_str(w, VMP_HDR_VM_NAME, &h->vm_name);
-    kv_str(w, VMP_HDR_VM_VERSION, &h->vm_version);
-    kv_uint(w, VMP_HDR_PID, h->pid, 0);
-    kv_uint(w, VMP_HDR_START_REALTIME, h->start_realtime_ns, 0);
-    kv_str(w, VMP_HDR_CLOCK, &h->clock);
-    kv_uint(w, VMP_HDR_CLOCK_RES, h->clock_res_ns, 0);
-    kv_uint(w, VMP_HDR_INTERVAL, h->interval_ns, 0);
-    kv_uint(w, VMP_HDR_POINTER_SIZE, h->pointer_size, 8);
-    kv_strs(w, VMP_HDR_STATES, h->states, h->n_states);
-    kv_strs(w, VMP_HDR_CODE_KINDS, h->code_kinds, h->n_code_kinds);
-    kv_strs(w, VMP_HDR_TIERS, h->tiers, h->n_tiers);
-    kv_strs(w, VMP_HDR_EVENT_KINDS, h->event_kinds, h->n_event_kinds);
-    kv_strs(w, VMP_HDR_COUNTER_KINDS, h->counter_kinds, h->n_counter_kinds);
-    kv_strs(w, VMP_HDR_FAILURE_REASONS, h->failure_reasons, h->n_failure_reasons);
-    if (h->n_labels > 0) {
-        key(w, VMP_HDR_LABELS);
-        head_map(&w->body, h->n_labels);
-        for (i = 0; i < 2 * h->n_labels; i++)
-            put_tstr(&w->body, h->labels[i].s ? h->labels[i].s : "", h->labels[i].len);
-    }
-    kv_uint(w, VMP_HDR_START_MONOTONIC, h->start_monotonic_ns, 0);
-    kv_str(w, VMP_HDR_NAME_SEPARATOR, &h->name_separator);
-}
-
-/* A pc_map (absolute offsets, as the reader delivers them) and inline
- * records under keys `k_map` and `k_inline` (CODE_OBJECT, CODE_MAP). */
-static void enc_code_maps(vmp_record_writer *w,
-                          unsigned k_map,
-                          const uint64_t *pc_map,
-                          size_t pc_map_len,
-                          unsigned k_inline,
-                          const vmp_rec_inline *inlines,
-                          size_t n_inlines)
-{
-    size_t i, j;
-    if (pc_map_len > 0) {
-        uint64_t prev = 0;
-        key(w, k_map);
-        head_array(&w->body, 2 * pc_map_len);
-        for (i = 0; i < pc_map_len; i++) {
-            uint64_t off = pc_map[2 * i];
-            /* offsets are non-decreasing (spec §5.7); guard the delta anyway */
-            head_uint(&w->body, off >= prev ? off - prev : 0);
-            head_uint(&w->body, pc_map[2 * i + 1]);
-            prev = off >= prev ? off : prev;
-        }
-    }
-    if (n_inlines > 0) {
-        key(w, k_inline);
-        head_array(&w->body, n_inlines);
-        for (i = 0; i < n_inlines; i++) {
-            const vmp_rec_inline *in = &inlines[i];
-            head_array(&w->body, 1 + 2 * in->depth);
-            head_uint(&w->body, in->mcpc_offset);
-            for (j = 0; j < 2 * in->depth; j++)
-                head_uint(&w->body, in->frames[j]);
-        }
-    }
-}
-
-static void enc_code_object(vmp_record_writer *w, const vmp_rec_code_object *c)
-{
-    kv_uint_always(w, VMP_CODE_ID, c->id);
-    kv_uint(w, VMP_CODE_ZONE, c->zone, 0);
-    kv_uint(w, VMP_CODE_KIND, c->kind, 0);
-    kv_str(w, VMP_CODE_NAME, &c->name);
-    kv_uint(w, VMP_CODE_FUNCTION, c->function, 0);
-    kv_uint_always(w, VMP_CODE_START, c->start);
-    kv_uint_always(w, VMP_CODE_SIZE, c->size);
-    kv_uint(w, VMP_CODE_GENERATION, c->generation, 0);
-    kv_uint(w, VMP_CODE_TIER, c->tier, 0);
-    enc_code_maps(w, VMP_CODE_PC_MAP, c->pc_map, c->pc_map_len, VMP_CODE_INLINE, c->inlines,
-                  c->n_inlines);
-    kv_uint(w, VMP_CODE_TIME, c->time_ns, 0);
-}
-
 static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
 {
     const vmp_rec_sample *s = &rec->u.sample;
-    int failed = rec->type == VMP_REC_FAILED_SAMPLE;
-    int attempt;
-    for (attempt = 0; attempt < 2; attempt++) {
-        size_t need;
-        begin(w);
-        /* spec R-SMP-1: the delta from the previous sample of this chunk */
-        kv_int(w, VMP_SMP_TIME_DELTA, (int64_t)(s->time_ns - w->prev_time));
-        kv_uint(w, VMP_SMP_THREAD, s->thread, 0);
-        kv_uint(w, VMP_SMP_STATE, s->state, 0);
-        if (s->has_pc)
-            kv_uint_always(w, VMP_SMP_PC, s->pc);
-        kv_uint(w, VMP_SMP_GENERATION, s->generation, 0);
-        if (!failed)
-            kv_uint(w, VMP_SMP_STACK, s->stack, 0);
-        kv_uint(w, VMP_SMP_WEIGHT, s->weight, 1); /* spec R-SMP-4: 0 stays 0 */
-        if (!failed)
-            kv_uint(w, VMP_SMP_BLAME, s->blame, 0);
-        else
-            kv_uint(w, VMP_SMP_REASON, s->reason, 0);
-        if (w->body.failed)
-            return fail(w, VMP_ERR_NOMEM, "out of memory");
-        need = head_size(w->body_items + 1) + 2 + w->body.len;
-        if (attempt == 0 && w->chunk.len > 0 && w->chunk.len + need > w->chunk_limit) {
-            vmp_status st = flush_chunk(w); /* then encode again: deltas restart */
-            if (st < 0)
-                return st;
-            continue;
-        }
-        break;
-    }
-    {
-        vmp_status st = commit(w, (unsigned)rec->type);
-        if (st < 0)
-            return st;
-    }
+    vmp_status st = append(w, rec);
+    if (st < 0)
+        return st;
     w->prev_time = s->time_ns;
     if (!w->chunk_has_sample)
         w->chunk_first = s->time_ns;
@@ -438,17 +170,28 @@ static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
     w->chunk_last = s->time_ns;
     w->chunk_samples++;
     w->t.samples++;
-    if (failed)
+    if (rec->type == VMP_REC_FAILED_SAMPLE)
         w->t.failed++;
     if (s->time_ns > w->t.last_time)
         w->t.last_time = s->time_ns;
     return VMP_OK;
 }
 
-static void note_gen(vmp_record_writer *w, uint64_t g)
+/* The generation a change record brings (spec R-GEN-1), or 0. */
+static uint64_t generation_of(const vmp_record *rec)
 {
-    if (g > w->t.generation)
-        w->t.generation = g;
+    switch (rec->type) {
+    case VMP_REC_CODE_SNAPSHOT:
+        return rec->u.code_snapshot.generation;
+    case VMP_REC_CODE_COMPACTION:
+        return rec->u.code_compaction.generation;
+    case VMP_REC_CODE_FREE:
+        return rec->u.code_free.generation;
+    case VMP_REC_CODE_MOVE:
+        return rec->u.code_move.generation;
+    default:
+        return 0;
+    }
 }
 
 /* The file header frame (spec §3, R-HDR-1..4), with the least minor version
@@ -467,8 +210,7 @@ static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h
 
 vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
 {
-    const void *u;
-    size_t i;
+    uint64_t gen;
     if (!w || !rec)
         return VMP_ERR_INVALID_ARG;
     if (w->failed)
@@ -483,165 +225,24 @@ vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
                     rec->type == VMP_REC_HEADER ? "a second HEADER record"
                     : rec->type == VMP_REC_END  ? "END is written by finish, not write"
                                                 : "the first record must be a HEADER");
-    u = &rec->u;
-    if (rec->type == VMP_REC_HEADER && write_file_frame(w, u) < 0)
-        return VMP_ERR_IO;
-    begin(w);
-    switch (rec->type) {
-    case VMP_REC_HEADER:
-        enc_header(w, u);
+    if (rec->type == VMP_REC_HEADER) {
+        if (write_file_frame(w, &rec->u.header) < 0)
+            return VMP_ERR_IO;
         w->header_done = 1;
-        break;
-    case VMP_REC_MODULE: {
-        const vmp_rec_module *m = u;
-        kv_uint_always(w, VMP_MOD_ID, m->id);
-        kv_str(w, VMP_MOD_PATH, &m->path);
-        if (m->build_id_size > 0) {
-            key(w, VMP_MOD_BUILD_ID);
-            put_bstr(&w->body, m->build_id, m->build_id_size);
-        }
-        kv_uint(w, VMP_MOD_BIAS, m->bias, 0);
-        kv_uint(w, VMP_MOD_START, m->start, 0);
-        kv_uint(w, VMP_MOD_END, m->end, 0);
-        break;
     }
-    case VMP_REC_MODULE_SYMBOLS: {
-        const vmp_rec_module_symbols *ms = u;
-        kv_uint_always(w, VMP_SYMS_MODULE, ms->module);
-        if (ms->n_symbols > 0) {
-            key(w, VMP_SYMS_LIST);
-            head_array(&w->body, 3 * ms->n_symbols);
-            for (i = 0; i < ms->n_symbols; i++) {
-                head_uint(&w->body, ms->symbols[i].value);
-                head_uint(&w->body, ms->symbols[i].size);
-                put_tstr(&w->body, ms->symbols[i].name.s ? ms->symbols[i].name.s : "",
-                         ms->symbols[i].name.len);
-            }
-        }
-        break;
-    }
-    case VMP_REC_THREAD: {
-        const vmp_rec_thread *t = u;
-        kv_uint_always(w, VMP_THR_ID, t->id);
-        kv_str(w, VMP_THR_NAME, &t->name);
-        kv_uint(w, VMP_THR_TIME, t->time_ns, 0);
-        kv_uint(w, VMP_THR_END_TIME, t->end_time_ns, 0);
-        break;
-    }
-    case VMP_REC_FUNCTION: {
-        const vmp_rec_function *f = u;
-        kv_uint_always(w, VMP_FN_ID, f->id);
-        kv_str(w, VMP_FN_NAME, &f->name);
-        kv_str(w, VMP_FN_SCOPE, &f->scope);
-        kv_str(w, VMP_FN_SIGNATURE, &f->signature);
-        kv_str(w, VMP_FN_FILE, &f->file);
-        kv_uint(w, VMP_FN_LINE, f->first_line, 0);
-        kv_uints(w, VMP_FN_LINES, f->lines, 2 * f->n_lines);
-        kv_uint(w, VMP_FN_BC_SIZE, f->bytecode_size, 0);
-        break;
-    }
-    case VMP_REC_CODE_ZONE: {
-        const vmp_rec_code_zone *z = u;
-        kv_uint_always(w, VMP_ZONE_ID, z->id);
-        kv_str(w, VMP_ZONE_NAME, &z->name);
-        kv_uint(w, VMP_ZONE_START, z->start, 0);
-        kv_uint(w, VMP_ZONE_END, z->end, 0);
-        break;
-    }
-    case VMP_REC_CODE_OBJECT:
-        enc_code_object(w, u);
-        break;
-    case VMP_REC_CODE_MAP: {
-        const vmp_rec_code_map *m = u;
-        kv_uint_always(w, VMP_CMAP_ID, m->id);
-        enc_code_maps(w, VMP_CMAP_PC_MAP, m->pc_map, m->pc_map_len, VMP_CMAP_INLINE, m->inlines,
-                      m->n_inlines);
-        break;
-    }
-    case VMP_REC_CODE_SNAPSHOT: {
-        const vmp_rec_code_snapshot *s = u;
-        kv_uint_always(w, VMP_SNAP_ZONE, s->zone);
-        kv_uint_always(w, VMP_SNAP_GENERATION, s->generation);
-        kv_uints(w, VMP_SNAP_ENTRIES, s->entries, 2 * s->n);
-        kv_uint(w, VMP_SNAP_TIME, s->time_ns, 0);
-        note_gen(w, s->generation);
-        break;
-    }
-    case VMP_REC_CODE_COMPACTION: {
-        const vmp_rec_code_compaction *c = u;
-        kv_uint_always(w, VMP_COMP_ZONE, c->zone);
-        kv_uint_always(w, VMP_COMP_GENERATION, c->generation);
-        kv_uints(w, VMP_COMP_MOVES, c->moves, 2 * c->n_moves);
-        kv_uints(w, VMP_COMP_FREES, c->frees, c->n_frees);
-        kv_uint(w, VMP_COMP_TIME, c->time_ns, 0);
-        kv_uint(w, VMP_COMP_DURATION, c->duration_ns, 0);
-        note_gen(w, c->generation);
-        break;
-    }
-    case VMP_REC_CODE_FREE: {
-        const vmp_rec_code_free *f = u;
-        kv_uint_always(w, VMP_FREE_GENERATION, f->generation);
-        kv_uint_always(w, VMP_FREE_ID, f->id);
-        kv_uint(w, VMP_FREE_TIME, f->time_ns, 0);
-        note_gen(w, f->generation);
-        break;
-    }
-    case VMP_REC_CODE_MOVE: {
-        const vmp_rec_code_move *m = u;
-        kv_uint_always(w, VMP_MOVE_GENERATION, m->generation);
-        kv_uint_always(w, VMP_MOVE_ID, m->id);
-        kv_uint_always(w, VMP_MOVE_START, m->new_start);
-        kv_uint(w, VMP_MOVE_TIME, m->time_ns, 0);
-        note_gen(w, m->generation);
-        break;
-    }
-    case VMP_REC_STACK_NODE: {
-        const vmp_rec_stack_node *n = u;
-        kv_uint_always(w, VMP_NODE_ID, n->id);
-        kv_uint(w, VMP_NODE_PARENT, n->parent, 0);
-        /* spec R-STK-1: exactly one of pc and function */
-        if (n->is_function) {
-            kv_uint_always(w, VMP_NODE_FUNCTION, n->function);
-            if (n->has_bcpc)
-                kv_uint_always(w, VMP_NODE_BCPC, n->bcpc);
-        } else {
-            kv_uint_always(w, VMP_NODE_PC, n->pc);
-        }
-        break;
-    }
-    case VMP_REC_SAMPLE:
-    case VMP_REC_FAILED_SAMPLE:
+    if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE)
         return write_sample(w, rec);
-    case VMP_REC_EVENT: {
-        const vmp_rec_event *e = u;
-        kv_uint(w, VMP_EVT_TIME, e->time_ns, 0);
-        kv_uint(w, VMP_EVT_KIND, e->kind, 0);
-        kv_uint(w, VMP_EVT_DURATION, e->duration_ns, 0);
-        kv_uint(w, VMP_EVT_THREAD, e->thread, 0);
-        if (e->has_value) {
-            key(w, VMP_EVT_VALUE);
-            head_int(&w->body, e->value);
-        }
-        kv_str(w, VMP_EVT_TEXT, &e->text);
-        break;
-    }
-    case VMP_REC_COUNTER: {
-        const vmp_rec_counter *c = u;
-        kv_uint(w, VMP_CTR_TIME, c->time_ns, 0);
-        kv_uint(w, VMP_CTR_KIND, c->kind, 0);
-        kv_int(w, VMP_CTR_VALUE, c->value);
-        break;
-    }
-    default:
-        return fail(w, VMP_ERR_INVALID_ARG, "record type %d unknown to this writer", rec->type);
-    }
-    return commit(w, (unsigned)rec->type);
+    gen = generation_of(rec);
+    if (gen > w->t.generation)
+        w->t.generation = gen;
+    return append(w, rec);
 }
 
 vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *extra)
 {
     vmp_status st;
-    buf b = {0};
+    vmp_record end;
+    vmp_buf b = {0};
     unsigned char head[VMP_SKIPPABLE_HEADER_SIZE] = {0}, foot[VMP_SEEK_FOOTER_SIZE] = {0};
     uint64_t end_time = w ? w->t.last_time : 0, gen = w ? w->t.generation : 0;
     size_t i;
@@ -655,23 +256,28 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
         end_time = extra->time_ns;
     if (extra && extra->generation > gen)
         gen = extra->generation;
-    begin(w);
-    kv_uint(w, VMP_END_TIME, end_time, 0);
-    kv_uint(w, VMP_END_SAMPLES, w->t.samples, 0);
-    kv_uint(w, VMP_END_DROPPED_FULL, extra ? extra->dropped_full : 0, 0);
-    kv_uint(w, VMP_END_DROPPED_WRITE, extra ? extra->dropped_write : 0, 0);
-    kv_uint(w, VMP_END_FAILED, w->t.failed, 0);
+    memset(&end, 0, sizeof end);
+    end.type = VMP_REC_END;
+    end.u.end.time_ns = end_time;
+    end.u.end.samples = w->t.samples;
+    end.u.end.dropped_full = extra ? extra->dropped_full : 0;
+    end.u.end.dropped_write = extra ? extra->dropped_write : 0;
+    end.u.end.failed = w->t.failed;
+    end.u.end.chunks = w->t.chunks;
+    end.u.end.truncated_stacks = extra ? extra->truncated_stacks : 0;
+    end.u.end.generation = gen;
     /* spec R-END-1: chunks before END's chunk.  Flush first if END would not
-     * fit, so the count is known when it is encoded. */
-    if (w->chunk.len > 0 && w->chunk.len + w->body.len + 64 > w->chunk_limit) {
+     * fit (with 64 bytes to spare for a larger count), so that the count is
+     * known when it is encoded. */
+    w->rec.len = 0;
+    vmp_record_encode(&w->rec, &end, 0);
+    if (w->chunk.len > 0 && w->chunk.len + w->rec.len + 64 > w->chunk_limit) {
         st = flush_chunk(w);
         if (st < 0)
             return st;
+        end.u.end.chunks = w->t.chunks;
     }
-    kv_uint(w, VMP_END_CHUNKS, w->t.chunks, 0);
-    kv_uint(w, VMP_END_TRUNCATED_STACKS, extra ? extra->truncated_stacks : 0, 0);
-    kv_uint(w, VMP_END_GENERATION, gen, 0);
-    st = commit(w, VMP_REC_END);
+    st = append(w, &end);
     if (st < 0)
         return st;
     w->finished = 1;
@@ -679,19 +285,19 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
     if (st < 0)
         return st;
     /* spec §6: the seek table */
-    put(&b, head, sizeof head);
-    head_array(&b, w->n_seek);
+    vmp_buf__append(&b, head, sizeof head);
+    vmp_enc__array(&b, w->n_seek);
     for (i = 0; i < w->n_seek; i++) {
         const seek_entry *e = &w->seek[i];
-        head_array(&b, 6);
-        head_uint(&b, e->offset);
-        head_uint(&b, e->csize);
-        head_uint(&b, e->size);
-        head_uint(&b, e->first_time);
-        head_uint(&b, e->last_time);
-        head_uint(&b, e->samples);
+        vmp_enc__array(&b, 6);
+        vmp_enc__uint(&b, e->offset);
+        vmp_enc__uint(&b, e->csize);
+        vmp_enc__uint(&b, e->size);
+        vmp_enc__uint(&b, e->first_time);
+        vmp_enc__uint(&b, e->last_time);
+        vmp_enc__uint(&b, e->samples);
     }
-    put(&b, foot, sizeof foot);
+    vmp_buf__append(&b, foot, sizeof foot);
     if (b.failed || b.len > UINT32_MAX) {
         free(b.data);
         return fail(w, VMP_ERR_NOMEM, "out of memory");
@@ -799,7 +405,7 @@ void vmp_record_writer_close(vmp_record_writer *w)
         close(w->fd);
     ZSTD_freeCCtx(w->zc);
     free(w->chunk.data);
-    free(w->body.data);
+    free(w->rec.data);
     free(w->zbuf.data);
     free(w->seek);
     free(w);

@@ -226,8 +226,7 @@ static void emit_field(const emitter *e, const vmp_record *rec, const vmp_field 
     size_t n = f->kind >= VMP_FIELD_BSTR ? *(const size_t *)at(rec, f->aux) : 0;
 
     if ((f->flags & VMP_FIELD_NOT_WRITTEN) ||
-        ((f->flags & VMP_FIELD_HAS) && !*(const int *)at(rec, f->aux)) ||
-        ((f->flags & VMP_FIELD_UNLESS) && *(const int *)at(rec, f->aux)))
+        ((f->flags & VMP_FIELD_OPTIONAL) && !vmp_record_field_present(rec, f, 0)))
         return;
     switch ((vmp_field_kind)f->kind) {
     case VMP_FIELD_UINT:
@@ -241,8 +240,7 @@ static void emit_field(const emitter *e, const vmp_record *rec, const vmp_field 
         f_i64(e, f->name, *(const int64_t *)v);
         break;
     case VMP_FIELD_TSTR:
-        if (!(f->flags & VMP_FIELD_SHOWN_IF_SET) || ((const vmp_str *)v)->len > 0)
-            f_str(e, f->name, v);
+        f_str(e, f->name, v);
         break;
     case VMP_FIELD_BSTR:
         emit_bytes(e, f->name, *(const uint8_t *const *)v, n);
@@ -313,8 +311,7 @@ static int print_help(void)
                 break;
             if (f != NULL && (f->flags & VMP_FIELD_NOT_WRITTEN))
                 continue;
-            optional = f != NULL &&
-                       (f->flags & (VMP_FIELD_HAS | VMP_FIELD_UNLESS | VMP_FIELD_SHOWN_IF_SET));
+            optional = f != NULL && (f->flags & VMP_FIELD_OPTIONAL);
             if (f == NULL)
                 snprintf(item, sizeof item, "(%s)", d->note);
             else

@@ -8,97 +8,86 @@
 #include "vmp_record.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define OFF(m) offsetof(vmp_record, u.m)
 
-/* One field: key, kind, flags, name, value member, aux member. */
-#define FIELD(k, kind_, fl, nm, m, aux_)                                                     \
-    {                                                                                        \
-        .key = (k), .kind = (kind_), .flags = (fl), .group = 1, .name = (nm), .off = OFF(m), \
-        .aux = OFF(aux_)                                                                     \
-    }
-#define UINT(k, fl, nm, m)                                                                         \
-    {                                                                                              \
-        .key = (k), .kind = VMP_FIELD_UINT, .flags = (fl), .group = 1, .name = (nm), .off = OFF(m) \
-    }
-#define TSTR(k, nm, m)                                                              \
-    {                                                                               \
-        .key = (k), .kind = VMP_FIELD_TSTR, .group = 1, .name = (nm), .off = OFF(m) \
-    }
-#define TSTRS(k, nm, m, n) FIELD(k, VMP_FIELD_TSTRS, 0, nm, m, n)
-/* Array of uint in groups of `g`, printed as `shape_` in --help. */
-#define UINTS(k, fl, nm, m, n, g, shape_)                                               \
-    {                                                                                   \
-        .key = (k), .kind = VMP_FIELD_UINTS, .flags = (fl), .group = (g), .name = (nm), \
-        .off = OFF(m), .aux = OFF(n), .shape = (shape_)                                 \
-    }
-#define PC_MAP(k, m)                                                                              \
-    {                                                                                             \
-        .key = (k), .kind = VMP_FIELD_PC_MAP, .group = 2, .name = "pc_map", .off = OFF(m.pc_map), \
-        .aux = OFF(m.pc_map_len), .shape = "(offset:bcpc)"                                        \
-    }
-#define INLINE(k, m)                                                                               \
-    {                                                                                              \
-        .key = (k), .kind = VMP_FIELD_INLINE, .group = 1, .name = "inline", .off = OFF(m.inlines), \
-        .aux = OFF(m.n_inlines), .shape = "(offset:[function:bcpc ...])"                           \
-    }
+/* One field per line, as the spec's tables read: */
+/* clang-format off */
 
-#define REQ     VMP_FIELD_REQUIRED
-#define ADDR    VMP_FIELD_ADDRESS
+/* key, flags, name, value member[, aux member, other key, default] */
+#define UINT(k, fl, nm, m) \
+    {.key = (k), .kind = VMP_FIELD_UINT, .flags = (fl), .group = 1, .name = (nm), .off = OFF(m)}
+#define UINT_DFLT(k, fl, nm, m, d) \
+    {.key = (k), .kind = VMP_FIELD_UINT, .flags = (fl), .group = 1, .name = (nm), .off = OFF(m), \
+     .dflt = (d)}
+#define UINT_HAS(k, fl, nm, m, flag) \
+    {.key = (k), .kind = VMP_FIELD_UINT, .flags = VMP_FIELD_HAS | VMP_FIELD_OPTIONAL | (fl), \
+     .group = 1, .name = (nm), .off = OFF(m), .aux = OFF(flag)}
+#define UINT_UNLESS(k, fl, nm, m, other_, rule_) \
+    {.key = (k), .kind = VMP_FIELD_UINT, .flags = VMP_FIELD_UNLESS | (fl), .group = 1, \
+     .name = (nm), .off = OFF(m), .other = (other_), .rule = (rule_)}
+#define INT(k, fl, nm, m, flag) \
+    {.key = (k), .kind = VMP_FIELD_INT, .flags = (fl), .group = 1, .name = (nm), .off = OFF(m), \
+     .aux = OFF(flag)}
+#define TSTR(k, fl, nm, m) \
+    {.key = (k), .kind = VMP_FIELD_TSTR, .flags = (fl), .group = 1, .name = (nm), .off = OFF(m)}
+/* arrays and byte strings: the count member, values per item, --help shape */
+#define LIST(k, kind_, fl, nm, m, n, g, shape_) \
+    {.key = (k), .kind = (kind_), .flags = (fl), .group = (g), .name = (nm), .off = OFF(m), \
+     .aux = OFF(n), .shape = (shape_)}
+#define TSTRS(k, m) LIST(k, VMP_FIELD_TSTRS, 0, #m, header.m, header.n_##m, 1, NULL)
+#define PC_MAP(k, rec) \
+    LIST(k, VMP_FIELD_PC_MAP, 0, "pc_map", rec.pc_map, rec.pc_map_len, 2, "(offset:bcpc)")
+#define INLINE(k, rec) \
+    LIST(k, VMP_FIELD_INLINE, 0, "inline", rec.inlines, rec.n_inlines, 1, \
+         "(offset:[function:bcpc ...])")
+#define OPT VMP_FIELD_OPTIONAL
+
+#define REQ    VMP_FIELD_REQUIRED
+#define ADDR   VMP_FIELD_ADDRESS
+#define ALWAYS VMP_FIELD_ALWAYS
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const vmp_field header_fields[] = {
-    TSTR(VMP_HDR_PRODUCER, "producer", header.producer),
-    TSTR(VMP_HDR_VM_NAME, "vm_name", header.vm_name),
-    TSTR(VMP_HDR_VM_VERSION, "vm_version", header.vm_version),
-    UINT(VMP_HDR_PID, 0, "pid", header.pid),
+    TSTR(VMP_HDR_PRODUCER, 0, "producer", header.producer),
+    TSTR(VMP_HDR_VM_NAME, 0, "vm_name", header.vm_name),
+    TSTR(VMP_HDR_VM_VERSION, 0, "vm_version", header.vm_version),
+    UINT(VMP_HDR_PID, ALWAYS, "pid", header.pid),
     UINT(VMP_HDR_START_REALTIME, 0, "start_realtime", header.start_realtime_ns),
-    TSTR(VMP_HDR_CLOCK, "clock", header.clock),
+    TSTR(VMP_HDR_CLOCK, 0, "clock", header.clock),
     UINT(VMP_HDR_CLOCK_RES, 0, "clock_res", header.clock_res_ns),
     UINT(VMP_HDR_INTERVAL, 0, "interval", header.interval_ns),
-    {.key = VMP_HDR_POINTER_SIZE,
-     .kind = VMP_FIELD_UINT,
-     .group = 1,
-     .name = "pointer_size",
-     .off = OFF(header.pointer_size),
-     .dflt = 8},
-    TSTRS(VMP_HDR_STATES, "states", header.states, header.n_states),
-    TSTRS(VMP_HDR_CODE_KINDS, "code_kinds", header.code_kinds, header.n_code_kinds),
-    TSTRS(VMP_HDR_TIERS, "tiers", header.tiers, header.n_tiers),
-    TSTRS(VMP_HDR_EVENT_KINDS, "event_kinds", header.event_kinds, header.n_event_kinds),
-    TSTRS(VMP_HDR_COUNTER_KINDS, "counter_kinds", header.counter_kinds, header.n_counter_kinds),
-    TSTRS(VMP_HDR_FAILURE_REASONS,
-          "failure_reasons",
-          header.failure_reasons,
-          header.n_failure_reasons),
-    FIELD(VMP_HDR_LABELS, VMP_FIELD_LABELS, 0, "labels", header.labels, header.n_labels),
-    UINT(VMP_HDR_START_MONOTONIC, 0, "start_monotonic", header.start_monotonic_ns),
-    {.key = VMP_HDR_NAME_SEPARATOR,
-     .kind = VMP_FIELD_TSTR,
-     .flags = VMP_FIELD_SHOWN_IF_SET,
-     .group = 1,
-     .name = "name_separator",
-     .off = OFF(header.name_separator)},
+    UINT_DFLT(VMP_HDR_POINTER_SIZE, ALWAYS, "pointer_size", header.pointer_size, 8),
+    TSTRS(VMP_HDR_STATES, states),
+    TSTRS(VMP_HDR_CODE_KINDS, code_kinds),
+    TSTRS(VMP_HDR_TIERS, tiers),
+    TSTRS(VMP_HDR_EVENT_KINDS, event_kinds),
+    TSTRS(VMP_HDR_COUNTER_KINDS, counter_kinds),
+    TSTRS(VMP_HDR_FAILURE_REASONS, failure_reasons),
+    LIST(VMP_HDR_LABELS, VMP_FIELD_LABELS, 0, "labels", header.labels, header.n_labels, 1, NULL),
+    UINT(VMP_HDR_START_MONOTONIC, ALWAYS, "start_monotonic", header.start_monotonic_ns),
+    TSTR(VMP_HDR_NAME_SEPARATOR, OPT, "name_separator", header.name_separator),
 };
-static const uint8_t header_print[] = {1, 2,  3,  4,  5,  17, 6,  7,  8,
-                                       9, 10, 11, 12, 13, 14, 15, 16, 18};
+static const uint8_t header_print[] = {1, 2, 3, 4, 5, 17, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18};
 
 static const vmp_field end_fields[] = {
-    UINT(VMP_END_TIME, 0, "time", end.time_ns),
-    UINT(VMP_END_SAMPLES, 0, "samples", end.samples),
+    UINT(VMP_END_TIME, ALWAYS, "time", end.time_ns),
+    UINT(VMP_END_SAMPLES, ALWAYS, "samples", end.samples),
     UINT(VMP_END_DROPPED_FULL, 0, "dropped_full", end.dropped_full),
     UINT(VMP_END_DROPPED_WRITE, 0, "dropped_write", end.dropped_write),
     UINT(VMP_END_FAILED, 0, "failed", end.failed),
-    UINT(VMP_END_CHUNKS, 0, "chunks", end.chunks),
+    UINT(VMP_END_CHUNKS, ALWAYS, "chunks", end.chunks),
     UINT(VMP_END_TRUNCATED_STACKS, 0, "truncated_stacks", end.truncated_stacks),
-    UINT(VMP_END_GENERATION, 0, "generation", end.generation),
+    UINT(VMP_END_GENERATION, ALWAYS, "generation", end.generation),
 };
 static const uint8_t end_print[] = {1, 2, 5, 3, 4, 6, 7, 8};
 
 static const vmp_field module_fields[] = {
     UINT(VMP_MOD_ID, REQ, "id", module.id),
-    TSTR(VMP_MOD_PATH, "path", module.path),
-    FIELD(VMP_MOD_BUILD_ID, VMP_FIELD_BSTR, 0, "build_id", module.build_id, module.build_id_size),
+    TSTR(VMP_MOD_PATH, 0, "path", module.path),
+    LIST(VMP_MOD_BUILD_ID, VMP_FIELD_BSTR, 0, "build_id", module.build_id, module.build_id_size,
+         1, NULL),
     UINT(VMP_MOD_BIAS, ADDR, "bias", module.bias),
     UINT(VMP_MOD_START, ADDR, "start", module.start),
     UINT(VMP_MOD_END, ADDR, "end", module.end),
@@ -106,54 +95,51 @@ static const vmp_field module_fields[] = {
 
 static const vmp_field module_symbols_fields[] = {
     UINT(VMP_SYMS_MODULE, REQ, "module", module_symbols.module),
-    {.key = VMP_SYMS_LIST,
-     .kind = VMP_FIELD_SYMBOLS,
-     .group = 3,
-     .name = "symbols",
-     .off = OFF(module_symbols.symbols),
-     .aux = OFF(module_symbols.n_symbols),
-     .shape = "(value+size:name)"},
+    LIST(VMP_SYMS_LIST, VMP_FIELD_SYMBOLS, 0, "symbols", module_symbols.symbols,
+         module_symbols.n_symbols, 3, "(value+size:name)"),
 };
 
+/* time is stated unless the record tells the thread's end */
 static const vmp_field thread_fields[] = {
     UINT(VMP_THR_ID, REQ, "id", thread.id),
-    TSTR(VMP_THR_NAME, "name", thread.name),
-    UINT(VMP_THR_TIME, 0, "time", thread.time_ns),
+    TSTR(VMP_THR_NAME, 0, "name", thread.name),
+    UINT_UNLESS(VMP_THR_TIME, 0, "time", thread.time_ns, VMP_THR_END_TIME, NULL),
     UINT(VMP_THR_END_TIME, 0, "end_time", thread.end_time_ns),
 };
 
 static const vmp_field function_fields[] = {
     UINT(VMP_FN_ID, REQ, "id", function.id),
-    TSTR(VMP_FN_NAME, "name", function.name),
-    TSTR(VMP_FN_SCOPE, "scope", function.scope),
-    TSTR(VMP_FN_SIGNATURE, "signature", function.signature),
-    TSTR(VMP_FN_FILE, "file", function.file),
+    TSTR(VMP_FN_NAME, 0, "name", function.name),
+    TSTR(VMP_FN_SCOPE, 0, "scope", function.scope),
+    TSTR(VMP_FN_SIGNATURE, 0, "signature", function.signature),
+    TSTR(VMP_FN_FILE, 0, "file", function.file),
     UINT(VMP_FN_LINE, 0, "line", function.first_line),
-    UINTS(VMP_FN_LINES, 0, "lines", function.lines, function.n_lines, 2, "(bcpc:line)"),
+    LIST(VMP_FN_LINES, VMP_FIELD_UINTS, 0, "lines", function.lines, function.n_lines, 2,
+         "(bcpc:line)"),
     UINT(VMP_FN_BC_SIZE, 0, "bytecode_size", function.bytecode_size),
 };
 static const uint8_t function_print[] = {1, 2, 3, 4, 5, 6, 8, 7};
 
 static const vmp_field code_zone_fields[] = {
     UINT(VMP_ZONE_ID, REQ, "id", code_zone.id),
-    TSTR(VMP_ZONE_NAME, "name", code_zone.name),
-    UINT(VMP_ZONE_START, ADDR, "start", code_zone.start),
-    UINT(VMP_ZONE_END, ADDR, "end", code_zone.end),
+    TSTR(VMP_ZONE_NAME, 0, "name", code_zone.name),
+    UINT(VMP_ZONE_START, ALWAYS | ADDR, "start", code_zone.start),
+    UINT(VMP_ZONE_END, ALWAYS | ADDR, "end", code_zone.end),
 };
 
 static const vmp_field code_object_fields[] = {
     UINT(VMP_CODE_ID, REQ, "id", code_object.id),
     UINT(VMP_CODE_ZONE, 0, "zone", code_object.zone),
     UINT(VMP_CODE_KIND, 0, "kind", code_object.kind),
-    TSTR(VMP_CODE_NAME, "name", code_object.name),
+    TSTR(VMP_CODE_NAME, 0, "name", code_object.name),
     UINT(VMP_CODE_FUNCTION, 0, "function", code_object.function),
     UINT(VMP_CODE_START, REQ | ADDR, "start", code_object.start),
     UINT(VMP_CODE_SIZE, REQ, "size", code_object.size),
-    UINT(VMP_CODE_GENERATION, 0, "gen", code_object.generation),
+    UINT(VMP_CODE_GENERATION, ALWAYS, "gen", code_object.generation),
     UINT(VMP_CODE_TIER, 0, "tier", code_object.tier),
     PC_MAP(VMP_CODE_PC_MAP, code_object),
     INLINE(VMP_CODE_INLINE, code_object),
-    UINT(VMP_CODE_TIME, 0, "time", code_object.time_ns),
+    UINT(VMP_CODE_TIME, ALWAYS, "time", code_object.time_ns),
 };
 static const uint8_t code_object_print[] = {1, 2, 3, 9, 4, 5, 6, 7, 8, 12, 10, 11};
 
@@ -166,24 +152,20 @@ static const vmp_field code_map_fields[] = {
 static const vmp_field code_snapshot_fields[] = {
     UINT(VMP_SNAP_ZONE, REQ, "zone", code_snapshot.zone),
     UINT(VMP_SNAP_GENERATION, REQ, "gen", code_snapshot.generation),
-    UINTS(
-        VMP_SNAP_ENTRIES, ADDR, "entries", code_snapshot.entries, code_snapshot.n, 2, "(id:start)"),
-    UINT(VMP_SNAP_TIME, 0, "time", code_snapshot.time_ns),
+    LIST(VMP_SNAP_ENTRIES, VMP_FIELD_UINTS, ADDR, "entries", code_snapshot.entries,
+         code_snapshot.n, 2, "(id:start)"),
+    UINT(VMP_SNAP_TIME, ALWAYS, "time", code_snapshot.time_ns),
 };
 static const uint8_t code_snapshot_print[] = {1, 2, 4, 3};
 
 static const vmp_field code_compaction_fields[] = {
     UINT(VMP_COMP_ZONE, REQ, "zone", code_compaction.zone),
     UINT(VMP_COMP_GENERATION, REQ, "gen", code_compaction.generation),
-    UINTS(VMP_COMP_MOVES,
-          ADDR,
-          "moves",
-          code_compaction.moves,
-          code_compaction.n_moves,
-          2,
-          "(id:start)"),
-    UINTS(VMP_COMP_FREES, 0, "frees", code_compaction.frees, code_compaction.n_frees, 1, NULL),
-    UINT(VMP_COMP_TIME, 0, "time", code_compaction.time_ns),
+    LIST(VMP_COMP_MOVES, VMP_FIELD_UINTS, ADDR, "moves", code_compaction.moves,
+         code_compaction.n_moves, 2, "(id:start)"),
+    LIST(VMP_COMP_FREES, VMP_FIELD_UINTS, 0, "frees", code_compaction.frees,
+         code_compaction.n_frees, 1, NULL),
+    UINT(VMP_COMP_TIME, ALWAYS, "time", code_compaction.time_ns),
     UINT(VMP_COMP_DURATION, 0, "duration", code_compaction.duration_ns),
 };
 static const uint8_t code_compaction_print[] = {1, 2, 5, 6, 3, 4};
@@ -191,145 +173,93 @@ static const uint8_t code_compaction_print[] = {1, 2, 5, 6, 3, 4};
 static const vmp_field code_free_fields[] = {
     UINT(VMP_FREE_GENERATION, REQ, "gen", code_free.generation),
     UINT(VMP_FREE_ID, REQ, "id", code_free.id),
-    UINT(VMP_FREE_TIME, 0, "time", code_free.time_ns),
+    UINT(VMP_FREE_TIME, ALWAYS, "time", code_free.time_ns),
 };
 
 static const vmp_field code_move_fields[] = {
     UINT(VMP_MOVE_GENERATION, REQ, "gen", code_move.generation),
     UINT(VMP_MOVE_ID, REQ, "id", code_move.id),
     UINT(VMP_MOVE_START, REQ | ADDR, "start", code_move.new_start),
-    UINT(VMP_MOVE_TIME, 0, "time", code_move.time_ns),
+    UINT(VMP_MOVE_TIME, ALWAYS, "time", code_move.time_ns),
 };
 
 /* R-STK-1: exactly one of pc and function; is_function says which. */
 static const vmp_field stack_node_fields[] = {
     UINT(VMP_NODE_ID, REQ, "id", stack_node.id),
     UINT(VMP_NODE_PARENT, 0, "parent", stack_node.parent),
-    {.key = VMP_NODE_PC,
-     .kind = VMP_FIELD_UINT,
-     .flags = VMP_FIELD_UNLESS | ADDR,
-     .group = 1,
-     .name = "pc",
-     .off = OFF(stack_node.pc),
-     .aux = OFF(stack_node.is_function),
-     .rule = "R-STK-1"},
-    {.key = VMP_NODE_FUNCTION,
-     .kind = VMP_FIELD_UINT,
-     .flags = VMP_FIELD_HAS,
-     .group = 1,
-     .name = "function",
-     .off = OFF(stack_node.function),
-     .aux = OFF(stack_node.is_function),
-     .rule = "R-STK-1"},
-    FIELD(
-        VMP_NODE_BCPC, VMP_FIELD_UINT, VMP_FIELD_HAS, "bcpc", stack_node.bcpc, stack_node.has_bcpc),
+    UINT_UNLESS(VMP_NODE_PC, VMP_FIELD_EXCLUSIVE | OPT | ADDR, "pc", stack_node.pc,
+                VMP_NODE_FUNCTION, "R-STK-1"),
+    UINT_HAS(VMP_NODE_FUNCTION, 0, "function", stack_node.function, stack_node.is_function),
+    UINT_HAS(VMP_NODE_BCPC, 0, "bcpc", stack_node.bcpc, stack_node.has_bcpc),
 };
 
 /* SAMPLE and FAILED_SAMPLE share vmp_rec_sample; a reader accepts every key
  * of either in both (as 1.0 readers did), writers write each its own. */
-#define SAMPLE_FIELDS(smp, fail)                                                                 \
-    {.key = VMP_SMP_TIME_DELTA,                                                                  \
-     .kind = VMP_FIELD_TIME_DELTA,                                                               \
-     .group = 1,                                                                                 \
-     .name = "t",                                                                                \
-     .off = OFF(sample.time_ns),                                                                 \
-     .rule = "R-SMP-1"},                                                                         \
-        UINT(VMP_SMP_THREAD, 0, "thread", sample.thread),                                        \
-        UINT(VMP_SMP_STATE, 0, "state", sample.state),                                           \
-        FIELD(VMP_SMP_PC, VMP_FIELD_UINT, VMP_FIELD_HAS | ADDR, "pc", sample.pc, sample.has_pc), \
-        UINT(VMP_SMP_GENERATION, 0, "gen", sample.generation),                                   \
-        UINT(VMP_SMP_STACK, smp, "stack", sample.stack),                                         \
-        {.key = VMP_SMP_WEIGHT,                                                                  \
-         .kind = VMP_FIELD_UINT,                                                                 \
-         .group = 1,                                                                             \
-         .name = "weight",                                                                       \
-         .off = OFF(sample.weight),                                                              \
-         .dflt = 1,                                                                              \
-         .rule = "R-SMP-4"},                                                                     \
-        UINT(VMP_SMP_BLAME, smp, "blame", sample.blame),                                         \
-        UINT(VMP_SMP_REASON, fail, "reason", sample.reason),
+#define SAMPLE_FIELDS(smp, fail) \
+    {.key = VMP_SMP_TIME_DELTA, .kind = VMP_FIELD_TIME_DELTA, .group = 1, .name = "t", \
+     .off = OFF(sample.time_ns), .rule = "R-SMP-1"}, \
+    UINT(VMP_SMP_THREAD, ALWAYS, "thread", sample.thread), \
+    UINT(VMP_SMP_STATE, 0, "state", sample.state), \
+    UINT_HAS(VMP_SMP_PC, ADDR, "pc", sample.pc, sample.has_pc), \
+    UINT(VMP_SMP_GENERATION, ALWAYS, "gen", sample.generation), \
+    UINT(VMP_SMP_STACK, smp, "stack", sample.stack), \
+    UINT_DFLT(VMP_SMP_WEIGHT, 0, "weight", sample.weight, 1), \
+    UINT(VMP_SMP_BLAME, smp, "blame", sample.blame), \
+    UINT(VMP_SMP_REASON, fail, "reason", sample.reason)
 
 static const vmp_field sample_fields[] = {SAMPLE_FIELDS(0, VMP_FIELD_NOT_WRITTEN)};
 static const vmp_field failed_sample_fields[] = {SAMPLE_FIELDS(VMP_FIELD_NOT_WRITTEN, 0)};
+/* the in-VM writer writes blame before weight */
+static const uint8_t sample_write[] = {1, 2, 3, 4, 5, 6, 8, 7, 9};
 
 static const vmp_field event_fields[] = {
-    UINT(VMP_EVT_TIME, 0, "t", event.time_ns),
-    UINT(VMP_EVT_KIND, 0, "kind", event.kind),
+    UINT(VMP_EVT_TIME, ALWAYS, "t", event.time_ns),
+    UINT(VMP_EVT_KIND, ALWAYS, "kind", event.kind),
     UINT(VMP_EVT_DURATION, 0, "duration", event.duration_ns),
     UINT(VMP_EVT_THREAD, 0, "thread", event.thread),
-    FIELD(VMP_EVT_VALUE, VMP_FIELD_INT, VMP_FIELD_HAS, "value", event.value, event.has_value),
-    TSTR(VMP_EVT_TEXT, "text", event.text),
+    INT(VMP_EVT_VALUE, VMP_FIELD_HAS | OPT, "value", event.value, event.has_value),
+    TSTR(VMP_EVT_TEXT, 0, "text", event.text),
 };
 
 static const vmp_field counter_fields[] = {
-    UINT(VMP_CTR_TIME, 0, "t", counter.time_ns),
-    UINT(VMP_CTR_KIND, 0, "kind", counter.kind),
-    {.key = VMP_CTR_VALUE,
-     .kind = VMP_FIELD_INT,
-     .group = 1,
-     .name = "value",
-     .off = OFF(counter.value)},
+    UINT(VMP_CTR_TIME, ALWAYS, "t", counter.time_ns),
+    UINT(VMP_CTR_KIND, ALWAYS, "kind", counter.kind),
+    INT(VMP_CTR_VALUE, ALWAYS, "value", counter.value, counter.value),
 };
 
-#define DESC(t, nm, member, f, print, note_)            \
-    [t] = {.type = (t),                                 \
-           .name = (nm),                                \
-           .fields = (f),                               \
-           .n_fields = N_OF(f),                         \
-           .print_order = (print),                      \
-           .size = sizeof(((vmp_record *)0)->u.member), \
-           .note = (note_)}
+#define DESC(t, nm, member, f, print, write, note_) \
+    [t] = {.type = (t), .name = (nm), .fields = (f), .n_fields = N_OF(f), .print_order = (print), \
+           .write_order = (write), .size = sizeof(((vmp_record *)0)->u.member), .note = (note_)}
 
 static const vmp_record_desc descs[VMP_REC_TYPE_MAX + 1] = {
-    DESC(VMP_REC_HEADER, "HEADER", header, header_fields, header_print, NULL),
-    DESC(VMP_REC_END, "END", end, end_fields, end_print, NULL),
-    DESC(VMP_REC_MODULE, "MODULE", module, module_fields, NULL, NULL),
-    DESC(VMP_REC_MODULE_SYMBOLS,
-         "MODULE_SYMBOLS",
-         module_symbols,
-         module_symbols_fields,
-         NULL,
-         NULL),
-    DESC(VMP_REC_THREAD, "THREAD", thread, thread_fields, NULL, NULL),
-    DESC(VMP_REC_FUNCTION, "FUNCTION", function, function_fields, function_print, NULL),
-    DESC(VMP_REC_CODE_ZONE, "CODE_ZONE", code_zone, code_zone_fields, NULL, NULL),
-    DESC(VMP_REC_CODE_OBJECT,
-         "CODE_OBJECT",
-         code_object,
-         code_object_fields,
-         code_object_print,
-         NULL),
-    DESC(VMP_REC_CODE_SNAPSHOT,
-         "CODE_SNAPSHOT",
-         code_snapshot,
-         code_snapshot_fields,
-         code_snapshot_print,
-         NULL),
-    DESC(VMP_REC_CODE_COMPACTION,
-         "CODE_COMPACTION",
-         code_compaction,
-         code_compaction_fields,
-         code_compaction_print,
-         NULL),
-    DESC(VMP_REC_CODE_FREE, "CODE_FREE", code_free, code_free_fields, NULL, NULL),
-    DESC(VMP_REC_CODE_MOVE, "CODE_MOVE", code_move, code_move_fields, NULL, NULL),
-    DESC(VMP_REC_STACK_NODE,
-         "STACK_NODE",
-         stack_node,
-         stack_node_fields,
-         NULL,
+    DESC(VMP_REC_HEADER, "HEADER", header, header_fields, header_print, NULL, NULL),
+    DESC(VMP_REC_END, "END", end, end_fields, end_print, NULL, NULL),
+    DESC(VMP_REC_MODULE, "MODULE", module, module_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_MODULE_SYMBOLS, "MODULE_SYMBOLS", module_symbols, module_symbols_fields, NULL,
+         NULL, NULL),
+    DESC(VMP_REC_THREAD, "THREAD", thread, thread_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_FUNCTION, "FUNCTION", function, function_fields, function_print, NULL, NULL),
+    DESC(VMP_REC_CODE_ZONE, "CODE_ZONE", code_zone, code_zone_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_CODE_OBJECT, "CODE_OBJECT", code_object, code_object_fields, code_object_print,
+         NULL, NULL),
+    DESC(VMP_REC_CODE_SNAPSHOT, "CODE_SNAPSHOT", code_snapshot, code_snapshot_fields,
+         code_snapshot_print, NULL, NULL),
+    DESC(VMP_REC_CODE_COMPACTION, "CODE_COMPACTION", code_compaction, code_compaction_fields,
+         code_compaction_print, NULL, NULL),
+    DESC(VMP_REC_CODE_FREE, "CODE_FREE", code_free, code_free_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_CODE_MOVE, "CODE_MOVE", code_move, code_move_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_STACK_NODE, "STACK_NODE", stack_node, stack_node_fields, NULL, NULL,
          "exactly one of pc and function"),
-    DESC(VMP_REC_SAMPLE, "SAMPLE", sample, sample_fields, NULL, NULL),
-    DESC(VMP_REC_FAILED_SAMPLE, "FAILED_SAMPLE", sample, failed_sample_fields, NULL, NULL),
-    DESC(VMP_REC_EVENT, "EVENT", event, event_fields, NULL, NULL),
-    DESC(VMP_REC_COUNTER, "COUNTER", counter, counter_fields, NULL, NULL),
-    DESC(VMP_REC_CODE_MAP,
-         "CODE_MAP",
-         code_map,
-         code_map_fields,
-         NULL,
+    DESC(VMP_REC_SAMPLE, "SAMPLE", sample, sample_fields, NULL, sample_write, NULL),
+    DESC(VMP_REC_FAILED_SAMPLE, "FAILED_SAMPLE", sample, failed_sample_fields, NULL, sample_write,
+         NULL),
+    DESC(VMP_REC_EVENT, "EVENT", event, event_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_COUNTER, "COUNTER", counter, counter_fields, NULL, NULL, NULL),
+    DESC(VMP_REC_CODE_MAP, "CODE_MAP", code_map, code_map_fields, NULL, NULL,
          "format 1.2: a code object's maps, written after it"),
 };
+
+/* clang-format on */
 
 const vmp_record_desc *vmp_record_desc_of(uint64_t type)
 {
@@ -347,6 +277,63 @@ const vmp_field *vmp_record_field(const vmp_record_desc *d, uint64_t key)
             return &d->fields[i];
     }
     return NULL;
+}
+
+static const void *at(const vmp_record *rec, size_t off)
+{
+    return (const char *)rec + off;
+}
+
+static uint64_t u64_at(const vmp_record *rec, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, at(rec, off), sizeof v);
+    return v;
+}
+
+static int int_at(const vmp_record *rec, size_t off)
+{
+    int v;
+    memcpy(&v, at(rec, off), sizeof v);
+    return v;
+}
+
+static size_t size_at(const vmp_record *rec, size_t off)
+{
+    size_t v;
+    memcpy(&v, at(rec, off), sizeof v);
+    return v;
+}
+
+int vmp_record_field_present(const vmp_record *rec, const vmp_field *f, uint64_t prev_time)
+{
+    if (f->flags & VMP_FIELD_NOT_WRITTEN)
+        return 0;
+    if (f->flags & VMP_FIELD_HAS)
+        return int_at(rec, f->aux) != 0;
+    if (f->flags & VMP_FIELD_UNLESS) {
+        const vmp_record_desc *d = vmp_record_desc_of((uint64_t)rec->type);
+        const vmp_field *o = vmp_record_field(d, f->other);
+        if (o == NULL || !vmp_record_field_present(rec, o, prev_time))
+            return 1;
+    }
+    if (f->flags & (VMP_FIELD_REQUIRED | VMP_FIELD_ALWAYS))
+        return 1;
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_UINT:
+        return u64_at(rec, f->off) != f->dflt;
+    case VMP_FIELD_INT:
+        return u64_at(rec, f->off) != 0; /* int64_t 0 has the bits of uint64_t 0 */
+    case VMP_FIELD_TIME_DELTA:
+        return u64_at(rec, f->off) != prev_time;
+    case VMP_FIELD_TSTR: {
+        vmp_str s;
+        memcpy(&s, at(rec, f->off), sizeof s);
+        return s.s != NULL && s.len > 0;
+    }
+    default: /* strings of bytes and arrays: when not empty */
+        return size_at(rec, f->aux) > 0;
+    }
 }
 
 const char *vmp_record_type_name(int type)

@@ -244,14 +244,23 @@ enum {
      *  stack and blame). */
     VMP_FIELD_NOT_WRITTEN = 4,
     /** UINT or INT whose presence is the int at aux: the reader sets it to 1,
-     *  encoders write the key exactly when it is set (whatever the value),
-     *  `vmp decode` prints it only then. */
+     *  encoders write the key exactly when it is set (whatever the value). */
     VMP_FIELD_HAS = 8,
-    /** UINT present exactly when the int at aux is 0 (STACK_NODE pc, whose
-     *  aux is is_function; R-STK-1).  The reader leaves aux alone. */
+    /** Encoders write it when the field with key `other` is not written, or
+     *  when its own value is not its default (STACK_NODE pc: a machine frame
+     *  is the node that is not a function; THREAD time: stated unless the
+     *  record tells an end). */
     VMP_FIELD_UNLESS = 16,
-    /** `vmp decode` prints it only when it is not empty (a newer key). */
-    VMP_FIELD_SHOWN_IF_SET = 32
+    /** `vmp decode` prints it only when an encoder would write it (and its
+     *  --help shows it in brackets). */
+    VMP_FIELD_OPTIONAL = 32,
+    /** Encoders write it even when it has its default (HEADER pid, pointer
+     *  size and time origin, sample thread and generation, ...: what the
+     *  in-VM writer always states). */
+    VMP_FIELD_ALWAYS = 64,
+    /** With UNLESS: a record must hold exactly one of this key and `other`
+     *  (the reader rejects both and neither, under the field's rule). */
+    VMP_FIELD_EXCLUSIVE = 128
 };
 
 /** One key of a record type. */
@@ -260,9 +269,10 @@ typedef struct vmp_field {
     uint8_t kind;      /* vmp_field_kind */
     uint8_t flags;     /* VMP_FIELD_* above */
     uint8_t group;     /* values per item: UINTS 1 or 2, PC_MAP 2, SYMBOLS 3, else 1 */
+    uint8_t other;     /* UNLESS: the key it stands in for */
     const char *name;  /* as `vmp decode` prints it, text and JSON */
     size_t off;        /* offsetof(vmp_record, u.<member>) of the value */
-    size_t aux;        /* offset of the count or presence flag, see kinds */
+    size_t aux;        /* offset of the count (see kinds) or of the HAS flag */
     uint64_t dflt;     /* UINT: the value when the key is absent */
     const char *shape; /* for --help: how an item prints ("(id:start)"), or NULL */
     const char *rule;  /* the spec rule a bad value breaks (NULL: R-REC-4) */
@@ -276,6 +286,9 @@ typedef struct vmp_record_desc {
     size_t n_fields;
     const uint8_t *print_order; /* keys in `vmp decode`'s order, n_fields of
                                    them; NULL: key order */
+    const uint8_t *write_order; /* keys in the order encoders write them (any
+                                   order is valid, R-REC-1; this one is the
+                                   in-VM writer's), n_fields; NULL: key order */
     size_t size;                /* bytes of its member of vmp_record.u */
     const char *note;           /* for --help, or NULL */
 } vmp_record_desc;
@@ -286,6 +299,11 @@ VMP_API const vmp_record_desc *vmp_record_desc_of(uint64_t type);
 
 /** The field of `d` with map key `key`, or NULL. */
 VMP_API const vmp_field *vmp_record_field(const vmp_record_desc *d, uint64_t key);
+
+/** Whether an encoder writes field `f` (of rec's type) of `rec`, by its
+ *  flags and default; `prev_time` is the time a sample's delta is from.
+ *  `vmp decode` prints an OPTIONAL field only then.  Any thread. */
+VMP_API int vmp_record_field_present(const vmp_record *rec, const vmp_field *f, uint64_t prev_time);
 
 /** The name of record type `type` as spec.md Appendix A writes it
  *  ("CODE_OBJECT"), or "UNKNOWN" for a type this library does not know.

@@ -293,15 +293,19 @@ vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec)
 
     if (r == NULL || rec == NULL)
         return VMP_ERR_INVALID_ARG;
+    r->rec_size = 0;
     if (r->err != VMP_OK)
         return r->err;
     if (r->at_end)
         return VMP_END;
     for (;;) {
         if (r->in_chunk && r->content_pos < r->content_size) {
+            size_t start = r->content_pos;
             st = vmp_rd_decode_record(r, rec);
             if (st < 0)
                 return st;
+            r->rec_start = start;
+            r->rec_size = r->content_pos - start;
             r->info.records++;
             if (rec->type == VMP_REC_UNKNOWN)
                 r->info.unknown_records++;
@@ -336,6 +340,15 @@ const char *vmp_reader_errmsg(const vmp_reader *r)
     if (r == NULL)
         return "";
     return r->errmsg;
+}
+
+vmp_status vmp_reader_record_bytes(const vmp_reader *r, const uint8_t **data, size_t *size)
+{
+    if (r == NULL || data == NULL || size == NULL || r->rec_size == 0 || r->err != VMP_OK)
+        return VMP_ERR_INVALID_ARG;
+    *data = r->content + r->rec_start;
+    *size = r->rec_size;
+    return VMP_OK;
 }
 
 const char *vmp_reader_errrule(const vmp_reader *r)

@@ -108,6 +108,14 @@ VMP_API void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out);
  *  Owned by the reader; valid until vmp_reader_close(). */
 VMP_API const char *vmp_reader_errmsg(const vmp_reader *r);
 
+/** The bytes of the record vmp_reader_next() returned last, as its chunk
+ *  holds them (one CBOR map, spec.md §5): for tools that pass records on
+ *  unchanged and for checking an encoder against a file.  Borrowed from the
+ *  reader; valid until the next vmp_reader_next() or vmp_reader_close().
+ * @return VMP_OK, or VMP_ERR_INVALID_ARG when there is no such record (none
+ *         returned yet, or the reader failed). */
+VMP_API vmp_status vmp_reader_record_bytes(const vmp_reader *r, const uint8_t **data, size_t *size);
+
 /** The spec.md rule the first error says the file breaks ("R-CHK-1"), set
  *  where the error was found; "" when none, or when the error is not about
  *  the file (memory, I/O).  Static storage. */

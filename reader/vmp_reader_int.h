@@ -74,6 +74,8 @@ struct vmp_reader {
     size_t content_cap;     /* allocated size of content */
     size_t content_size;    /* valid bytes */
     size_t content_pos;     /* next record starts here */
+    size_t rec_start;       /* the record returned last: its offset */
+    size_t rec_size;        /* and its bytes (0: none) */
     int in_chunk;           /* records of a chunk are being delivered */
     uint64_t chunk_index;   /* index of the current chunk (valid when in_chunk) */
     uint64_t chunk_offset;  /* file offset of the current chunk's frame */

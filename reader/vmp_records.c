@@ -39,6 +39,13 @@ static void put_u64(vmp_record *rec, size_t off, uint64_t v)
     put(rec, off, &v, sizeof v);
 }
 
+static uint64_t u64_of(const vmp_record *rec, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, (const char *)rec + off, sizeof v);
+    return v;
+}
+
 static void put_size(vmp_record *rec, size_t off, size_t v)
 {
     put(rec, off, &v, sizeof v);
@@ -412,7 +419,7 @@ static uint64_t set_defaults(vmp_record *rec, const vmp_record_desc *desc)
 
         if (f->flags & VMP_FIELD_REQUIRED)
             required |= (uint64_t)1 << f->key;
-        if (f->flags & VMP_FIELD_UNLESS)
+        if (f->flags & VMP_FIELD_EXCLUSIVE)
             required |= 1;
         if (f->kind == VMP_FIELD_TSTR)
             put(rec, f->off, &empty, sizeof empty);
@@ -479,12 +486,15 @@ static vmp_status decode_body(dec *d,
             return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
                                       "type %" PRIu64 ": missing required key %u", d->type,
                                       (unsigned)f->key);
-        /* a key present exactly when another is absent (spec R-STK-1) */
-        if ((f->flags & VMP_FIELD_UNLESS) &&
-            !!(seen & ((uint64_t)1 << f->key)) == *(const int *)((const char *)d->rec + f->aux))
-            return vmp_cbor_fail_rule(
-                d->p, f->rule, VMP_ERR_CORRUPT, "stack node %" PRIu64 " has %s of pc and function",
-                d->rec->u.stack_node.id, (seen & ((uint64_t)1 << f->key)) ? "both" : "neither");
+        /* exactly one of two keys (STACK_NODE pc and function, R-STK-1) */
+        if (f->flags & VMP_FIELD_EXCLUSIVE) {
+            int has = (seen >> f->key) & 1, has_other = (seen >> f->other) & 1;
+            if (has == has_other)
+                return vmp_cbor_fail_rule(
+                    d->p, f->rule, VMP_ERR_CORRUPT, "%s %" PRIu64 " has %s of %s and %s",
+                    desc->name, u64_of(d->rec, desc->fields[0].off), has ? "both" : "neither",
+                    f->name, vmp_record_field(desc, f->other)->name);
+        }
     }
     return VMP_OK;
 }

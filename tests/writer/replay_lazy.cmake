@@ -6,6 +6,7 @@
 # too: keeping functions, symbols and code maps back (spec.md R-ID-2,
 # R-RES-6, R-CODE-3) changes no sample's frames.
 # Invoked as: cmake -DVMP=... -DREPLAY=... -DWORK_DIR=... (-DSIMVM=... | -DINPUT=...)
+#             [-DREENCODE=vmp-reencode]
 #             -P replay_lazy.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR}/orig ${WORK_DIR}/full ${WORK_DIR}/lazy)
@@ -25,6 +26,14 @@ endif()
 run(${REPLAY} ${WORK_DIR}/orig/p.vmp ${WORK_DIR}/full/p.vmp)
 run(${REPLAY} ${WORK_DIR}/orig/p.vmp ${WORK_DIR}/lazy/p.vmp --lazy)
 run(${VMP} validate ${WORK_DIR}/lazy/p.vmp)
+# the writer's own encoders (hot path and all) give the bytes of the
+# registry's generic encoder, record by record, CODE_MAP included
+if(REENCODE)
+  run(${REENCODE} ${WORK_DIR}/orig/p.vmp ${WORK_DIR}/full/p.vmp ${WORK_DIR}/lazy/p.vmp)
+  if(NOT run_out MATCHES "CODE_MAP +[1-9]")
+    message(FATAL_ERROR "vmp-reencode compared no CODE_MAP: ${run_out}")
+  endif()
+endif()
 foreach(kind orig full lazy)
   set(d ${WORK_DIR}/${kind})
   file(SIZE ${d}/p.vmp size_${kind})

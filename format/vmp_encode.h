@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_encode.h - growable byte buffers and the CBOR primitives records are
- * built from (spec.md §1, §5 R-REC-1, R-REC-3).  Not used by the sample path.
+ * vmp_encode.h - growable byte buffers, the CBOR primitives records are built
+ * from (spec.md §1, §5 R-REC-1, R-REC-3), and the generic record encoder
+ * driven by the record registry (vmp_record.h), shared by the in-VM writer
+ * and the tools' record writer.  Not used by the sample path.  Internal to
+ * the libraries; not installed.
  */
 #ifndef VMP_ENCODE_H
 #define VMP_ENCODE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "vmp_record.h"
 
 /* A growable byte buffer.  After an allocation failure `failed` is set, later
  * appends are no-ops, and the owner reports VMP_ERR_NOMEM. */
@@ -28,7 +33,8 @@ void vmp_enc__uint(vmp_buf *b, uint64_t v);
 void vmp_enc__int(vmp_buf *b, int64_t v);
 void vmp_enc__array(vmp_buf *b, size_t n);
 void vmp_enc__map(vmp_buf *b, size_t n);
-void vmp_enc__tstr(vmp_buf *b, const char *s); /* NULL == "" */
+void vmp_enc__tstr(vmp_buf *b, const char *s);            /* NULL == "" */
+void vmp_enc__tstrn(vmp_buf *b, const char *s, size_t n); /* n bytes; NULL == "" */
 void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size);
 
 /* A record under construction: a map whose entries are counted as they are
@@ -50,5 +56,15 @@ void vmp_rec__uint_nz(vmp_rec *r, unsigned key, uint64_t v);
 /* A text string, omitted when NULL or empty (the default ""). */
 void vmp_rec__tstr_ne(vmp_rec *r, unsigned key, const char *s);
 void vmp_rec__end(vmp_rec *r);
+
+/* Append record `rec` (a type of the registry) to `b` as spec.md §5 and the
+ * registry say: key 0 and the type first, then the keys in key order, each
+ * left out when it has its default (required keys always; a key with a
+ * presence flag exactly when the flag says so; empty strings and arrays
+ * never).  A SAMPLE's or FAILED_SAMPLE's time is written as the delta from
+ * `prev_time`, the previous sample of the chunk (R-SMP-1; 0 for the first).
+ * Returns 0, or -1 for a type the registry does not know (nothing appended).
+ * Allocation failures set b->failed.  Any thread, on its own buffer. */
+int vmp_record_encode(vmp_buf *b, const vmp_record *rec, uint64_t prev_time);
 
 #endif

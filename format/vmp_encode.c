@@ -87,7 +87,13 @@ void vmp_enc__map(vmp_buf *b, size_t n)
 
 void vmp_enc__tstr(vmp_buf *b, const char *s)
 {
-    size_t n = s ? strlen(s) : 0;
+    vmp_enc__tstrn(b, s, s ? strlen(s) : 0);
+}
+
+void vmp_enc__tstrn(vmp_buf *b, const char *s, size_t n)
+{
+    if (s == NULL)
+        n = 0;
     ENCODE_HEAD(b, cbor_encode_string_start(n, b->data + b->len, HEAD_MAX));
     vmp_buf__append(b, s, n);
 }
