@@ -54,12 +54,20 @@ int vmp_cli_one_file(const char **path, const char *cmd, int argc, char **argv)
     return VMP_EXIT_OK;
 }
 
+/* "vmp CMD: <message>" on stderr, without the newline. */
+static void say(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "vmp %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+}
+
 int vmp_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "vmp %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\ntry 'vmp %s --help'\n", cmd);
     return VMP_EXIT_USAGE;
@@ -68,9 +76,8 @@ int vmp_cli_usage_error(const char *cmd, const char *fmt, ...)
 int vmp_cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "vmp %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return VMP_EXIT_FAIL;

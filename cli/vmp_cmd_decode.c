@@ -105,65 +105,9 @@ static void sep(const emitter *e, size_t i)
         fputs(e->json ? "," : ", ", e->f);
 }
 
-static void f_str_array(const emitter *e, const char *name, const vmp_str *a, size_t n)
-{
-    size_t i;
-    key(e, name);
-    fputc('[', e->f);
-    for (i = 0; i < n; i++) {
-        sep(e, i);
-        put_s(e, &a[i]);
-    }
-    fputc(']', e->f);
-}
-
-/* n pairs; `addr2` prints the second member as an address. */
-static void f_pairs(const emitter *e, const char *name, const uint64_t *p, size_t n, int addr2)
-{
-    size_t i;
-    key(e, name);
-    fputc('[', e->f);
-    for (i = 0; i < n; i++) {
-        sep(e, i);
-        if (e->json)
-            fprintf(e->f, "[%" PRIu64 ",%" PRIu64 "]", p[2 * i], p[2 * i + 1]);
-        else if (addr2)
-            fprintf(e->f, "%" PRIu64 ":0x%" PRIx64, p[2 * i], p[2 * i + 1]);
-        else
-            fprintf(e->f, "%" PRIu64 ":%" PRIu64, p[2 * i], p[2 * i + 1]);
-    }
-    fputc(']', e->f);
-}
-
-static void f_u64_array(const emitter *e, const char *name, const uint64_t *a, size_t n)
-{
-    size_t i;
-    key(e, name);
-    fputc('[', e->f);
-    for (i = 0; i < n; i++) {
-        sep(e, i);
-        fprintf(e->f, "%" PRIu64, a[i]);
-    }
-    fputc(']', e->f);
-}
-
 static const void *at(const vmp_record *rec, size_t off)
 {
     return (const char *)rec + off;
-}
-
-static void emit_labels(const emitter *e, const char *name, const vmp_str *kv, size_t n)
-{
-    size_t i;
-    key(e, name);
-    fputc('{', e->f);
-    for (i = 0; i < n; i++) {
-        sep(e, i);
-        put_s(e, &kv[2 * i]);
-        fputc(':', e->f);
-        put_s(e, &kv[2 * i + 1]);
-    }
-    fputc('}', e->f);
 }
 
 static void emit_bytes(const emitter *e, const char *name, const uint8_t *b, size_t n)
@@ -180,33 +124,49 @@ static void emit_bytes(const emitter *e, const char *name, const uint8_t *b, siz
         fputs("none", e->f);
 }
 
-static void emit_symbols(const emitter *e, const char *name, const vmp_rec_symbol *v, size_t n)
+/* Item `i` of list field `f` (array `p`): a number, a pair a:b ([a,b] in
+ * JSON; b in hex for ADDRESS), a string, a label key:value, a symbol
+ * value+size:name ([value,size,name]), an inline record offset:[f:b ...]
+ * ([offset,[[f,b],...]]). */
+static void emit_item(const emitter *e, const vmp_field *f, const void *p, size_t i)
 {
-    size_t i;
-    key(e, name);
-    fputc('[', e->f);
-    for (i = 0; i < n; i++) {
-        const vmp_rec_symbol *s = &v[i];
-        sep(e, i);
-        if (e->json)
-            fprintf(e->f, "[%" PRIu64 ",%" PRIu64 ",", s->value, s->size);
+    const uint64_t *u = (const uint64_t *)p + i * f->group;
+    const vmp_str *s = (const vmp_str *)p + i * (f->kind == VMP_FIELD_LABELS ? 2 : 1);
+    const vmp_rec_symbol *sym = (const vmp_rec_symbol *)p + i;
+    const vmp_rec_inline *in = (const vmp_rec_inline *)p + i;
+    size_t j;
+
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_UINTS:
+    case VMP_FIELD_PC_MAP:
+        if (f->group == 1)
+            fprintf(e->f, "%" PRIu64, u[0]);
+        else if (e->json)
+            fprintf(e->f, "[%" PRIu64 ",%" PRIu64 "]", u[0], u[1]);
         else
-            fprintf(e->f, "0x%" PRIx64 "+%" PRIu64 ":", s->value, s->size);
-        put_s(e, &s->name);
+            fprintf(e->f,
+                    f->flags & VMP_FIELD_ADDRESS ? "%" PRIu64 ":0x%" PRIx64
+                                                 : "%" PRIu64 ":%" PRIu64,
+                    u[0], u[1]);
+        return;
+    case VMP_FIELD_TSTRS:
+        put_s(e, s);
+        return;
+    case VMP_FIELD_LABELS:
+        put_s(e, &s[0]);
+        fputc(':', e->f);
+        put_s(e, &s[1]);
+        return;
+    case VMP_FIELD_SYMBOLS:
+        if (e->json)
+            fprintf(e->f, "[%" PRIu64 ",%" PRIu64 ",", sym->value, sym->size);
+        else
+            fprintf(e->f, "0x%" PRIx64 "+%" PRIu64 ":", sym->value, sym->size);
+        put_s(e, &sym->name);
         if (e->json)
             fputc(']', e->f);
-    }
-    fputc(']', e->f);
-}
-
-static void emit_inlines(const emitter *e, const char *name, const vmp_rec_inline *v, size_t n)
-{
-    size_t i, j;
-    key(e, name);
-    fputc('[', e->f);
-    for (i = 0; i < n; i++) {
-        const vmp_rec_inline *in = &v[i];
-        sep(e, i);
+        return;
+    case VMP_FIELD_INLINE:
         fprintf(e->f, e->json ? "[%" PRIu64 ",[" : "%" PRIu64 ":[", in->mcpc_offset);
         for (j = 0; j < in->depth; j++) {
             if (j)
@@ -215,8 +175,23 @@ static void emit_inlines(const emitter *e, const char *name, const vmp_rec_inlin
                     in->frames[2 * j], in->frames[2 * j + 1]);
         }
         fputs(e->json ? "]]" : "]", e->f);
+        return;
+    default:
+        return;
     }
-    fputc(']', e->f);
+}
+
+/* List field `f`, `n` items at `p`: [a, b] ({...} for labels). */
+static void emit_list(const emitter *e, const vmp_field *f, const void *p, size_t n)
+{
+    size_t i;
+    key(e, f->name);
+    fputc(f->kind == VMP_FIELD_LABELS ? '{' : '[', e->f);
+    for (i = 0; i < n; i++) {
+        sep(e, i);
+        emit_item(e, f, p, i);
+    }
+    fputc(f->kind == VMP_FIELD_LABELS ? '}' : ']', e->f);
 }
 
 /* One field of `rec` as the registry describes it, unless it is absent. */
@@ -245,24 +220,8 @@ static void emit_field(const emitter *e, const vmp_record *rec, const vmp_field 
     case VMP_FIELD_BSTR:
         emit_bytes(e, f->name, *(const uint8_t *const *)v, n);
         break;
-    case VMP_FIELD_UINTS:
-    case VMP_FIELD_PC_MAP:
-        if (f->group == 2)
-            f_pairs(e, f->name, *(const uint64_t *const *)v, n, f->flags & VMP_FIELD_ADDRESS);
-        else
-            f_u64_array(e, f->name, *(const uint64_t *const *)v, n);
-        break;
-    case VMP_FIELD_TSTRS:
-        f_str_array(e, f->name, *(const vmp_str *const *)v, n);
-        break;
-    case VMP_FIELD_LABELS:
-        emit_labels(e, f->name, *(const vmp_str *const *)v, n);
-        break;
-    case VMP_FIELD_SYMBOLS:
-        emit_symbols(e, f->name, *(const vmp_rec_symbol *const *)v, n);
-        break;
-    case VMP_FIELD_INLINE:
-        emit_inlines(e, f->name, *(const vmp_rec_inline *const *)v, n);
+    default: /* the lists */
+        emit_list(e, f, *(const void *const *)v, n);
         break;
     }
 }

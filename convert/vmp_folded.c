@@ -18,18 +18,9 @@
 #include <string.h>
 
 #include "vmp_flame_int.h"
+#include "vmp_hash.h"
 
 /* ---- hashing and the u64 -> u32 map ------------------------------------------ */
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
 
 static void fmap_free(vmp_fmap *m)
 {
@@ -44,7 +35,7 @@ static uint32_t fmap_get(const vmp_fmap *m, uint64_t key)
     size_t i;
     if (!m->cap)
         return UINT32_MAX;
-    for (i = (size_t)mix64(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
+    for (i = (size_t)vmp_hash64(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
         if (m->keys[i] == key)
             return m->vals[i] - 1;
     }
@@ -65,7 +56,8 @@ static int fmap_put(vmp_fmap *m, uint64_t key, uint32_t val)
         }
         for (j = 0; j < m->cap; j++) {
             if (m->vals[j]) {
-                for (i = (size_t)mix64(m->keys[j]) & (cap - 1); vals[i]; i = (i + 1) & (cap - 1))
+                for (i = (size_t)vmp_hash64(m->keys[j]) & (cap - 1); vals[i];
+                     i = (i + 1) & (cap - 1))
                     ;
                 keys[i] = m->keys[j];
                 vals[i] = m->vals[j];
@@ -77,7 +69,7 @@ static int fmap_put(vmp_fmap *m, uint64_t key, uint32_t val)
         m->vals = vals;
         m->cap = cap;
     }
-    for (i = (size_t)mix64(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
+    for (i = (size_t)vmp_hash64(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
         if (m->keys[i] == key) {
             m->vals[i] = val + 1;
             return 0;
@@ -334,8 +326,8 @@ typedef struct etable {
 
 static uint64_t entry_hash(const fentry *e)
 {
-    return mix64(e->thread ^ mix64((uint64_t)e->stack << 32 ^ e->state ^ (uint64_t)e->reason << 20 ^
-                                   (uint64_t)e->kind << 62));
+    return vmp_hash64(e->thread ^ vmp_hash64((uint64_t)e->stack << 32 ^ e->state ^
+                                             (uint64_t)e->reason << 20 ^ (uint64_t)e->kind << 62));
 }
 
 static int entry_same(const fentry *a, const fentry *b)

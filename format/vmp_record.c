@@ -8,7 +8,6 @@
 #include "vmp_record.h"
 
 #include <stddef.h>
-#include <string.h>
 
 #define OFF(m) offsetof(vmp_record, u.m)
 
@@ -277,63 +276,6 @@ const vmp_field *vmp_record_field(const vmp_record_desc *d, uint64_t key)
             return &d->fields[i];
     }
     return NULL;
-}
-
-static const void *at(const vmp_record *rec, size_t off)
-{
-    return (const char *)rec + off;
-}
-
-static uint64_t u64_at(const vmp_record *rec, size_t off)
-{
-    uint64_t v;
-    memcpy(&v, at(rec, off), sizeof v);
-    return v;
-}
-
-static int int_at(const vmp_record *rec, size_t off)
-{
-    int v;
-    memcpy(&v, at(rec, off), sizeof v);
-    return v;
-}
-
-static size_t size_at(const vmp_record *rec, size_t off)
-{
-    size_t v;
-    memcpy(&v, at(rec, off), sizeof v);
-    return v;
-}
-
-int vmp_record_field_present(const vmp_record *rec, const vmp_field *f, uint64_t prev_time)
-{
-    if (f->flags & VMP_FIELD_NOT_WRITTEN)
-        return 0;
-    if (f->flags & VMP_FIELD_HAS)
-        return int_at(rec, f->aux) != 0;
-    if (f->flags & VMP_FIELD_UNLESS) {
-        const vmp_record_desc *d = vmp_record_desc_of((uint64_t)rec->type);
-        const vmp_field *o = vmp_record_field(d, f->other);
-        if (o == NULL || !vmp_record_field_present(rec, o, prev_time))
-            return 1;
-    }
-    if (f->flags & (VMP_FIELD_REQUIRED | VMP_FIELD_ALWAYS))
-        return 1;
-    switch ((vmp_field_kind)f->kind) {
-    case VMP_FIELD_UINT:
-        return u64_at(rec, f->off) != f->dflt;
-    case VMP_FIELD_INT:
-        return u64_at(rec, f->off) != 0; /* int64_t 0 has the bits of uint64_t 0 */
-    case VMP_FIELD_TIME_DELTA:
-        return u64_at(rec, f->off) != prev_time;
-    case VMP_FIELD_TSTR: {
-        vmp_str s;
-        memcpy(&s, at(rec, f->off), sizeof s);
-        return s.s != NULL && s.len > 0;
-    }
-    default: /* strings of bytes and arrays: when not empty */
-        return size_at(rec, f->aux) > 0;
-    }
 }
 
 const char *vmp_record_type_name(int type)

@@ -108,6 +108,10 @@ void vmp_rd_arena_free(vmp_reader *r)
 
 static vmp_status vfail(
     vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+
+static vmp_status vfail(
+    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, va_list ap)
 {
     int n;
 

@@ -183,140 +183,126 @@ static void *alloc_items(dec *d, uint64_t n, size_t size)
     return vmp_rd_arena_alloc(d->r, (size_t)n * size);
 }
 
-static vmp_status read_u64s(dec *d, const vmp_field *f, int undelta)
+/* The inline record `in` (spec §5.7: [offset, f1, b1, f2, b2, ...]). */
+static vmp_status read_inline(dec *d, vmp_rec_inline *in)
+{
+    uint64_t m, j;
+    uint64_t *frames;
+    vmp_status st = read_array(d, 3, 1, &m);
+
+    if (st < 0)
+        return st;
+    if (m % 2 != 1)
+        return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                  "type %" PRIu64 ", key %" PRIu64 ": inline record of %" PRIu64
+                                  " items is not [offset, pairs...]",
+                                  d->type, d->key, m);
+    st = read_uint(d, &in->mcpc_offset);
+    if (st < 0)
+        return st;
+    frames = alloc_items(d, m - 1, sizeof *frames);
+    if (m > 1 && frames == NULL)
+        return nomem(d);
+    for (j = 0; j + 1 < m; j++) {
+        st = read_uint(d, &frames[j]);
+        if (st < 0)
+            return st;
+    }
+    in->frames = frames;
+    in->depth = (size_t)((m - 1) / 2);
+    return VMP_OK;
+}
+
+/* One item of list field `f` into `item`; `sum` carries a pc map's running
+ * offset (spec §5.7: (mcpc delta, bcpc) pairs). */
+static vmp_status read_item(dec *d, const vmp_field *f, void *item, uint64_t *sum)
+{
+    uint64_t *u = item;
+    vmp_str *s = item;
+    vmp_rec_symbol *sym = item;
+    vmp_status st = VMP_OK;
+    unsigned j;
+
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_UINTS:
+        for (j = 0; j < f->group && st >= 0; j++)
+            st = read_uint(d, &u[j]);
+        return st;
+    case VMP_FIELD_PC_MAP:
+        if ((st = read_uint(d, &u[0])) < 0 || (st = read_uint(d, &u[1])) < 0)
+            return st;
+        if (u[0] > UINT64_MAX - *sum)
+            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ", key %" PRIu64 ": pc map offset overflows",
+                                      d->type, d->key);
+        *sum += u[0];
+        u[0] = *sum;
+        return VMP_OK;
+    case VMP_FIELD_TSTRS:
+        return read_str(d, s);
+    case VMP_FIELD_LABELS:
+        if ((st = read_str(d, &s[0])) < 0)
+            return st;
+        return read_str(d, &s[1]);
+    case VMP_FIELD_SYMBOLS:
+        if ((st = read_uint(d, &sym->value)) < 0 || (st = read_uint(d, &sym->size)) < 0)
+            return st;
+        return read_str(d, &sym->name);
+    case VMP_FIELD_INLINE:
+        return read_inline(d, item);
+    default:
+        return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: not a list field");
+    }
+}
+
+/* Bytes of one item of list field `f` in its C array. */
+static size_t item_size(const vmp_field *f)
+{
+    switch ((vmp_field_kind)f->kind) {
+    case VMP_FIELD_TSTRS:
+        return sizeof(vmp_str);
+    case VMP_FIELD_LABELS:
+        return 2 * sizeof(vmp_str);
+    case VMP_FIELD_SYMBOLS:
+        return sizeof(vmp_rec_symbol);
+    case VMP_FIELD_INLINE:
+        return sizeof(vmp_rec_inline);
+    default: /* UINTS, PC_MAP: `group` uint64_t */
+        return f->group * sizeof(uint64_t);
+    }
+}
+
+/* A list field: an array of `group` values per item (LABELS: a map), into
+ * arena items; the pointer at f->off, the number of items at f->aux. */
+static vmp_status read_list(dec *d, const vmp_field *f)
 {
     uint64_t n, i, sum = 0;
-    uint64_t *v;
-    vmp_status st = read_array(d, 2, f->group, &n);
+    size_t size = item_size(f);
+    char *v;
+    vmp_status st;
 
-    if (st < 0)
-        return st;
-    v = alloc_items(d, n, sizeof *v);
+    if (f->kind == VMP_FIELD_LABELS) {
+        vmp_cbor_token t;
+        st = next_of(d, VMP_CBOR_MAP, &t);
+        if (st < 0)
+            return st;
+        if (2 > d->p->max_nesting)
+            return vmp_cbor_fail(d->p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
+                                 (unsigned)d->p->max_nesting);
+        n = t.u; /* pairs, <= the items limit, checked */
+    } else {
+        st = read_array(d, 2, f->group, &n);
+        if (st < 0)
+            return st;
+        n /= f->group;
+    }
+    v = alloc_items(d, n, size);
     if (n > 0 && v == NULL)
         return nomem(d);
     for (i = 0; i < n; i++) {
-        st = read_uint(d, &v[i]);
+        st = read_item(d, f, v + i * size, &sum);
         if (st < 0)
             return st;
-        /* spec §5.7: pc_map holds (mcpc delta, bcpc) pairs */
-        if (undelta && i % 2 == 0) {
-            if (v[i] > UINT64_MAX - sum)
-                return vmp_cbor_fail_rule(
-                    d->p, "R-REC-4", VMP_ERR_CORRUPT,
-                    "type %" PRIu64 ", key %" PRIu64 ": pc map offset overflows", d->type, d->key);
-            sum += v[i];
-            v[i] = sum;
-        }
-    }
-    put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->aux, (size_t)(n / f->group));
-    return VMP_OK;
-}
-
-static vmp_status read_strs(dec *d, const vmp_field *f)
-{
-    uint64_t n, i;
-    vmp_str *v;
-    vmp_status st = read_array(d, 2, 1, &n);
-
-    if (st < 0)
-        return st;
-    v = alloc_items(d, n, sizeof *v);
-    if (n > 0 && v == NULL)
-        return nomem(d);
-    for (i = 0; i < n; i++) {
-        st = read_str(d, &v[i]);
-        if (st < 0)
-            return st;
-    }
-    put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->aux, (size_t)n);
-    return VMP_OK;
-}
-
-static vmp_status read_labels(dec *d, const vmp_field *f)
-{
-    vmp_cbor_token t;
-    uint64_t i;
-    vmp_str *v;
-    vmp_status st = next_of(d, VMP_CBOR_MAP, &t);
-
-    if (st < 0)
-        return st;
-    if (2 > d->p->max_nesting)
-        return vmp_cbor_fail(d->p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
-                             (unsigned)d->p->max_nesting);
-    v = alloc_items(d, 2 * t.u, sizeof *v); /* t.u <= items limit, checked */
-    if (t.u > 0 && v == NULL)
-        return nomem(d);
-    for (i = 0; i < 2 * t.u; i++) {
-        st = read_str(d, &v[i]);
-        if (st < 0)
-            return st;
-    }
-    put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->aux, (size_t)t.u);
-    return VMP_OK;
-}
-
-static vmp_status read_symbols(dec *d, const vmp_field *f)
-{
-    uint64_t n, i;
-    vmp_rec_symbol *v;
-    vmp_status st = read_array(d, 2, 3, &n);
-
-    if (st < 0)
-        return st;
-    v = alloc_items(d, n / 3, sizeof *v);
-    if (n > 0 && v == NULL)
-        return nomem(d);
-    for (i = 0; i < n / 3; i++) {
-        if ((st = read_uint(d, &v[i].value)) < 0 || (st = read_uint(d, &v[i].size)) < 0 ||
-            (st = read_str(d, &v[i].name)) < 0)
-            return st;
-    }
-    put_ptr(d->rec, f->off, v);
-    put_size(d->rec, f->aux, (size_t)(n / 3));
-    return VMP_OK;
-}
-
-static vmp_status read_inlines(dec *d, const vmp_field *f)
-{
-    uint64_t n, i, j;
-    vmp_rec_inline *v;
-    vmp_status st = read_array(d, 2, 1, &n);
-
-    if (st < 0)
-        return st;
-    v = alloc_items(d, n, sizeof *v);
-    if (n > 0 && v == NULL)
-        return nomem(d);
-    for (i = 0; i < n; i++) {
-        uint64_t m;
-        uint64_t *frames;
-
-        st = read_array(d, 3, 1, &m);
-        if (st < 0)
-            return st;
-        /* spec §5.7: [offset, f1, b1, f2, b2, ...] */
-        if (m % 2 != 1)
-            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
-                                      "type %" PRIu64 ", key %" PRIu64 ": inline record of %" PRIu64
-                                      " items is not [offset, pairs...]",
-                                      d->type, d->key, m);
-        st = read_uint(d, &v[i].mcpc_offset);
-        if (st < 0)
-            return st;
-        frames = alloc_items(d, m - 1, sizeof *frames);
-        if (m > 1 && frames == NULL)
-            return nomem(d);
-        for (j = 0; j + 1 < m; j++) {
-            st = read_uint(d, &frames[j]);
-            if (st < 0)
-                return st;
-        }
-        v[i].frames = frames;
-        v[i].depth = (size_t)((m - 1) / 2);
     }
     put_ptr(d->rec, f->off, v);
     put_size(d->rec, f->aux, (size_t)n);
@@ -389,17 +375,12 @@ static vmp_status read_field(dec *d, const vmp_field *f)
         put_size(d->rec, f->aux, (size_t)t.u);
         return VMP_OK;
     case VMP_FIELD_UINTS:
-        return read_u64s(d, f, 0);
     case VMP_FIELD_PC_MAP:
-        return read_u64s(d, f, 1);
     case VMP_FIELD_TSTRS:
-        return read_strs(d, f);
     case VMP_FIELD_LABELS:
-        return read_labels(d, f);
     case VMP_FIELD_SYMBOLS:
-        return read_symbols(d, f);
     case VMP_FIELD_INLINE:
-        return read_inlines(d, f);
+        return read_list(d, f);
     }
     return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: unknown field kind");
 }

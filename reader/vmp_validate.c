@@ -324,6 +324,18 @@ static int live_each(vstate *v, zone_state *z, int (*fn)(vstate *v, uint64_t id)
     return 0;
 }
 
+/* Report R-GEN-4: code `id` at [start, end) in `zone` overlaps live `o`. */
+static int overlap(
+    vstate *v, uint64_t id, uint64_t start, uint64_t end, uint64_t zone, const live_node *o)
+{
+    return fail(v, "R-GEN-4",
+                "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
+                "[0x%llx, 0x%llx) in zone %llu at generation %llu",
+                (unsigned long long)id, (unsigned long long)start, (unsigned long long)end,
+                (unsigned long long)o->id, (unsigned long long)o->start, (unsigned long long)o->end,
+                (unsigned long long)zone, (unsigned long long)v->last_gen);
+}
+
 /* Insert `c` into its zone's live objects; R-GEN-4 against the neighbours. */
 static int live_insert(vstate *v, zone_state *z, const code_slot *c)
 {
@@ -333,26 +345,10 @@ static int live_insert(vstate *v, zone_state *z, const code_slot *c)
         return 0;
     below = treap_below(z, start);
     above = treap_at_or_above(z, start);
-    if (below && NODE(z, below).end > start) { /* spec R-GEN-4 */
-        const live_node *o = &NODE(z, below);
-        return fail(v, "R-GEN-4",
-                    "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
-                    "[0x%llx, 0x%llx) in zone %llu at generation %llu",
-                    (unsigned long long)c->id, (unsigned long long)start, (unsigned long long)end,
-                    (unsigned long long)o->id, (unsigned long long)o->start,
-                    (unsigned long long)o->end, (unsigned long long)c->zone,
-                    (unsigned long long)v->last_gen);
-    }
-    if (above && NODE(z, above).start < end) { /* spec R-GEN-4 */
-        const live_node *o = &NODE(z, above);
-        return fail(v, "R-GEN-4",
-                    "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
-                    "[0x%llx, 0x%llx) in zone %llu at generation %llu",
-                    (unsigned long long)c->id, (unsigned long long)start, (unsigned long long)end,
-                    (unsigned long long)o->id, (unsigned long long)o->start,
-                    (unsigned long long)o->end, (unsigned long long)c->zone,
-                    (unsigned long long)v->last_gen);
-    }
+    if (below && NODE(z, below).end > start) /* spec R-GEN-4 */
+        return overlap(v, c->id, start, end, c->zone, &NODE(z, below));
+    if (above && NODE(z, above).start < end) /* spec R-GEN-4 */
+        return overlap(v, c->id, start, end, c->zone, &NODE(z, above));
     if (z->free_list) {
         node = z->free_list;
         z->free_list = NODE(z, node).left;
@@ -576,13 +572,7 @@ static int batch_compaction(vstate *v, zone_state *z, const vmp_rec_code_compact
     for (i = 0; i + 1 < n; i++) {
         const live_node *x = &v->scratch[i], *y = &v->scratch[i + 1];
         if (x->end > y->start) /* spec R-GEN-4 */
-            return fail(v, "R-GEN-4",
-                        "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "
-                        "[0x%llx, 0x%llx) in zone %llu at generation %llu",
-                        (unsigned long long)y->id, (unsigned long long)y->start,
-                        (unsigned long long)y->end, (unsigned long long)x->id,
-                        (unsigned long long)x->start, (unsigned long long)x->end,
-                        (unsigned long long)cc->zone, (unsigned long long)v->last_gen);
+            return overlap(v, y->id, y->start, y->end, cc->zone, x);
     }
     /* rebuild: nodes in order, random priorities, a Cartesian tree by its
      * right spine */

@@ -5,15 +5,13 @@
  */
 #include "vmp_fnstore.h"
 
+#include "vmp_hash.h"
 #include <stdlib.h>
 #include <string.h>
 
 static size_t slot_of(uint64_t id, size_t cap)
 {
-    id ^= id >> 33;
-    id *= 0xff51afd7ed558ccdull;
-    id ^= id >> 33;
-    return (size_t)id & (cap - 1);
+    return (size_t)vmp_hash64(id) & (cap - 1);
 }
 
 static int grow(vmp_fnstore *s)

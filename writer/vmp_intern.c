@@ -4,22 +4,14 @@
  */
 #include "vmp_intern.h"
 
+#include "vmp_hash.h"
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 static uint64_t hash(uint64_t parent, uint64_t value, uint32_t bcpc, uint32_t kind)
 {
-    return mix(parent * 0x9e3779b97f4a7c15ull ^ mix(value) ^ ((uint64_t)bcpc << 1 | kind));
+    return vmp_hash64(parent * 0x9e3779b97f4a7c15ull ^ vmp_hash64(value) ^
+                      ((uint64_t)bcpc << 1 | kind));
 }
 
 int vmp_intern__init(vmp_intern *t)
@@ -125,7 +117,7 @@ static uint64_t stack_hash(const vmp_frame *frames, uint32_t depth)
     }
     for (; i < depth; i++)
         a = (a ^ frame_word(&frames[i])) * k;
-    return mix(a ^ mix(b ^ mix(c ^ mix(d))));
+    return vmp_hash64(a ^ vmp_hash64(b ^ vmp_hash64(c ^ vmp_hash64(d))));
 }
 
 /* Allocate an empty cache of `slots` slots; -1 (nothing changed) on failure. */

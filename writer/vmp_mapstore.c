@@ -9,6 +9,7 @@
  */
 #include "vmp_mapstore.h"
 
+#include "vmp_hash.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,7 @@
 
 static size_t slot_of(uint64_t id, size_t cap)
 {
-    id ^= id >> 33;
-    id *= 0xff51afd7ed558ccdull;
-    id ^= id >> 33;
-    return (size_t)id & (cap - 1);
+    return (size_t)vmp_hash64(id) & (cap - 1);
 }
 
 /* Rebuild the id index for the current array (cap: >= 2n, a power of two). */

@@ -250,18 +250,23 @@ static size_t sym_bytes(const vmp_symbol_desc *s)
     return 2 * 9 + 9 + strlen(s->name);
 }
 
-/* Queue MODULE and its MODULE_SYMBOLS batches as one unit. */
-static vmp_status queue_module(vmp_writer *w,
-                               uint64_t *id_out,
-                               const char *path,
-                               const void *build_id,
-                               size_t build_id_size,
-                               uint64_t bias,
-                               uint64_t start,
-                               uint64_t end,
-                               const vmp_symbol_desc *syms,
-                               size_t n_syms)
+/* MODULE and its MODULE_SYMBOLS batches, queued as one unit. */
+vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
+                                         uint64_t *id_out,
+                                         const char *path,
+                                         const void *build_id,
+                                         size_t build_id_size,
+                                         uint64_t bias,
+                                         uint64_t start,
+                                         uint64_t end,
+                                         const vmp_symbol_desc *syms,
+                                         size_t n_syms)
 {
+    if (!w || (n_syms && !syms) || (build_id_size && !build_id))
+        return VMP_ERR_INVALID_ARG;
+    for (size_t i = 0; i < n_syms; i++)
+        if (!syms[i].name)
+            return VMP_ERR_INVALID_ARG;
     uint64_t stamp;
     size_t mark;
     vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
@@ -322,25 +327,6 @@ static vmp_status queue_module(vmp_writer *w,
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
-vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
-                                         uint64_t *id_out,
-                                         const char *path,
-                                         const void *build_id,
-                                         size_t build_id_size,
-                                         uint64_t bias,
-                                         uint64_t start,
-                                         uint64_t end,
-                                         const vmp_symbol_desc *syms,
-                                         size_t n_syms)
-{
-    if (!w || (n_syms && !syms) || (build_id_size && !build_id))
-        return VMP_ERR_INVALID_ARG;
-    for (size_t i = 0; i < n_syms; i++)
-        if (!syms[i].name)
-            return VMP_ERR_INVALID_ARG;
-    return queue_module(w, id_out, path, build_id, build_id_size, bias, start, end, syms, n_syms);
-}
-
 vmp_status vmp_writer_add_module(
     vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias, uint64_t start, uint64_t end)
 {
@@ -356,8 +342,8 @@ vmp_status vmp_writer_add_module(
     else if (rc < 0)
         st = VMP_ERR_IO;
     else
-        st = queue_module(w, id_out, path, in.build_id, in.build_id_size, bias, start, end, in.syms,
-                          in.n_syms);
+        st = vmp_writer_add_module_symbols(w, id_out, path, in.build_id, in.build_id_size, bias,
+                                           start, end, in.syms, in.n_syms);
     info_free(&in);
     return st;
 }
@@ -534,8 +520,8 @@ vmp_status vmp_writer_add_loaded_modules(vmp_writer *w)
         if (rc == -2)
             st = VMP_ERR_NOMEM;
         else if (rc == 0)
-            st = queue_module(w, NULL, o->path, in.build_id, in.build_id_size, o->bias, o->start,
-                              o->end, in.syms, in.n_syms);
+            st = vmp_writer_add_module_symbols(w, NULL, o->path, in.build_id, in.build_id_size,
+                                               o->bias, o->start, o->end, in.syms, in.n_syms);
         info_free(&in);
         /* recorded, or without symbols to read: not tried again */
         if (st >= 0)

@@ -5,22 +5,13 @@
  */
 #include "vmp_jvmti_maps.h"
 
+#include "vmp_hash.h"
 #include <stdlib.h>
 #include <string.h>
 
-static size_t hash64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
 static void idset_put(uint64_t *slots, size_t cap, uint64_t key)
 {
-    size_t i = hash64(key) & (cap - 1);
+    size_t i = (size_t)vmp_hash64(key) & (cap - 1);
     while (slots[i] != 0 && slots[i] != key)
         i = (i + 1) & (cap - 1);
     slots[i] = key;
@@ -55,7 +46,7 @@ int vmp_jvmti__idset_has(const vmp_jvmti_idset *s, uint64_t key)
     size_t i;
     if (s->cap == 0 || key == 0)
         return 0;
-    i = hash64(key) & (s->cap - 1);
+    i = (size_t)vmp_hash64(key) & (s->cap - 1);
     while (s->slots[i] != 0) {
         if (s->slots[i] == key)
             return 1;
