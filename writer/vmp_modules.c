@@ -273,20 +273,10 @@ vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
     if (st < 0)
         return st;
     uint64_t id = w->next_module_id;
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_MODULE);
-    vmp_rec__uint(&r, VMP_MOD_ID, id);
-    vmp_rec__tstr_ne(&r, VMP_MOD_PATH, path);
-    if (build_id_size) {
-        vmp_rec__key(&r, VMP_MOD_BUILD_ID);
-        vmp_enc__bstr(&w->queue, build_id, build_id_size);
-    }
-    vmp_rec__uint_nz(&r, VMP_MOD_BIAS, bias);
-    vmp_rec__uint_nz(&r, VMP_MOD_START, start);
-    vmp_rec__uint_nz(&r, VMP_MOD_END, end);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_MODULE};
+    rec.u.module =
+        (vmp_rec_module){id, bias, start, end, vmp_writer__str(path), build_id, build_id_size};
+    vmp_writer__queue_record(w, stamp, &rec);
     if (w->lazy_symbols && n_syms > 0 && !w->queue.failed) {
         /* kept back: the drain writes what samples need (vmp_symtab.h) */
         vmp_symtab *t = vmp_symtab__build(id, bias, start, end, syms, n_syms);
@@ -306,7 +296,8 @@ vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
         size_t k = i, bytes = 0;
         while (k < n_syms && (k == i || bytes + sym_bytes(&syms[k]) <= budget))
             bytes += sym_bytes(&syms[k++]);
-        at = vmp_writer__entry_begin(w, stamp);
+        size_t at = vmp_writer__entry_begin(w, stamp);
+        vmp_rec r;
         vmp_rec__begin(&r, &w->queue, VMP_REC_MODULE_SYMBOLS);
         vmp_rec__uint(&r, VMP_SYMS_MODULE, id);
         vmp_rec__key(&r, VMP_SYMS_LIST);

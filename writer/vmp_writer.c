@@ -96,6 +96,19 @@ void vmp_writer__entry_end(vmp_writer *w, size_t at)
     memcpy(w->queue.data + at + sizeof(uint64_t), &len, sizeof len);
 }
 
+void vmp_writer__queue_record(vmp_writer *w, uint64_t stamp, const vmp_record *rec)
+{
+    size_t at = vmp_writer__entry_begin(w, stamp);
+    vmp_record_encode(&w->queue, rec, 0);
+    vmp_writer__entry_end(w, at);
+}
+
+vmp_str vmp_writer__str(const char *s)
+{
+    vmp_str v = {s ? s : "", s ? strlen(s) : 0};
+    return v;
+}
+
 vmp_status vmp_writer__meta_unlock(vmp_writer *w, size_t mark, vmp_status st)
 {
     if (w->queue.failed || st < 0) {
@@ -671,21 +684,19 @@ static void write_end(vmp_writer *w)
         vmp_chunk__close(w);
     if (atomic_load(&w->stopped))
         return;
-    vmp_rec r;
-    w->scratch.len = 0;
-    vmp_rec__begin(&r, &w->scratch, VMP_REC_END);
-    vmp_rec__uint(&r, VMP_END_TIME, vmp_writer__now(w));
     /* spec R-END-1: counts of the file, including the END's own chunk */
-    vmp_rec__uint(&r, VMP_END_SAMPLES, atomic_load(&w->samples_written) + w->chunk_samples);
-    vmp_rec__uint_nz(&r, VMP_END_DROPPED_FULL, atomic_load(&w->dropped_full));
-    vmp_rec__uint_nz(&r, VMP_END_DROPPED_WRITE,
-                     atomic_load(&w->dropped_write) + atomic_load(&w->dropped_stopped));
-    vmp_rec__uint_nz(&r, VMP_END_FAILED, atomic_load(&w->failed_written) + w->chunk_failed);
-    vmp_rec__uint(&r, VMP_END_CHUNKS, atomic_load(&w->chunks));
-    vmp_rec__uint_nz(&r, VMP_END_TRUNCATED_STACKS,
-                     atomic_load(&w->truncated_stacks) + w->chunk_truncated);
-    vmp_rec__uint(&r, VMP_END_GENERATION, atomic_load(&w->generation));
-    vmp_rec__end(&r);
+    vmp_record rec = {.type = VMP_REC_END};
+    rec.u.end = (vmp_rec_end){
+        .time_ns = vmp_writer__now(w),
+        .samples = atomic_load(&w->samples_written) + w->chunk_samples,
+        .dropped_full = atomic_load(&w->dropped_full),
+        .dropped_write = atomic_load(&w->dropped_write) + atomic_load(&w->dropped_stopped),
+        .failed = atomic_load(&w->failed_written) + w->chunk_failed,
+        .chunks = atomic_load(&w->chunks),
+        .truncated_stacks = atomic_load(&w->truncated_stacks) + w->chunk_truncated,
+        .generation = atomic_load(&w->generation)};
+    w->scratch.len = 0;
+    vmp_record_encode(&w->scratch, &rec, 0);
     if (!w->scratch.failed)
         vmp_chunk__add(w, w->scratch.data, w->scratch.len);
     vmp_chunk__close(w);
@@ -741,15 +752,9 @@ vmp_status vmp_writer_code_zone(
     if (st < 0)
         return st;
     uint64_t id = w->next_zone_id;
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_ZONE);
-    vmp_rec__uint(&r, VMP_ZONE_ID, id);
-    vmp_rec__tstr_ne(&r, VMP_ZONE_NAME, name);
-    vmp_rec__uint(&r, VMP_ZONE_START, start);
-    vmp_rec__uint(&r, VMP_ZONE_END, end);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_CODE_ZONE};
+    rec.u.code_zone = (vmp_rec_code_zone){id, start, end, vmp_writer__str(name)};
+    vmp_writer__queue_record(w, stamp, &rec);
     if (!w->queue.failed) {
         w->next_zone_id++;
         if (id_out)
@@ -947,14 +952,9 @@ vmp_status vmp_writer_code_free(vmp_writer *w, uint64_t id, uint64_t *gen_out)
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
     note_map_freed(w, id, gen);
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_FREE);
-    vmp_rec__uint(&r, VMP_FREE_GENERATION, gen);
-    vmp_rec__uint(&r, VMP_FREE_ID, id);
-    vmp_rec__uint(&r, VMP_FREE_TIME, now);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_CODE_FREE};
+    rec.u.code_free = (vmp_rec_code_free){gen, id, now};
+    vmp_writer__queue_record(w, stamp, &rec);
     return change_done(w, mark, gen, gen_out);
 }
 
@@ -970,23 +970,10 @@ vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start, 
         return st;
     uint64_t gen = atomic_load(&w->generation) + 1;
     queue_map_of_moved(w, id, new_start, stamp);
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_MOVE);
-    vmp_rec__uint(&r, VMP_MOVE_GENERATION, gen);
-    vmp_rec__uint(&r, VMP_MOVE_ID, id);
-    vmp_rec__uint(&r, VMP_MOVE_START, new_start);
-    vmp_rec__uint(&r, VMP_MOVE_TIME, now);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_CODE_MOVE};
+    rec.u.code_move = (vmp_rec_code_move){gen, id, new_start, now};
+    vmp_writer__queue_record(w, stamp, &rec);
     return change_done(w, mark, gen, gen_out);
-}
-
-static void enc_u64_array(vmp_buf *b, const uint64_t *v, size_t n)
-{
-    vmp_enc__array(b, n);
-    for (size_t i = 0; i < n; i++)
-        vmp_enc__uint(b, v[i]);
 }
 
 vmp_status vmp_writer_code_compaction(vmp_writer *w,
@@ -1012,23 +999,10 @@ vmp_status vmp_writer_code_compaction(vmp_writer *w,
         queue_map_of_moved(w, moves[2 * i], moves[2 * i + 1], stamp);
     for (size_t i = 0; i < n_frees; i++)
         note_map_freed(w, frees[i], gen);
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_COMPACTION);
-    vmp_rec__uint(&r, VMP_COMP_ZONE, zone);
-    vmp_rec__uint(&r, VMP_COMP_GENERATION, gen);
-    if (n_moves) {
-        vmp_rec__key(&r, VMP_COMP_MOVES);
-        enc_u64_array(&w->queue, moves, 2 * n_moves);
-    }
-    if (n_frees) {
-        vmp_rec__key(&r, VMP_COMP_FREES);
-        enc_u64_array(&w->queue, frees, n_frees);
-    }
-    vmp_rec__uint(&r, VMP_COMP_TIME, time);
-    vmp_rec__uint_nz(&r, VMP_COMP_DURATION, duration_ns);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_CODE_COMPACTION};
+    rec.u.code_compaction =
+        (vmp_rec_code_compaction){zone, gen, time, duration_ns, moves, n_moves, frees, n_frees};
+    vmp_writer__queue_record(w, stamp, &rec);
     return change_done(w, mark, gen, gen_out);
 }
 
@@ -1046,18 +1020,9 @@ vmp_status vmp_writer_code_snapshot(
     uint64_t gen = atomic_load(&w->generation) + 1;
     for (size_t i = 0; i < n; i++)
         queue_map_of_moved(w, entries[2 * i], entries[2 * i + 1], stamp);
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_CODE_SNAPSHOT);
-    vmp_rec__uint(&r, VMP_SNAP_ZONE, zone);
-    vmp_rec__uint(&r, VMP_SNAP_GENERATION, gen);
-    if (n) {
-        vmp_rec__key(&r, VMP_SNAP_ENTRIES);
-        enc_u64_array(&w->queue, entries, 2 * n);
-    }
-    vmp_rec__uint(&r, VMP_SNAP_TIME, now);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_CODE_SNAPSHOT};
+    rec.u.code_snapshot = (vmp_rec_code_snapshot){zone, gen, now, entries, n};
+    vmp_writer__queue_record(w, stamp, &rec);
     return change_done(w, mark, gen, gen_out);
 }
 
@@ -1138,20 +1103,10 @@ vmp_status vmp_writer_event(vmp_writer *w,
     vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
     if (st < 0)
         return st;
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_EVENT);
-    vmp_rec__uint(&r, VMP_EVT_TIME, time);
-    vmp_rec__uint(&r, VMP_EVT_KIND, kind);
-    vmp_rec__uint_nz(&r, VMP_EVT_DURATION, duration_ns);
-    vmp_rec__uint_nz(&r, VMP_EVT_THREAD, thread);
-    if (value != 0) {
-        vmp_rec__key(&r, VMP_EVT_VALUE);
-        vmp_enc__int(&w->queue, value);
-    }
-    vmp_rec__tstr_ne(&r, VMP_EVT_TEXT, text);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_EVENT};
+    rec.u.event =
+        (vmp_rec_event){time, kind, duration_ns, thread, value, value != 0, vmp_writer__str(text)};
+    vmp_writer__queue_record(w, stamp, &rec);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
@@ -1165,14 +1120,8 @@ vmp_status vmp_writer_counter(vmp_writer *w, uint32_t kind, int64_t value)
     vmp_status st = vmp_writer__meta_lock(w, &stamp, &mark);
     if (st < 0)
         return st;
-    size_t at = vmp_writer__entry_begin(w, stamp);
-    vmp_rec r;
-    vmp_rec__begin(&r, &w->queue, VMP_REC_COUNTER);
-    vmp_rec__uint(&r, VMP_CTR_TIME, now);
-    vmp_rec__uint(&r, VMP_CTR_KIND, kind);
-    vmp_rec__key(&r, VMP_CTR_VALUE);
-    vmp_enc__int(&w->queue, value);
-    vmp_rec__end(&r);
-    vmp_writer__entry_end(w, at);
+    vmp_record rec = {.type = VMP_REC_COUNTER};
+    rec.u.counter = (vmp_rec_counter){now, kind, value};
+    vmp_writer__queue_record(w, stamp, &rec);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }

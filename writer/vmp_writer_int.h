@@ -136,6 +136,11 @@ uint64_t vmp_writer__now(const vmp_writer *w);
 vmp_status vmp_writer__meta_lock(vmp_writer *w, uint64_t *stamp_out, size_t *mark_out);
 size_t vmp_writer__entry_begin(vmp_writer *w, uint64_t stamp);
 void vmp_writer__entry_end(vmp_writer *w, size_t at);
+/* Queue `rec` as one entry at `stamp`, encoded by the registry's generic
+ * encoder (vmp_encode.h); under meta_mu. */
+void vmp_writer__queue_record(vmp_writer *w, uint64_t stamp, const vmp_record *rec);
+/* `s` (NULL: "") as a record string. */
+vmp_str vmp_writer__str(const char *s);
 vmp_status vmp_writer__meta_unlock(vmp_writer *w, size_t mark, vmp_status st);
 
 #endif
