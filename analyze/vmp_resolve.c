@@ -28,6 +28,7 @@
 
 #include "vmp_analyze.h"
 #include "vmp_analyze_int.h"
+#include "vmp_search.h"
 
 #define GEN_OPEN     UINT64_MAX
 #define N_OLD_CACHES 4
@@ -897,15 +898,7 @@ static const fdef *find_fn(const vmp_analysis *a, uint64_t id)
 static size_t span_lower(const span *s, size_t n, uint64_t addr)
 {
     /* first index with start > addr */
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return vmp_upper_bound(s, n, sizeof *s, offsetof(span, start), addr);
 }
 
 /* The end of code object `obj` placed at `start` (saturating). */
@@ -1533,15 +1526,7 @@ static int sort_syms(vmp_analysis *a)
 /* The symbol of addr (spec R-RES-6), or NULL; the symbols must be sorted. */
 static const sym *find_sym(const vmp_analysis *a, uint64_t addr)
 {
-    size_t lo = 0, hi;
-    hi = a->n_syms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->syms[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = vmp_upper_bound(a->syms, a->n_syms, sizeof *a->syms, offsetof(sym, addr), addr);
     if (lo == 0)
         return NULL;
     /* spec R-RES-6: the smallest symbol covering addr; of equal sizes the
@@ -1660,17 +1645,10 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
             a->hit_off = addr - s[i - 1].start;
             uint32_t fn = code_afunc(a, o);
             uint64_t off = addr - s[i - 1].start;
-            size_t lo = 0, hi = o->n_map;
+            size_t lo = vmp_upper_bound(o->pc_map, o->n_map, 2 * sizeof *o->pc_map, 0, off);
             uint64_t first, last;
             if (!fn)
                 return 0;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (o->pc_map[2 * mid] <= off)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
             if (lo == 0)
                 return intern_frame(a, fn, 0, 0, 0);
             first = o->pc_map[2 * (lo - 1) + 1];

@@ -217,58 +217,101 @@ static vmp_status write_runs_svg(FILE *out,
     return st;
 }
 
-static int diff_runs(int argc, char **argv, int sep)
+/* The options of either form. */
+typedef struct diff_opts {
+    const char *outpath, *format;
+    double alpha;
+    int normalize, folded;
+    vmp_flame_options fo;
+    vmp_flame_svg_options so;
+} diff_opts;
+
+/* Parse the options in argv[1..argc): those of repeated runs (`runs`, the
+ * options before `--`) or of two files.  Returns -1 to go on, else the exit
+ * status (after --help or a usage error). */
+static int parse_options(int argc, char **argv, int runs, diff_opts *o)
 {
     static const struct option longopts[] = {{"alpha", required_argument, NULL, OPT_ALPHA},
                                              {"ranges", no_argument, NULL, OPT_RANGES},
+                                             {"normalize", no_argument, NULL, OPT_NORMALIZE},
+                                             {"folded", no_argument, NULL, OPT_FOLDED},
                                              {"format", required_argument, NULL, OPT_FORMAT},
                                              {"output", required_argument, NULL, 'o'},
                                              VMP_CLI_FLAME_LONGOPTS,
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    const char *cmd = "diff", *outpath = NULL, *format = NULL;
-    vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
-    vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
-    vmp_run_weights *runs = NULL;
-    vmp_diffstat_row *rows = NULL;
-    char **paths = NULL;
-    size_t n_base, n_new, n_rows = 0, i, stdin_uses = 0;
-    double alpha = 0.01;
-    vmp_cli_output out;
-    vmp_status st;
-    int c, rc = VMP_EXIT_OK, kind;
+    const char *cmd = "diff";
     char *end;
+    int c;
 
-    so.width = 1200;
-    so.min_width = 0.1;
+    memset(o, 0, sizeof *o);
+    o->alpha = 0.01;
+    o->fo = (vmp_flame_options)VMP_FLAME_OPTIONS_INIT;
+    o->so = (vmp_flame_svg_options)VMP_FLAME_SVG_OPTIONS_INIT;
+    o->so.width = 1200;
+    o->so.min_width = 0.1;
     /* hidden classes grouped by name alone: the counts of two runs differ */
     vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
     vmp_cli_getopt_begin();
-    while ((c = getopt_long(sep, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        if ((c == OPT_ALPHA || c == OPT_RANGES) && !runs)
+            return vmp_cli_usage_error(cmd, "%s compares repeated runs (BASE... -- NEW...)",
+                                       c == OPT_ALPHA ? "--alpha" : "--ranges");
+        if ((c == OPT_NORMALIZE || c == OPT_FOLDED) && runs)
+            return vmp_cli_usage_error(cmd, "%s applies to two files (BASE NEW)",
+                                       c == OPT_NORMALIZE ? "--normalize" : "--folded");
         switch (c) {
         case OPT_ALPHA:
-            alpha = strtod(optarg, &end);
-            if (*end || end == optarg || !(alpha > 0 && alpha < 1))
+            o->alpha = strtod(optarg, &end);
+            if (*end || end == optarg || !(o->alpha > 0 && o->alpha < 1))
                 return vmp_cli_usage_error(cmd, "bad --alpha '%s' (a number between 0 and 1)",
                                            optarg);
             break;
         case OPT_RANGES:
-            fo.flags |= VMP_FLAME_RANGES;
+            o->fo.flags |= VMP_FLAME_RANGES;
+            break;
+        case OPT_NORMALIZE:
+            o->normalize = 1;
+            break;
+        case OPT_FOLDED:
+            o->folded = 1;
             break;
         case OPT_FORMAT:
-            format = optarg;
+            o->format = optarg;
             break;
         case 'o':
-            outpath = optarg;
+            o->outpath = optarg;
             break;
         case 'h':
             return vmp_cli_help(diff_usage);
         default:
-            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
+            if (vmp_cli_flame_option(cmd, argv, c, &o->fo, &o->so) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
         }
     }
+    return -1;
+}
+
+static int diff_runs(int argc, char **argv, int sep)
+{
+    const char *cmd = "diff";
+    diff_opts o;
+    vmp_run_weights *runs = NULL;
+    vmp_diffstat_row *rows = NULL;
+    char **paths = NULL;
+    size_t n_base, n_new, n_rows = 0, i, stdin_uses = 0;
+    vmp_cli_output out;
+    vmp_status st;
+    int rc = parse_options(sep, argv, 1, &o), kind;
+    const char *outpath = o.outpath, *format = o.format;
+    double alpha = o.alpha;
+    vmp_flame_options fo = o.fo;
+    vmp_flame_svg_options so = o.so;
+
+    if (rc >= 0)
+        return rc;
+    rc = VMP_EXIT_OK;
     if (format && strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json") &&
         strcmp(format, "svg"))
         return vmp_cli_usage_error(cmd, "unknown format '%s' (text, csv, json or svg)", format);
@@ -336,21 +379,13 @@ static int diff_runs(int argc, char **argv, int sep)
 
 int vmp_cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"normalize", no_argument, NULL, OPT_NORMALIZE},
-                                             {"folded", no_argument, NULL, OPT_FOLDED},
-                                             {"format", required_argument, NULL, OPT_FORMAT},
-                                             {"output", required_argument, NULL, 'o'},
-                                             VMP_CLI_FLAME_LONGOPTS,
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "diff", *outpath = NULL, *format = NULL, *base, *new_path;
-    vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
-    vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
+    const char *cmd = "diff", *base, *new_path;
+    diff_opts o;
     vmp_flame *f = NULL;
     vmp_cli_output out;
     vmp_status st;
     double scale = 1.0;
-    int c, rc, normalize = 0, folded = 0;
+    int c, rc;
     char *title = NULL;
 
     enum {
@@ -362,33 +397,13 @@ int vmp_cmd_diff(int argc, char **argv)
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--") == 0)
             return diff_runs(argc, argv, c);
-    so.width = 1200;
-    so.min_width = 0.1;
-    /* hidden classes grouped by name alone: the counts of two runs differ */
-    vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_NORMALIZE:
-            normalize = 1;
-            break;
-        case OPT_FOLDED:
-            folded = 1;
-            break;
-        case OPT_FORMAT:
-            format = optarg;
-            break;
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'h':
-            return vmp_cli_help(diff_usage);
-        default:
-            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
-                return VMP_EXIT_USAGE;
-            break;
-        }
-    }
+    rc = parse_options(argc, argv, 0, &o);
+    if (rc >= 0)
+        return rc;
+    const char *outpath = o.outpath, *format = o.format;
+    int normalize = o.normalize, folded = o.folded;
+    vmp_flame_options fo = o.fo;
+    vmp_flame_svg_options so = o.so;
     if (format && strcmp(format, "text") != 0 && strcmp(format, "folded") != 0 &&
         strcmp(format, "svg") != 0)
         return vmp_cli_usage_error(cmd, "unknown format '%s' (text, folded or svg)", format);

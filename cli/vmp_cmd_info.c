@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "vmp_cli.h"
+#include "vmp_search.h"
 
 static const char info_usage[] =
     "usage: vmp info [--json] [--threads] [-o FILE] FILE\n"
@@ -96,14 +97,8 @@ static char *dup_str(const vmp_str *s, size_t *len_out)
 
 static thread_info *thread_get(summary *sum, uint64_t id)
 {
-    size_t lo = 0, hi = sum->n_threads;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sum->threads[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = vmp_lower_bound(sum->threads, sum->n_threads, sizeof *sum->threads,
+                                offsetof(thread_info, id), id);
     if (lo < sum->n_threads && sum->threads[lo].id == id)
         return &sum->threads[lo];
     if (sum->n_threads == sum->cap_threads) {

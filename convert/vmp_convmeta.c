@@ -94,6 +94,16 @@ void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+vmp_status vmp_conv__begin(int args_ok, char *err, size_t size)
+{
+    if (err && size)
+        err[0] = '\0';
+    if (args_ok)
+        return VMP_OK;
+    vmp_conv__set_err(err, size, "invalid argument");
+    return VMP_ERR_INVALID_ARG;
+}
+
 void vmp_strtab__free(vmp_strtab *t)
 {
     size_t i;

@@ -32,6 +32,10 @@ void vmp_strtab__free(vmp_strtab *t);
 void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A converter's first step: clear err; when `args_ok` is 0 say "invalid
+ * argument" there and return VMP_ERR_INVALID_ARG, else VMP_OK. */
+vmp_status vmp_conv__begin(int args_ok, char *err, size_t size);
+
 typedef struct vmp_cm_function {
     uint64_t id;
     uint32_t file, signature; /* string ids */

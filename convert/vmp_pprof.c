@@ -668,12 +668,9 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_asample s;
     vmp_status st;
     int is_sample;
-    if (err && err_size)
-        err[0] = '\0';
-    if (!r || !out || (opts && opts->version != VMP_PPROF_OPTIONS_VERSION)) {
-        vmp_conv__set_err(err, err_size, "invalid argument");
+    if (vmp_conv__begin(r && out && (!opts || opts->version == VMP_PPROF_OPTIONS_VERSION), err,
+                        err_size) < 0)
         return VMP_ERR_INVALID_ARG;
-    }
     if (opts)
         o = *opts;
     if (o.gzip_level > 9) {

@@ -407,12 +407,9 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     vmp_status st;
     int is_sample, rc = 0;
     size_t i;
-    if (err && err_size)
-        err[0] = '\0';
-    if (!r || !out || (opts && opts->version != VMP_SPEEDSCOPE_OPTIONS_VERSION)) {
-        vmp_conv__set_err(err, err_size, "invalid argument");
+    if (vmp_conv__begin(r && out && (!opts || opts->version == VMP_SPEEDSCOPE_OPTIONS_VERSION), err,
+                        err_size) < 0)
         return VMP_ERR_INVALID_ARG;
-    }
     if (opts)
         o = *opts;
     memset(&c, 0, sizeof c);

@@ -138,9 +138,7 @@ static vmp_status read_str(dec *d, vmp_str *out)
     vmp_cbor_token t;
     vmp_status st = next_of(d, VMP_CBOR_TSTR, &t);
 
-    if (st < 0)
-        return st;
-    return copy_str(d, &t, out);
+    return st < 0 ? st : copy_str(d, &t, out);
 }
 
 /* Read an array head at nesting `depth` (its own level) and check that its

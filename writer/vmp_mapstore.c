@@ -10,6 +10,7 @@
 #include "vmp_mapstore.h"
 
 #include "vmp_hash.h"
+#include "vmp_search.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,14 +143,8 @@ size_t vmp_mapstore__find(
         return 0;
     /* the sorted part: the last entry starting at or before pc, and those
      * before it that may still reach it */
-    size_t lo = 0, hi = s->n_sorted;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo =
+        vmp_upper_bound(s->v, s->n_sorted, sizeof *s->v, offsetof(vmp_mapstore_entry, start), pc);
     for (size_t i = lo; i-- > 0 && got < max;) {
         if (pc - s->v[i].start >= s->max_size)
             break;

@@ -4,6 +4,7 @@
  */
 #include "vmp_symtab.h"
 
+#include "vmp_search.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,15 +85,9 @@ fail:
 /* Index of the symbol R-RES-6 chooses for `pc`, or -1. */
 static long choose(const vmp_symtab *t, uint64_t pc)
 {
-    size_t lo = 0, hi = t->n, k, steps = 0;
+    size_t lo = vmp_upper_bound(t->syms, t->n, sizeof *t->syms, offsetof(vmp_symtab_sym, addr), pc);
+    size_t k, steps = 0;
     long best = -1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->syms[mid].addr <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     for (k = lo; k && steps++ < CHAIN_MAX; k = t->syms[k - 1].up) {
         const vmp_symtab_sym *s = &t->syms[k - 1];
         if (pc < s->end) {

@@ -6,6 +6,7 @@
 #include "vmp_jvmti_maps.h"
 
 #include "vmp_hash.h"
+#include "vmp_search.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,15 +65,7 @@ void vmp_jvmti__idset_free(vmp_jvmti_idset *s)
 /* Index of the first object whose start is >= `start`. */
 static size_t lower_bound(const vmp_jvmti_codemap *m, uint64_t start)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->v[mid].start < start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return vmp_lower_bound(m->v, m->n, sizeof *m->v, offsetof(vmp_jvmti_code, start), start);
 }
 
 static uint64_t end_of(const vmp_jvmti_code *c)

@@ -26,6 +26,7 @@
 
 #include "vmp_eh_frame_hdr.h"
 
+#include "vmp_search.h"
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -265,14 +266,7 @@ static utable *build_table(void)
 /* The segment holding [addr, addr + len), or NULL. */
 static const useg *seg_of(const utable *t, uint64_t addr, uint64_t len)
 {
-    size_t lo = 0, hi = t->n_segs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->segs[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = vmp_upper_bound(t->segs, t->n_segs, sizeof *t->segs, offsetof(useg, lo), addr);
     if (lo == 0)
         return NULL;
     {

@@ -141,6 +141,11 @@ check(run("diff", "--alpha", "2", base[0], "--", new[0])[0] == 2, "--alpha 2: us
 check(run("diff", "--", new[0])[0] == 2, "no BASE: usage error")
 check(run("diff", base[0], "--")[0] == 2, "no NEW: usage error")
 check(run("diff", "--format", "xml", base[0], "--", new[0])[0] == 2, "bad format: usage error")
+rc, _, err = run("diff", "--alpha", "0.05", base[0], new[0])
+check(rc == 2 and "--alpha compares repeated runs" in err, "--alpha with two files: %s" % err.strip())
+rc, _, err = run("diff", "--normalize", base[0], "--", new[0])
+check(rc == 2 and "--normalize applies to two files" in err,
+      "--normalize with repeated runs: %s" % err.strip())
 rc, _, err = run("diff", base[0], "--", new[0], "-o", "x.svg")
 check(rc == 2 and "options go before" in err, "an option after --: usage error (%s)" % err.strip())
 with open("bad.vmp", "wb") as f:
