@@ -7,6 +7,7 @@
 #ifndef VMP_ANALYZE_INT_H
 #define VMP_ANALYZE_INT_H
 
+#include "vmp_hash.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,15 +37,5 @@ size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len);
 /* Ensure room for `need` elements of `elem` bytes at *p (capacity *cap).
  * Returns 0, or -1 when out of memory (*p unchanged). */
 int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem);
-
-static inline uint64_t vmp_mix64__(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
 
 #endif

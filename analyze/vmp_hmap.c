@@ -10,7 +10,7 @@
 
 static size_t slot_of(const vmp_hmap *m, uint64_t a, uint64_t b)
 {
-    return (size_t)vmp_mix64__(a * 0x9e3779b97f4a7c15ull ^ vmp_mix64__(b)) & (m->cap - 1);
+    return (size_t)vmp_hash64(a * 0x9e3779b97f4a7c15ull ^ vmp_hash64(b)) & (m->cap - 1);
 }
 
 uint32_t vmp_hmap__get(const vmp_hmap *m, uint64_t a, uint64_t b)

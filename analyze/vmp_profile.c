@@ -119,7 +119,7 @@ void vmp_profile_free(vmp_profile *p)
 /* Slot of key k in a direct-mapped cache of n (a power of two) slots. */
 static size_t cache_slot(uint64_t k, size_t n)
 {
-    return (size_t)(vmp_mix64__(k) & (n - 1));
+    return (size_t)(vmp_hash64(k) & (n - 1));
 }
 
 /* Whether entry e aggregates sample s's (stack, thread, state). */

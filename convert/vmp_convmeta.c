@@ -21,7 +21,7 @@ uint64_t vmp_convmeta__hash(const char *s, size_t len)
         h ^= (unsigned char)s[i];
         h *= 0x100000001b3ull;
     }
-    return vmp_mix64__(h ^ len);
+    return vmp_hash64(h ^ len);
 }
 
 static int strtab_rehash(vmp_strtab *t, size_t nslot)

@@ -342,7 +342,7 @@ static uint32_t location_of(
         return b->loc_out[frames[0]];
     }
     for (i = 0; i < n; i++)
-        h = vmp_mix64__(h ^ frames[i]);
+        h = vmp_hash64(h ^ frames[i]);
     for (probe = 0;; probe++) {
         idx = vmp_hmap__get(&b->seq_map, h, n | probe << 32);
         if (!idx)

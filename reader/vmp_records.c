@@ -13,6 +13,7 @@
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vmp_reader_int.h"
@@ -66,12 +67,26 @@ static vmp_status nomem(dec *d)
     return vmp_cbor_fail(d->p, VMP_ERR_NOMEM, "out of memory");
 }
 
+/* The registry's name of key `key` of the record being decoded ("CODE_OBJECT
+ * start"), for messages; "" for a type or key it does not know. */
+static const char *key_name(const dec *d, uint64_t key, char *buf, size_t size)
+{
+    const vmp_record_desc *desc = vmp_record_desc_of(d->type);
+    const vmp_field *f = desc ? vmp_record_field(desc, key) : NULL;
+    if (!f)
+        return "";
+    snprintf(buf, size, " (%s %s)", desc->name, f->name);
+    return buf;
+}
+
 static vmp_status wrong_type(dec *d, const char *want, const vmp_cbor_token *t)
 {
+    char name[64];
     /* spec R-REC-4, R-REC-3 */
     return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
-                              "type %" PRIu64 ", key %" PRIu64 ": expected %s, found %s", d->type,
-                              d->key, want, vmp_cbor_kind_name(t->kind));
+                              "type %" PRIu64 ", key %" PRIu64 ": expected %s, found %s%s", d->type,
+                              d->key, want, vmp_cbor_kind_name(t->kind),
+                              key_name(d, d->key, name, sizeof name));
 }
 
 static vmp_status next_of(dec *d, vmp_cbor_kind kind, vmp_cbor_token *t)
@@ -463,8 +478,8 @@ static vmp_status decode_body(dec *d,
         /* spec R-REC-4: required keys; the first one missing is named */
         if ((f->flags & VMP_FIELD_REQUIRED) && !(seen & ((uint64_t)1 << f->key)))
             return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
-                                      "type %" PRIu64 ": missing required key %u", d->type,
-                                      (unsigned)f->key);
+                                      "type %" PRIu64 ": missing required key %u (%s %s)", d->type,
+                                      (unsigned)f->key, desc->name, f->name);
         /* exactly one of two keys (STACK_NODE pc and function, R-STK-1) */
         if (f->flags & VMP_FIELD_EXCLUSIVE) {
             int has = (seen >> f->key) & 1, has_other = (seen >> f->other) & 1;
