@@ -286,53 +286,43 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-void vmp_cli_put_quoted(FILE *f, const char *s, size_t len)
+/* s[0..len) in double quotes: \" \\ \n \r \t escaped; other control bytes
+ * and bytes that are not valid UTF-8 as \xNN in text (0x7F too), and as
+ * \u00NN and U+FFFD in JSON. */
+static void put_escaped(FILE *f, const char *s, size_t len, int json)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
+    size_t i, n;
     fputc('"', f);
-    while (i < len) {
+    for (i = 0; i < len; i += n) {
         unsigned char c = p[i];
-        size_t n;
-        switch (c) {
-        case '"':
-            fputs("\\\"", f);
-            i++;
-            continue;
-        case '\\':
-            fputs("\\\\", f);
-            i++;
-            continue;
-        case '\n':
-            fputs("\\n", f);
-            i++;
-            continue;
-        case '\r':
-            fputs("\\r", f);
-            i++;
-            continue;
-        case '\t':
-            fputs("\\t", f);
-            i++;
-            continue;
-        default:
-            break;
+        const char *esc = c == '"'    ? "\\\""
+                          : c == '\\' ? "\\\\"
+                          : c == '\n' ? "\\n"
+                          : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t"
+                                      : NULL;
+        n = 1;
+        if (esc != NULL) {
+            fputs(esc, f);
+        } else if (c < 0x20 || (!json && c == 0x7F)) {
+            fprintf(f, json ? "\\u%04x" : "\\x%02x", c);
+        } else if ((n = utf8_seq(p + i, len - i)) == 0) {
+            n = 1;
+            if (json)
+                fputs("\\ufffd", f);
+            else
+                fprintf(f, "\\x%02x", c);
+        } else {
+            fwrite(p + i, 1, n, f);
         }
-        if (c < 0x20 || c == 0x7F) {
-            fprintf(f, "\\x%02x", c);
-            i++;
-            continue;
-        }
-        n = utf8_seq(p + i, len - i);
-        if (n == 0) {
-            fprintf(f, "\\x%02x", c);
-            i++;
-            continue;
-        }
-        fwrite(p + i, 1, n, f);
-        i += n;
     }
     fputc('"', f);
+}
+
+void vmp_cli_put_quoted(FILE *f, const char *s, size_t len)
+{
+    put_escaped(f, s, len, 0);
 }
 
 void vmp_cli_put_csv_field(FILE *f, const char *s)
@@ -352,37 +342,7 @@ void vmp_cli_put_csv_field(FILE *f, const char *s)
 
 void vmp_cli_put_json_string(FILE *f, const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    fputc('"', f);
-    while (i < len) {
-        unsigned char c = p[i];
-        size_t n;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-            i++;
-        } else if (c == '\n') {
-            fputs("\\n", f);
-            i++;
-        } else if (c == '\r') {
-            fputs("\\r", f);
-            i++;
-        } else if (c == '\t') {
-            fputs("\\t", f);
-            i++;
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-            i++;
-        } else if ((n = utf8_seq(p + i, len - i)) == 0) {
-            fputs("\\ufffd", f);
-            i++;
-        } else {
-            fwrite(p + i, 1, n, f);
-            i += n;
-        }
-    }
-    fputc('"', f);
+    put_escaped(f, s, len, 1);
 }
 
 void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns)

@@ -493,6 +493,25 @@ static void json_str(FILE *f, const char *s)
     vmp_cli_put_json_string(f, s, strlen(s));
 }
 
+/* '],"KEY":[{"FIELD":name,"samples":w}, ...' for the n weights of a
+ * vocabulary (states, failure reasons) named by `name`. */
+static void json_named_weights(FILE *f,
+                               vmp_analysis *a,
+                               const char *key,
+                               const char *field,
+                               const char *(*name)(vmp_analysis *, uint32_t),
+                               const uint64_t *w,
+                               size_t n)
+{
+    size_t i;
+    fprintf(f, "],\"%s\":[", key);
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%s{\"%s\":", i ? "," : "", field);
+        json_str(f, name(a, (uint32_t)i));
+        fprintf(f, ",\"samples\":%" PRIu64 "}", w[i]);
+    }
+}
+
 static void json_section(FILE *f, const report *r, const rep_opts *o, const char *key, int cls)
 {
     size_t n = 0, k, i, j;
@@ -591,12 +610,7 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
                 ev[i].total_duration_ns);
     }
     sw = vmp_profile_state_weights(r->p, &n);
-    fprintf(f, "],\"states\":[");
-    for (i = 0; i < n; i++) {
-        fprintf(f, "%s{\"state\":", i ? "," : "");
-        json_str(f, vmp_analysis_state_name(r->a, (uint32_t)i));
-        fprintf(f, ",\"samples\":%" PRIu64 "}", sw[i]);
-    }
+    json_named_weights(f, r->a, "states", "state", vmp_analysis_state_name, sw, n);
     fprintf(f, "],\"threads\":[");
     for (i = 0; vmp_profile_thread(r->p, i, &tid, &w); i++) {
         fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", i ? "," : "", tid);
@@ -604,12 +618,7 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
         fprintf(f, ",\"samples\":%" PRIu64 "}", w);
     }
     fw = vmp_profile_failure_weights(r->p, &n);
-    fprintf(f, "],\"failures\":[");
-    for (i = 0; i < n; i++) {
-        fprintf(f, "%s{\"reason\":", i ? "," : "");
-        json_str(f, vmp_analysis_failure_reason_name(r->a, (uint32_t)i));
-        fprintf(f, ",\"samples\":%" PRIu64 "}", fw[i]);
-    }
+    json_named_weights(f, r->a, "failures", "reason", vmp_analysis_failure_reason_name, fw, n);
     fprintf(f, "]");
     json_blame(f, r, o);
     {

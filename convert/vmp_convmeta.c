@@ -94,6 +94,32 @@ void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+vmp_status vmp_conv__read_all(vmp_reader *r,
+                              vmp_convmeta *m,
+                              vmp_analysis *a,
+                              int (*take)(void *arg, const vmp_asample *s),
+                              void *arg,
+                              int *take_rc)
+{
+    vmp_record rec;
+    vmp_asample s;
+    vmp_status st;
+    int is_sample;
+    *take_rc = 0;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (vmp_convmeta__feed(m, &rec))
+            return VMP_ERR_NOMEM;
+        st = vmp_analysis_feed(a, &rec, &s, &is_sample);
+        if (st == VMP_ERR_LIMIT)
+            vmp_reader_fail(r, st, vmp_analysis_errmsg(a));
+        if (st < 0)
+            return st;
+        if (is_sample && (*take_rc = take(arg, &s)) != 0)
+            return VMP_OK;
+    }
+    return st;
+}
+
 vmp_status vmp_conv__begin(int args_ok, char *err, size_t size)
 {
     if (err && size)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vmp_analyze.h"
 #include "vmp_analyze_int.h"
 #include "vmp_reader.h"
 
@@ -63,6 +64,19 @@ typedef struct vmp_convmeta {
 /* Take in one record (before or after the analysis sees it).  Returns 0, or
  * -1 when out of memory. */
 int vmp_convmeta__feed(vmp_convmeta *m, const vmp_record *rec);
+
+/* A converter's pass over `r`: every record into `m` and analysis `a`, and
+ * every sample to take(arg, sample), which returns 0 or its own non-zero
+ * code (left in *take_rc; the pass stops).  Returns VMP_END after the last
+ * record, VMP_ERR_NOMEM when `m` ran out of memory, the status the reader
+ * or the analysis failed with (an analysis limit is recorded as the
+ * reader's error), or VMP_OK when take() stopped it. */
+vmp_status vmp_conv__read_all(vmp_reader *r,
+                              vmp_convmeta *m,
+                              vmp_analysis *a,
+                              int (*take)(void *arg, const vmp_asample *s),
+                              void *arg,
+                              int *take_rc);
 void vmp_convmeta__free(vmp_convmeta *m);
 
 const vmp_cm_function *vmp_convmeta__function(const vmp_convmeta *m, uint64_t id);

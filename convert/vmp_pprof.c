@@ -52,8 +52,9 @@ typedef struct pprof_conv {
     vmp_strtab out; /* the Profile's string table */
 } pprof_conv;
 
-static int take_sample(pprof_conv *c, const vmp_asample *s)
+static int take_sample(void *arg, const vmp_asample *s)
 {
+    pprof_conv *c = arg;
     uint64_t key, st = s->state > 0xffff ? 0xffff : s->state;
     uint32_t idx;
     agg *g;
@@ -664,10 +665,8 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     pprof_conv c;
-    vmp_record rec;
-    vmp_asample s;
     vmp_status st;
-    int is_sample;
+    int rc;
     if (vmp_conv__begin(r && out && (!opts || opts->version == VMP_PPROF_OPTIONS_VERSION), err,
                         err_size) < 0)
         return VMP_ERR_INVALID_ARG;
@@ -684,21 +683,9 @@ vmp_status vmp_pprof_write(vmp_reader *r,
         vmp_conv__set_err(err, err_size, "out of memory");
         return st;
     }
-    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
-        if (vmp_convmeta__feed(&c.m, &rec)) {
-            st = VMP_ERR_NOMEM;
-            break;
-        }
-        st = vmp_analysis_feed(c.a, &rec, &s, &is_sample);
-        if (st == VMP_ERR_LIMIT)
-            vmp_reader_fail(r, st, vmp_analysis_errmsg(c.a));
-        if (st < 0)
-            break;
-        if (is_sample && take_sample(&c, &s)) {
-            st = VMP_ERR_NOMEM;
-            break;
-        }
-    }
+    st = vmp_conv__read_all(r, &c.m, c.a, take_sample, &c, &rc);
+    if (rc != 0)
+        st = VMP_ERR_NOMEM;
     if (st == VMP_END) {
         st = write_profile(&c, out, &o, stats_out, err, err_size);
     } else if (st == VMP_ERR_NOMEM) {

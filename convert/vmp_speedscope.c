@@ -77,8 +77,9 @@ static int spool_flush(ss_conv *c, thread_spool *t)
 }
 
 /* Returns 0, -1 out of memory, -2 temporary file error. */
-static int take_sample(ss_conv *c, const vmp_asample *s)
+static int take_sample(void *arg, const vmp_asample *s)
 {
+    ss_conv *c = arg;
     uint32_t idx = vmp_hmap__get(&c->thread_idx, s->thread, 0);
     thread_spool *t;
     spool_rec r;
@@ -402,10 +403,8 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
 {
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     ss_conv c;
-    vmp_record rec;
-    vmp_asample s;
     vmp_status st;
-    int is_sample, rc = 0;
+    int rc = 0;
     size_t i;
     if (vmp_conv__begin(r && out && (!opts || opts->version == VMP_SPEEDSCOPE_OPTIONS_VERSION), err,
                         err_size) < 0)
@@ -419,19 +418,9 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
         vmp_conv__set_err(err, err_size, "out of memory");
         return st;
     }
-    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
-        if (vmp_convmeta__feed(&c.m, &rec)) {
-            rc = -1;
-            break;
-        }
-        st = vmp_analysis_feed(c.a, &rec, &s, &is_sample);
-        if (st == VMP_ERR_LIMIT)
-            vmp_reader_fail(r, st, vmp_analysis_errmsg(c.a));
-        if (st < 0)
-            break;
-        if (is_sample && (rc = take_sample(&c, &s)) != 0)
-            break;
-    }
+    st = vmp_conv__read_all(r, &c.m, c.a, take_sample, &c, &rc);
+    if (st == VMP_ERR_NOMEM)
+        rc = -1;
     if (rc == -1) {
         st = VMP_ERR_NOMEM;
     } else if (rc == -2) {
