@@ -25,10 +25,6 @@
 
 #define DEFAULT_CHUNK (1u << 20)
 
-typedef struct seek_entry {
-    uint64_t offset, csize, size, first_time, last_time, samples;
-} seek_entry;
-
 struct vmp_record_writer {
     int fd, own_fd, failed, finished, header_done;
     unsigned min_minor; /* options.min_minor */
@@ -38,7 +34,7 @@ struct vmp_record_writer {
     uint64_t prev_time; /* time of the previous sample of the chunk */
     uint64_t chunk_samples, chunk_first, chunk_last;
     int chunk_has_sample;
-    seek_entry *seek;
+    vmp_seek_entry *seek;
     size_t n_seek, cap_seek;
     vmp_record_writer_totals t;
     char name[256];
@@ -81,19 +77,11 @@ static vmp_status out_write(vmp_record_writer *w, const void *data, size_t size)
     return VMP_OK;
 }
 
-static void store_le32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
 /* Compress and write the open chunk, if it holds anything.  spec R-CHK-1 */
 static vmp_status flush_chunk(vmp_record_writer *w)
 {
     size_t bound, n;
-    seek_entry e;
+    vmp_seek_entry e;
     vmp_status st;
     if (w->chunk.len == 0)
         return VMP_OK;
@@ -105,8 +93,8 @@ static vmp_status flush_chunk(vmp_record_writer *w)
     if (ZSTD_isError(n))
         return fail(w, VMP_ERR_IO, "zstd: %s", ZSTD_getErrorName(n));
     e.offset = w->t.bytes;
-    e.csize = n;
-    e.size = w->chunk.len;
+    e.compressed_size = n;
+    e.content_size = w->chunk.len;
     e.first_time = w->chunk_first;
     e.last_time = w->chunk_last;
     e.samples = w->chunk_samples;
@@ -115,7 +103,7 @@ static vmp_status flush_chunk(vmp_record_writer *w)
         return st;
     if (w->n_seek == w->cap_seek) {
         size_t cap = w->cap_seek ? 2 * w->cap_seek : 64;
-        seek_entry *p = realloc(w->seek, cap * sizeof *p);
+        vmp_seek_entry *p = realloc(w->seek, cap * sizeof *p);
         if (!p)
             return fail(w, VMP_ERR_NOMEM, "out of memory");
         w->seek = p;
@@ -199,12 +187,8 @@ static uint64_t generation_of(const vmp_record *rec)
  * when its HEADER has a name separator (1.1). */
 static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
 {
-    unsigned char hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {0};
-    store_le32(hdr, VMP_FILE_FRAME_MAGIC);
-    store_le32(hdr + 4, VMP_FILE_HEADER_SIZE);
-    memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
-    hdr[16] = VMP_FORMAT_MAJOR;
-    hdr[18] = (unsigned char)(w->min_minor > 0 ? w->min_minor : h->name_separator.len > 0 ? 1 : 0);
+    uint8_t hdr[VMP_FILE_FRAME_BYTES];
+    vmp_enc__file_frame(hdr, w->min_minor > 0 ? w->min_minor : h->name_separator.len > 0 ? 1 : 0);
     return out_write(w, hdr, sizeof hdr);
 }
 
@@ -243,9 +227,7 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
     vmp_status st;
     vmp_record end;
     vmp_buf b = {0};
-    unsigned char head[VMP_SKIPPABLE_HEADER_SIZE] = {0}, foot[VMP_SEEK_FOOTER_SIZE] = {0};
     uint64_t end_time = w ? w->t.last_time : 0, gen = w ? w->t.generation : 0;
-    size_t i;
     if (!w)
         return VMP_ERR_INVALID_ARG;
     if (w->failed)
@@ -285,27 +267,10 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
     if (st < 0)
         return st;
     /* spec §6: the seek table */
-    vmp_buf__append(&b, head, sizeof head);
-    vmp_enc__array(&b, w->n_seek);
-    for (i = 0; i < w->n_seek; i++) {
-        const seek_entry *e = &w->seek[i];
-        vmp_enc__array(&b, 6);
-        vmp_enc__uint(&b, e->offset);
-        vmp_enc__uint(&b, e->csize);
-        vmp_enc__uint(&b, e->size);
-        vmp_enc__uint(&b, e->first_time);
-        vmp_enc__uint(&b, e->last_time);
-        vmp_enc__uint(&b, e->samples);
-    }
-    vmp_buf__append(&b, foot, sizeof foot);
-    if (b.failed || b.len > UINT32_MAX) {
+    if (vmp_enc__seek_frame(&b, w->seek, w->n_seek) < 0) {
         free(b.data);
         return fail(w, VMP_ERR_NOMEM, "out of memory");
     }
-    store_le32(b.data, VMP_SEEK_FRAME_MAGIC);
-    store_le32(b.data + 4, (uint32_t)(b.len - VMP_SKIPPABLE_HEADER_SIZE));
-    store_le32(b.data + b.len - VMP_SEEK_FOOTER_SIZE, (uint32_t)b.len);
-    memcpy(b.data + b.len - 4, VMP_SEEK_FOOTER_MAGIC, 4);
     st = out_write(w, b.data, b.len);
     free(b.data);
     if (st < 0)

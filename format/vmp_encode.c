@@ -145,3 +145,48 @@ void vmp_rec__end(vmp_rec *r)
     if (!r->b->failed)
         r->b->data[r->start] = (uint8_t)(0xA0u | r->n); /* map, length in the head byte */
 }
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned minor)
+{
+    memset(out, 0, VMP_FILE_FRAME_BYTES);
+    put_le32(out, VMP_FILE_FRAME_MAGIC);
+    put_le32(out + 4, VMP_FILE_HEADER_SIZE);
+    memcpy(out + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
+    out[16] = VMP_FORMAT_MAJOR;
+    out[18] = (uint8_t)minor;
+}
+
+int vmp_enc__seek_frame(vmp_buf *b, const vmp_seek_entry *v, size_t n)
+{
+    static const uint8_t zeros[VMP_SKIPPABLE_HEADER_SIZE + VMP_SEEK_FOOTER_SIZE];
+    size_t start = b->len, i;
+    vmp_buf__append(b, zeros, VMP_SKIPPABLE_HEADER_SIZE); /* patched below */
+    vmp_enc__array(b, n);
+    for (i = 0; i < n; i++) {
+        vmp_enc__array(b, 6);
+        vmp_enc__uint(b, v[i].offset);
+        vmp_enc__uint(b, v[i].compressed_size);
+        vmp_enc__uint(b, v[i].content_size);
+        vmp_enc__uint(b, v[i].first_time);
+        vmp_enc__uint(b, v[i].last_time);
+        vmp_enc__uint(b, v[i].samples);
+    }
+    vmp_buf__append(b, zeros, VMP_SEEK_FOOTER_SIZE);
+    if (b->failed || b->len - start > UINT32_MAX)
+        return -1;
+    uint8_t *f = b->data + start;
+    uint32_t size = (uint32_t)(b->len - start);
+    put_le32(f, VMP_SEEK_FRAME_MAGIC);
+    put_le32(f + 4, size - VMP_SKIPPABLE_HEADER_SIZE);
+    put_le32(f + size - VMP_SEEK_FOOTER_SIZE, size);
+    memcpy(f + size - 4, VMP_SEEK_FOOTER_MAGIC, 4);
+    return 0;
+}

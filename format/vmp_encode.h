@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vmp_format.h"
 #include "vmp_record.h"
 
 /* A growable byte buffer.  After an allocation failure `failed` is set, later
@@ -56,6 +57,21 @@ void vmp_rec__uint_nz(vmp_rec *r, unsigned key, uint64_t v);
 /* A text string, omitted when NULL or empty (the default ""). */
 void vmp_rec__tstr_ne(vmp_rec *r, unsigned key, const char *s);
 void vmp_rec__end(vmp_rec *r);
+
+/* One seek-table entry (spec.md §6). */
+typedef struct vmp_seek_entry {
+    uint64_t offset, compressed_size, content_size, first_time, last_time, samples;
+} vmp_seek_entry;
+
+/* Bytes of the file header frame (spec.md §3). */
+#define VMP_FILE_FRAME_BYTES (VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE)
+
+/* The file header frame of format 1.`minor` (R-HDR-1..4: no flags) into `out`. */
+void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned minor);
+
+/* Append the seek-table frame (spec.md §6) of the n entries `v` to `b`.
+ * Returns 0, or -1 when `b` failed or the frame would pass 4 GiB. */
+int vmp_enc__seek_frame(vmp_buf *b, const vmp_seek_entry *v, size_t n);
 
 /* Append record `rec` (a type of the registry) to `b` as spec.md §5 and the
  * registry say: key 0 and the type first, then the keys in key order, each

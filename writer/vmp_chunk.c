@@ -136,44 +136,17 @@ vmp_status vmp_chunk__close(vmp_writer *w)
     return VMP_OK;
 }
 
-static void put_u32le(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 vmp_status vmp_chunk__seek_table(vmp_writer *w)
 {
     size_t n = w->seek.len / sizeof(vmp_seek_entry);
     if (n != atomic_load(&w->chunks))
         return VMP_OK; /* an entry could not be recorded: no table beats a wrong one */
     vmp_buf b = {0};
-    uint8_t head[VMP_SKIPPABLE_HEADER_SIZE] = {0};
-    vmp_buf__append(&b, head, sizeof head);
-    vmp_enc__array(&b, n);
-    for (size_t i = 0; i < n; i++) {
-        vmp_seek_entry se;
-        memcpy(&se, w->seek.data + i * sizeof se, sizeof se);
-        vmp_enc__array(&b, 6);
-        vmp_enc__uint(&b, se.offset);
-        vmp_enc__uint(&b, se.compressed_size);
-        vmp_enc__uint(&b, se.content_size);
-        vmp_enc__uint(&b, se.first_time);
-        vmp_enc__uint(&b, se.last_time);
-        vmp_enc__uint(&b, se.samples);
-    }
-    uint8_t foot[VMP_SEEK_FOOTER_SIZE] = {0};
-    vmp_buf__append(&b, foot, sizeof foot);
-    if (b.failed || b.len > UINT32_MAX) {
+    /* the entries were appended whole to a malloc'd buffer: aligned */
+    if (vmp_enc__seek_frame(&b, (const vmp_seek_entry *)(const void *)w->seek.data, n) < 0) {
         vmp_buf__free(&b);
         return VMP_ERR_NOMEM;
     }
-    put_u32le(b.data, VMP_SEEK_FRAME_MAGIC);
-    put_u32le(b.data + 4, (uint32_t)(b.len - VMP_SKIPPABLE_HEADER_SIZE));
-    put_u32le(b.data + b.len - VMP_SEEK_FOOTER_SIZE, (uint32_t)b.len);
-    memcpy(b.data + b.len - 4, VMP_SEEK_FOOTER_MAGIC, 4);
     vmp_status st = vmp_chunk__write(w, b.data, b.len);
     vmp_buf__free(&b);
     return st;

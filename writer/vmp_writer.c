@@ -592,13 +592,12 @@ static vmp_status open_impl(vmp_writer **out,
     w->base_offset = pos > 0 ? (uint64_t)pos : 0;
 
     /* spec R-HDR-1, R-HDR-2, R-HDR-4: the file header frame */
-    uint8_t hdr[VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE] = {
-        0x56, 0x2A, 0x4D, 0x18, VMP_FILE_HEADER_SIZE, 0, 0, 0};
-    memcpy(hdr + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
-    hdr[16] = VMP_FORMAT_MAJOR;
+    uint8_t hdr[VMP_FILE_FRAME_BYTES];
     /* the least minor the file needs: 1.2 for CODE_MAP records, 1.1 for
      * its name separator */
-    hdr[18] = w->lazy_code_maps ? 2 : meta && meta->name_separator && *meta->name_separator ? 1 : 0;
+    vmp_enc__file_frame(hdr, w->lazy_code_maps                                       ? 2
+                             : meta && meta->name_separator && *meta->name_separator ? 1
+                                                                                     : 0);
     if (vmp_chunk__write(w, hdr, sizeof hdr) < 0) {
         st = VMP_ERR_IO;
         goto fail;

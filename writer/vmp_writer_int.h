@@ -26,11 +26,6 @@
 
 #define VMP_WRITER_PRODUCER "vmp-writer 0.1.0"
 
-/* One seek-table entry (spec.md §6). */
-typedef struct vmp_seek_entry {
-    uint64_t offset, compressed_size, content_size, first_time, last_time, samples;
-} vmp_seek_entry;
-
 struct vmp_writer {
     /* ---- read by the sample path -------------------------------------- */
     vmp_ring ring;
