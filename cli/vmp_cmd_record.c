@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_cmd_record.c - `vmp record -- java ...`: runs a Java command with the
- * HotSpot agent (libvmp-jvmti.so) attached through JAVA_TOOL_OPTIONS, then
- * summarizes the profile it wrote (spec.md §5.2 END, §5.12 samples).
+ * HotSpot agent (libvmp-jvmti.so) attached through JAVA_TOOL_OPTIONS;
+ * `vmp record --pid PID`: loads the agent into a running JVM (vmp_attach.h)
+ * and stops it after a duration.  Then summarizes the profile it wrote
+ * (spec.md §5.2 END, §5.12 samples).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,9 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "vmp_attach.h"
 #include "vmp_cli.h"
+#include "vmp_jvmti_attach.h"
 
 #ifndef VMP_INSTALL_LIBDIR
 #    define VMP_INSTALL_LIBDIR "lib"
@@ -23,6 +29,8 @@
 
 static const char record_usage[] =
     "usage: vmp record [options] -- COMMAND [ARGS...]\n"
+    "       vmp record [options] --pid PID [--duration TIME]\n"
+    "       vmp record --pid PID --stop\n"
     "\n"
     "Run COMMAND (a java command line) with the vmp HotSpot agent attached and\n"
     "write a profile.  The agent is passed to every JVM the command starts\n"
@@ -31,9 +39,20 @@ static const char record_usage[] =
     "(samples, failed samples, dropped samples, duration) to standard error\n"
     "and exit with the command's exit status.\n"
     "\n"
+    "With --pid, load the agent into the running HotSpot JVM PID through its\n"
+    "attach mechanism (as jcmd does; no JDK tool is needed), record until the\n"
+    "duration ends, Ctrl-C or `vmp record --pid PID --stop`, then stop the\n"
+    "agent, which closes the file; the JVM runs on.  Classes loaded, code\n"
+    "compiled and threads started before the attach are all in the profile.\n"
+    "Run it as the JVM's user or as root.  The JVM writes the file.\n"
+    "\n"
     "options:\n"
     "  -o FILE           write the profile to FILE (default: vmp-PID.vmp, PID\n"
-    "                    being the command's process id)\n"
+    "                    being the command's or the JVM's process id)\n"
+    "  --pid PID         record the running JVM PID instead of a command\n"
+    "  --duration TIME   with --pid: stop after TIME (a number with unit ms, s,\n"
+    "                    m or h; default: until Ctrl-C or --stop)\n"
+    "  --stop            with --pid: stop the JVM's recording now\n"
     "  --interval TIME   sampling interval: a number with unit ns, us, ms or s\n"
     "                    (default 1ms)\n"
     "  --mode MODE       cpu: sample each thread per interval of its CPU time\n"
@@ -46,7 +65,7 @@ static const char record_usage[] =
     "  --threads T       all: every thread of the process, the JVM's own (GC,\n"
     "                    JIT compilers, VM thread) and native ones by their\n"
     "                    kernel names; java: only Java threads (default: all\n"
-    "                    in cpu mode, java in wall mode)\n"
+    "                    in cpu mode, java in wall mode; with --pid always all)\n"
     "  --label KEY=VALUE a label for the profile's header (repeatable: bench=sieve,\n"
     "                    commit=abc123); vmp info, report and pprof show them, and\n"
     "                    they replace the agent's own labels of the same key\n"
@@ -58,7 +77,9 @@ static const char record_usage[] =
     "  -h, --help        print this help\n"
     "\n"
     "Exit status: the command's (128 + N when it died of signal N); 1 when the\n"
-    "command could not be started or no agent was found; 2 usage error.\n";
+    "command could not be started or no agent was found; with --pid 0, or 1\n"
+    "when the process is not a JVM, cannot be attached, is being recorded\n"
+    "already, or exits during the recording; 2 usage error.\n";
 
 /* The agent's interval syntax: digits, then nothing or ns/us/ms/s. */
 static int valid_interval(const char *s)
@@ -170,22 +191,221 @@ static void summarize(const char *path)
     vmp_reader_close(r);
 }
 
+/* A duration: digits, then ms, s, m or h (none: s).  @return 0, or -1. */
+static int parse_duration(const char *s, uint64_t *ms)
+{
+    static const struct {
+        const char *unit;
+        uint64_t ms;
+    } units[] = {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+
+    size_t digits = strspn(s, "0123456789"), i;
+    uint64_t n;
+
+    if (digits == 0 || digits > 9)
+        return -1;
+    n = strtoull(s, NULL, 10);
+    for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(s + digits, units[i].unit) == 0 && n > 0) {
+            *ms = n * units[i].ms;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* 1 while process `pid` runs (not gone, not a zombie). */
+static int process_alive(pid_t pid)
+{
+    char path[64], buf[512], *close_paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    close_paren = strrchr(buf, ')');
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+           close_paren[2] != 'X';
+}
+
+/* 1 while process `pid` holds `st`'s file open (the agent's writer), 0 when
+ * not, -1 when its descriptors cannot be read. */
+static int holds_file(pid_t pid, const struct stat *st)
+{
+    struct dirent *e;
+    char dir[64], path[64 + sizeof e->d_name];
+    DIR *d;
+    int found = 0;
+
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", (long)pid);
+    d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    while (!found && (e = readdir(d)) != NULL) {
+        struct stat fst;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        found = stat(path, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino;
+    }
+    closedir(d);
+    return found;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Send `options` to the agent in JVM `pid`.  @return the agent's code, or
+ * -1 after saying why the attach failed. */
+static int attach_agent(pid_t pid, const char *agent, const char *options)
+{
+    char msg[512];
+    int rc = -1;
+
+    if (vmp_attach_load(pid, agent, options, &rc, msg, sizeof msg) != 0) {
+        vmp_cli_fail("record", "%s", msg);
+        return -1;
+    }
+    return rc;
+}
+
+/* vmp record --pid: attach, wait, stop, summarize. */
+static int record_pid(
+    pid_t pid, const char *agent, const char *file, const char *options, uint64_t duration_ms)
+{
+    struct timespec start, now;
+    struct stat st;
+    int rc, exited = 0, stopped_elsewhere = 0;
+    char msg[512];
+
+    if (vmp_attach_check(pid, msg, sizeof msg) != 0)
+        return vmp_cli_fail("record", "%s", msg);
+    rc = attach_agent(pid, agent, options);
+    if (rc < 0)
+        return 1;
+    switch (rc) {
+    case VMP_JVMTI_ATTACH_OK:
+        break;
+    case VMP_JVMTI_ATTACH_BUSY:
+        return vmp_cli_fail("record",
+                            "process %ld is being recorded already (end that with vmp record "
+                            "--pid %ld --stop)",
+                            (long)pid, (long)pid);
+    case VMP_JVMTI_ATTACH_NO_FILE:
+        return vmp_cli_fail("record", "process %ld cannot create %s (its user must be able to)",
+                            (long)pid, file);
+    case VMP_JVMTI_ATTACH_NO_JVMTI:
+        return vmp_cli_fail("record", "process %ld: the agent found no JVMTI or cannot sample",
+                            (long)pid);
+    default:
+        return vmp_cli_fail("record", "process %ld: the agent failed (code %d)", (long)pid, rc);
+    }
+    if (stat(file, &st) != 0)
+        memset(&st, 0, sizeof st);
+    fprintf(stderr, "vmp record: recording process %ld into %s\n", (long)pid, file);
+    interrupted = 0;
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        struct timespec tick = {0, 50000000};
+        uint64_t elapsed_ms;
+
+        nanosleep(&tick, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        elapsed_ms = (uint64_t)(now.tv_sec - start.tv_sec) * 1000u +
+                     (uint64_t)((now.tv_nsec - start.tv_nsec) / 1000000);
+        if (!process_alive(pid)) {
+            exited = 1;
+            break;
+        }
+        if (interrupted || (duration_ms > 0 && elapsed_ms >= duration_ms))
+            break;
+        if (st.st_ino != 0 && holds_file(pid, &st) == 0) {
+            /* closed by vmp record --pid PID --stop, or at the JVM's exit
+             * (VMDeath), which ends the process soon after */
+            for (int i = 0; i < 60 && process_alive(pid); i++)
+                nanosleep(&tick, NULL);
+            exited = !process_alive(pid);
+            stopped_elsewhere = !exited;
+            break;
+        }
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (!exited && !stopped_elsewhere) {
+        rc = attach_agent(pid, agent, VMP_JVMTI_STOP_OPTION);
+        if (rc < 0 && !process_alive(pid))
+            exited = 1;
+        else if (rc < 0)
+            return 1;
+    }
+    if (exited) {
+        /* At its exit the agent closes the file, unless the JVM was killed. */
+        if (readable(file))
+            summarize(file);
+        return vmp_cli_fail("record", "process %ld exited during the recording", (long)pid);
+    }
+    summarize(file);
+    return 0;
+}
+
+/* vmp record --pid PID --stop */
+static int stop_pid(pid_t pid, const char *agent)
+{
+    char msg[512];
+    int rc;
+
+    if (vmp_attach_check(pid, msg, sizeof msg) != 0)
+        return vmp_cli_fail("record", "%s", msg);
+    rc = attach_agent(pid, agent, VMP_JVMTI_STOP_OPTION);
+    if (rc < 0)
+        return 1;
+    if (rc == VMP_JVMTI_ATTACH_IDLE)
+        return vmp_cli_fail("record", "process %ld is not being recorded", (long)pid);
+    if (rc != VMP_JVMTI_ATTACH_OK)
+        return vmp_cli_fail("record", "process %ld: the agent failed (code %d)", (long)pid, rc);
+    fprintf(stderr, "vmp record: process %ld: recording stopped\n", (long)pid);
+    return 0;
+}
+
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
-        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
-        {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
-        {"metadata", required_argument, NULL, 'M'}, {"label", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"depth", required_argument, NULL, 'd'},
+                                             {"agent", required_argument, NULL, 'a'},
+                                             {"sampler", required_argument, NULL, 's'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"metadata", required_argument, NULL, 'M'},
+                                             {"label", required_argument, NULL, 'L'},
+                                             {"pid", required_argument, NULL, 'p'},
+                                             {"duration", required_argument, NULL, 'D'},
+                                             {"stop", no_argument, NULL, 'S'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
-    const char *metadata = "used";
+    const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
+    int stop = 0;
+    uint64_t duration_ms = 0;
+    char *tail; /* the agent's options but its file */
+    size_t tail_len;
     char labels[4096] = ""; /* ",label=K:V" agent options, escaped */
     size_t labels_len = 0, n_labels = 0;
     char agent[PATH_MAX], file[PATH_MAX];
     int c, status = 0;
-    pid_t pid;
+    pid_t pid = 0;
 
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
@@ -214,6 +434,15 @@ int vmp_cmd_record(int argc, char **argv)
         case 'M':
             metadata = optarg;
             break;
+        case 'p':
+            pid_arg = optarg;
+            break;
+        case 'D':
+            duration = optarg;
+            break;
+        case 'S':
+            stop = 1;
+            break;
         case 'L': {
             const char *eq = strchr(optarg, '=');
             if (eq == NULL || eq == optarg)
@@ -239,8 +468,23 @@ int vmp_cmd_record(int argc, char **argv)
             return vmp_cli_bad_option("record", argv, c);
         }
     }
-    if (optind >= argc)
+    if (pid_arg != NULL) {
+        char *end;
+        long v = strtol(pid_arg, &end, 10);
+        if (*pid_arg == '\0' || *end != '\0' || v <= 0 || v > INT_MAX)
+            return vmp_cli_usage_error("record", "bad process id '%s'", pid_arg);
+        pid = (pid_t)v;
+        if (optind < argc)
+            return vmp_cli_usage_error("record", "--pid records a running JVM: no command");
+        if (threads != NULL && strcmp(threads, "all") != 0)
+            return vmp_cli_usage_error("record", "--pid samples every thread (--threads all)");
+    } else if (stop || duration != NULL) {
+        return vmp_cli_usage_error("record", "%s needs --pid", stop ? "--stop" : "--duration");
+    } else if (optind >= argc) {
         return vmp_cli_usage_error("record", "no command to run (put it after --)");
+    }
+    if (duration != NULL && parse_duration(duration, &duration_ms) != 0)
+        return vmp_cli_usage_error("record", "bad duration '%s' (e.g. 30s, 500ms, 5m)", duration);
     if (!valid_interval(interval))
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
     if (strcmp(mode, "cpu") != 0 && strcmp(mode, "wall") != 0)
@@ -269,11 +513,54 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (unsafe_for_agent(agent))
         return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
+    tail_len = strlen(interval) + strlen(mode) + strlen(depth) + strlen(sampler) +
+               (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len + 128;
+    tail = malloc(tail_len);
+    if (tail == NULL)
+        return vmp_cli_fail("record", "out of memory");
+    snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s%s", interval,
+             mode, depth, sampler, metadata, threads ? ",threads=" : "", threads ? threads : "",
+             labels);
+    if (pid_arg != NULL) {
+        char cwd[PATH_MAX], *opts;
+        size_t len;
+        int ret;
+
+        if (stop) {
+            free(tail);
+            return stop_pid(pid, agent);
+        }
+        /* the JVM opens the file from its own working directory */
+        char name[64];
+        int n = -1;
+        snprintf(name, sizeof name, "vmp-%ld.vmp", (long)pid);
+        if (out != NULL && out[0] == '/')
+            n = snprintf(file, sizeof file, "%s", out);
+        else if (getcwd(cwd, sizeof cwd) != NULL && !unsafe_for_agent(cwd))
+            n = snprintf(file, sizeof file, "%s/%s", cwd, out != NULL ? out : name);
+        if (n < 0 || (size_t)n >= sizeof file) {
+            free(tail);
+            return vmp_cli_fail("record", "give -o an absolute path without spaces, quotes or ','");
+        }
+        len = strlen(file) + strlen(tail) + 16;
+        opts = malloc(len);
+        if (opts == NULL) {
+            free(tail);
+            return vmp_cli_fail("record", "out of memory");
+        }
+        snprintf(opts, len, "file=%s,%s", file, tail);
+        ret = record_pid(pid, agent, file, opts, duration_ms);
+        free(opts);
+        free(tail);
+        return ret;
+    }
 
     fflush(NULL);
     pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        free(tail);
         return vmp_cli_fail("record", "fork: %s", strerror(errno));
+    }
     if (pid == 0) {
         const char *old = getenv("JAVA_TOOL_OPTIONS");
         size_t len;
@@ -283,22 +570,18 @@ int vmp_cmd_record(int argc, char **argv)
             snprintf(file, sizeof file, "%s", out);
         else
             snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
-        len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(interval) +
-              strlen(mode) + strlen(depth) + strlen(sampler) + (threads ? strlen(threads) : 0) +
-              strlen(metadata) + labels_len + 128;
+        len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(tail) + 32;
         opts = malloc(len);
         if (opts == NULL)
             _exit(126);
-        snprintf(
-            opts, len,
-            "%s%s-agentpath:%s=file=%s,interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s%s",
-            old ? old : "", old && *old ? " " : "", agent, file, interval, mode, depth, sampler,
-            metadata, threads ? ",threads=" : "", threads ? threads : "", labels);
+        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,%s", old ? old : "", old && *old ? " " : "",
+                 agent, file, tail);
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
+    free(tail);
     if (out != NULL)
         snprintf(file, sizeof file, "%s", out);
     else

@@ -5,20 +5,25 @@
  * functions (§5.5), the code cache as a code zone with its nmethods and stubs
  * (§5.6, §5.7, §5.10) and SIGPROF samples walked by AsyncGetCallTrace (§5.12).
  *
- * Outline.  Agent_OnLoad parses the options, opens the writer, asks for the
- * JVMTI events and installs the SIGPROF handler.  VMInit defines every loaded
- * class's methods, records the loaded modules, replays the code generated so
- * far (GenerateEvents), starts the service thread and starts sampling.  Each
- * Java thread registers itself in ThreadStart (JNIEnv in initial-exec TLS, a
- * slot of the thread table with its frame buffer and, in cpu mode, its own
- * sampling clock, a perf event or a POSIX timer, vmp_jvmti_clock.h); every
- * other thread (GC, JIT compilers, native threads) gets a slot from the
+ * Outline.  Agent_OnLoad parses the options, asks for the JVMTI events,
+ * opens the writer and installs the SIGPROF handler (begin_recording());
+ * VMInit starts the recording live (start_live()): it defines every loaded
+ * class's methods, records the loaded modules, replays the code generated
+ * so far (GenerateEvents), finds the threads alive, starts the service
+ * thread and sampling.  Agent_OnAttach (vmp record --pid) does both at once
+ * in a running JVM, and its "stop" option ends the recording; a later
+ * attach starts another.  Each Java thread registers itself in ThreadStart
+ * (JNIEnv in initial-exec TLS, a slot of the thread table with its frame
+ * buffers and, in cpu mode, its own sampling clock, a perf event or a POSIX
+ * timer, vmp_jvmti_clock.h); every other thread (GC, JIT compilers, native
+ * threads, and Java threads that ran before an attach) gets a slot from the
  * service thread's scans of /proc/self/task (vmp_jvmti_threads.h).  VMDeath
- * (or Agent_OnUnload) stops sampling, waits for handlers in flight and
- * closes the writer.
+ * (or Agent_OnUnload, or a stop) stops sampling, waits for handlers in
+ * flight and closes the writer (stop_recording()).
  *
  * The signal handler (on_sigprof) takes no locks, allocates nothing and calls
- * no JVMTI or JNI function: it reads TLS, walks the native frames above the
+ * no JVMTI or JNI function but GetEnv (which reads the thread's TLS): it
+ * reads TLS, walks the native frames above the
  * last Java frame (vmp_jvmti_unwind.h), calls AsyncGetCallTrace and
  * vmp_writer_sample(), all designed for signal context.  Everything else runs
  * in JVMTI callbacks or the service thread and is serialised by `g.lock`;
@@ -42,6 +47,7 @@
 #include <unistd.h>
 
 #include "vmp_jvmti_anchor.h"
+#include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
@@ -129,13 +135,15 @@ typedef void (*agct_fn)(agct_trace *trace, jint depth, void *ucontext);
 #define GC_RING 256
 
 static struct {
+    JavaVM *vm;
     jvmtiEnv *jvmti;
     vmp_jvmti_options opts;
     agct_fn agct;
+    int recorded; /* a recording started once: the JVM keeps the library */
 
     pthread_mutex_t lock; /* guards everything below up to the atomics */
     vmp_writer *w;        /* NULL: not open, failed, or closed */
-    int dead;             /* VMDeath seen: register nothing more */
+    int dead;             /* recording stopped (VMDeath, stop): register nothing more */
     int warned_write;
     int mechanism; /* cpu mode: enum vmp_jvmti_mechanism */
     uint64_t zone;
@@ -150,7 +158,7 @@ static struct {
     atomic_int sampling;   /* the handler samples only while 1 */
     atomic_int in_handler; /* handlers running now */
     atomic_int stop_service;
-    atomic_int shut_down;
+    atomic_int recording; /* 1 from the writer's opening until stop_recording() */
     _Atomic uint64_t gc_start_ns;
     _Atomic uint64_t gc_head; /* written by the GC callbacks (one at a time) */
     _Atomic uint64_t gc_tail; /* written by the consumer, under `lock` */
@@ -160,7 +168,6 @@ static struct {
 
 /* A Java thread's own data; set at ThreadStart, read by the handler. */
 static __thread JNIEnv *tls_env TLS_IE;
-static __thread agct_frame *tls_agct TLS_IE;
 static __thread int tls_registered_before TLS_IE; /* attached to the VM again */
 
 static uint64_t now_ns(void)
@@ -282,11 +289,24 @@ static void take_native_sample(vmp_writer *w, vmp_jvmti_thread *t, vmp_sample *s
     write_mixed(w, s, vf, nf, nf, NULL, 0);
 }
 
+/* The JNIEnv of the calling thread when the VM knows it as a Java thread:
+ * one that ran before the agent was attached, or before its ThreadStart.
+ * HotSpot's GetEnv only reads the thread's TLS (async-profiler calls it in
+ * its handler too).  NULL for any other thread.  ASYNC-SIGNAL-SAFE. */
+static JNIEnv *env_of_self(void)
+{
+    JNIEnv *env = NULL;
+    JavaVM *vm = g.vm;
+    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
+        return NULL;
+    return env;
+}
+
 static void take_sample(vmp_jvmti_thread *t, void *uc)
 {
     vmp_writer *w = g.w;
     JNIEnv *env = tls_env;
-    agct_frame *af = tls_agct;
+    agct_frame *af = t->java_frames;
     vmp_frame *vf = t->frames;
     /* One frame more than the depth, so that the writer sees and counts a cut. */
     const uint32_t cap = (uint32_t)g.opts.depth + 1;
@@ -304,6 +324,10 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     s.weight = vmp_jvmti__clock_weight(&t->clock);
     if (w == NULL || vf == NULL)
         return;
+    /* the JIT compilers' threads are Java threads too, without Java frames:
+     * they keep their role's state */
+    if (env == NULL && t->role == VMP_JVMTI_ROLE_OTHER)
+        env = env_of_self();
     if (env == NULL) {
         take_native_sample(w, t, &s, uc);
         return;
@@ -320,10 +344,10 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     n = trace.num_frames;
     /* In VM code called from Java, with a frame anchor that lacks its pc:
      * make it walkable and ask again (vmp_jvmti_anchor.h). */
-    if (n == -3 /* ticks_unknown_not_Java */ && vmp_jvmti__anchor_make_walkable()) {
+    if (n == -3 /* ticks_unknown_not_Java */ && vmp_jvmti__anchor_make_walkable(env)) {
         trace.num_frames = 0;
         g.agct(&trace, (jint)cap, uc);
-        vmp_jvmti__anchor_restore();
+        vmp_jvmti__anchor_restore(env);
         n = trace.num_frames;
     }
     /* In a stub of the code cache: the stub's pc, then the Java frames of
@@ -755,7 +779,6 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
     const size_t depth = (size_t)g.opts.depth + 1;
     const uint64_t tid = (uint64_t)syscall(SYS_gettid);
     vmp_jvmti_thread *t;
-    agct_frame *af;
     int ok = 0;
 
     if (tls_env != NULL)
@@ -765,12 +788,7 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
     if (tls_registered_before)
         from_birth = 0;
     tls_registered_before = 1;
-    af = malloc(depth * sizeof *af);
-    if (af == NULL)
-        return;
-    tls_agct = af;
     tls_env = jni;
-    vmp_jvmti__anchor_thread(jni, thread);
     atomic_signal_fence(memory_order_seq_cst);
 
     pthread_mutex_lock(&g.lock);
@@ -780,7 +798,7 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
         t = vmp_jvmti__threads_find(tid);
         int start = t == NULL || t->status == VMP_JVMTI_SLOT_RETIRED;
         if (t == NULL)
-            t = vmp_jvmti__threads_claim(tid, depth);
+            t = vmp_jvmti__threads_claim(tid, depth, sizeof(agct_frame));
         if (t != NULL) {
             t->java = t->named = 1;
             if (start) /* on this thread, under the lock that shutdown takes first */
@@ -798,7 +816,6 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
 static void unregister_thread(JNIEnv *jni, jthread thread)
 {
     const uint64_t tid = (uint64_t)syscall(SYS_gettid);
-    agct_frame *af = tls_agct;
     vmp_jvmti_thread *t;
 
     if (tls_env == NULL)
@@ -822,13 +839,8 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
     }
     pthread_mutex_unlock(&g.lock);
     tls_env = NULL;
-    tls_agct = NULL;
-    vmp_jvmti__anchor_thread(NULL, NULL); /* before the VM frees its JavaThread */
     atomic_signal_fence(memory_order_seq_cst);
     write_thread_name(thread, jni, tid, 1);
-    /* Only this thread's handler reads the buffer, and a handler that
-     * interrupts this thread from here on finds no slot. */
-    free(af);
 }
 
 /* ---- Threads JVMTI does not report ---------------------------------------------- */
@@ -901,7 +913,7 @@ static void scan_threads_locked(int initial)
         vmp_jvmti_thread *t;
         if (known[i])
             continue;
-        t = vmp_jvmti__threads_claim(tids[i], depth);
+        t = vmp_jvmti__threads_claim(tids[i], depth, sizeof(agct_frame));
         if (t == NULL) {
             g.threads_unsampled++;
             continue;
@@ -1049,14 +1061,17 @@ static void *service_main(void *arg)
 
 /* ---- Life cycle ------------------------------------------------------------------ */
 
-static void shutdown_agent(void)
+/* Stop sampling, wait for handlers in flight and close the writer: at
+ * VMDeath, at Agent_OnUnload, or asked by an attach ("stop").  Another
+ * recording may start after it (begin_recording()). */
+static void stop_recording(void)
 {
     vmp_writer_totals tot;
     vmp_writer *w;
     size_t i;
     int waited;
 
-    if (atomic_exchange(&g.shut_down, 1))
+    if (!atomic_exchange(&g.recording, 0))
         return;
     atomic_store(&g.sampling, 0);
     pthread_mutex_lock(&g.lock);
@@ -1126,9 +1141,13 @@ static void define_loaded_classes(JNIEnv *jni)
     jfree(classes);
 }
 
-static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+/* Start recording in the live phase, on Java thread `thread` (`jni` its
+ * JNIEnv): describe every loaded class's methods and the loaded modules,
+ * replay the code generated so far, find the threads alive now, start the
+ * service thread and sampling.  `register_self`: `thread` is the main
+ * thread at VMInit (an attach's thread is found by the scan). */
+static void start_live(JNIEnv *jni, jthread thread, int register_self)
 {
-    (void)jvmti;
     define_loaded_classes(jni);
     pthread_mutex_lock(&g.lock);
     if (g.w != NULL)
@@ -1140,8 +1159,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         return;
     if (!vmp_jvmti__unwind_init())
         fprintf(stderr, "vmp: native stacks are not available; Java frames only\n");
-    vmp_jvmti__anchor_init();
-    register_thread(jni, thread, 0);
+    vmp_jvmti__anchor_init(jni, thread);
+    if (register_self)
+        register_thread(jni, thread, 0);
     /* the threads alive now, before the service thread (which blocks the
      * signal and is named, not sampled, by its first scan) */
     pthread_mutex_lock(&g.lock);
@@ -1152,11 +1172,17 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     atomic_store(&g.sampling, 1);
 }
 
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    start_live(jni, thread, 1);
+}
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
     (void)jni;
-    shutdown_agent();
+    stop_recording();
 }
 
 /* GetSystemProperty as a malloc'd string, or NULL. */
@@ -1169,7 +1195,8 @@ static char *system_property(const char *name)
     return out;
 }
 
-static void open_writer(void)
+/* Open the writer on g.opts.file.  @return 0, or -1 (said on stderr). */
+static int open_writer(void)
 {
     char interval[32], depth[16];
     char *vm_version = system_property("java.vm.version");
@@ -1240,27 +1267,37 @@ static void open_writer(void)
     free(vm_version);
     free(vm_long);
     free(command);
+    return g.w != NULL ? 0 : -1;
+}
+
+/* The events the agent uses. */
+static const jvmtiEvent agent_events[] = {
+    JVMTI_EVENT_VM_INIT,
+    JVMTI_EVENT_VM_DEATH,
+    JVMTI_EVENT_THREAD_START,
+    JVMTI_EVENT_THREAD_END,
+    JVMTI_EVENT_CLASS_LOAD,
+    JVMTI_EVENT_CLASS_PREPARE,
+    JVMTI_EVENT_COMPILED_METHOD_LOAD,
+    JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+    JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+    JVMTI_EVENT_GARBAGE_COLLECTION_START,
+    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+};
+
+/* Turn the agent's events on (JVMTI_ENABLE) or off (JVMTI_DISABLE). */
+static void set_events(jvmtiEventMode mode)
+{
+    size_t i;
+    for (i = 0; i < sizeof agent_events / sizeof agent_events[0]; i++)
+        (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, agent_events[i], NULL);
 }
 
 static int setup_jvmti(void)
 {
-    static const jvmtiEvent events[] = {
-        JVMTI_EVENT_VM_INIT,
-        JVMTI_EVENT_VM_DEATH,
-        JVMTI_EVENT_THREAD_START,
-        JVMTI_EVENT_THREAD_END,
-        JVMTI_EVENT_CLASS_LOAD,
-        JVMTI_EVENT_CLASS_PREPARE,
-        JVMTI_EVENT_COMPILED_METHOD_LOAD,
-        JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-        JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-        JVMTI_EVENT_GARBAGE_COLLECTION_START,
-        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
-    };
     jvmtiEnv *j = g.jvmti;
     jvmtiCapabilities caps;
     jvmtiEventCallbacks cb;
-    size_t i;
 
     memset(&caps, 0, sizeof caps);
     caps.can_get_source_file_name = 1;
@@ -1287,8 +1324,7 @@ static int setup_jvmti(void)
     cb.GarbageCollectionFinish = on_gc_finish;
     if ((*j)->SetEventCallbacks(j, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE)
         return -1;
-    for (i = 0; i < sizeof events / sizeof events[0]; i++)
-        (*j)->SetEventNotificationMode(j, JVMTI_ENABLE, events[i], NULL);
+    set_events(JVMTI_ENABLE);
     return 0;
 }
 
@@ -1303,21 +1339,44 @@ static int install_handler(void)
     return sigaction(SIGPROF, &sa, NULL);
 }
 
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+/* Forget what a previous recording in this VM run left (a stop, then
+ * another attach).  Under g.lock, with no recording running. */
+static void reset_recording_locked(void)
+{
+    vmp_jvmti__idset_free(&g.functions);
+    vmp_jvmti__codemap_free(&g.code);
+    g.next_code_id = 0;
+    g.dead = 0;
+    g.warned_write = 0;
+    g.threads_unsampled = 0;
+    atomic_store(&g.stop_service, 0);
+    atomic_store(&g.gc_tail, atomic_load(&g.gc_head));
+    atomic_store(&g.gc_lost, 0);
+}
+
+/* The JVMTI environment of `vm` into g.jvmti, and AsyncGetCallTrace.
+ * @return 0, or -1 (said on stderr). */
+static int get_jvmti(JavaVM *vm)
+{
+    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&g.jvmti, JVMTI_VERSION_1_2) != JNI_OK ||
+        g.jvmti == NULL) {
+        g.jvmti = NULL;
+        fprintf(stderr, "vmp: JVMTI is not available; not profiling\n");
+        return -1;
+    }
+    g.vm = vm;
+    g.agct = (agct_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    if (g.agct == NULL)
+        fprintf(stderr, "vmp: AsyncGetCallTrace not found; every sample will fail\n");
+    return 0;
+}
+
+/* Parse `options` into g.opts; each problem is one line on stderr. */
+static void parse_options(const char *options)
 {
     char warn[1024];
     const char *line;
 
-    (void)reserved;
-    if (g.jvmti != NULL) {
-        fprintf(stderr, "vmp: agent loaded twice; ignoring the second copy\n");
-        return JNI_OK;
-    }
-    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&g.jvmti, JVMTI_VERSION_1_2) != JNI_OK ||
-        g.jvmti == NULL) {
-        fprintf(stderr, "vmp: JVMTI is not available; not profiling\n");
-        return JNI_OK;
-    }
     vmp_jvmti__parse_options(&g.opts, options, (long)getpid(), warn, sizeof warn);
     for (line = warn; *line != '\0';) {
         const char *nl = strchr(line, '\n');
@@ -1325,12 +1384,20 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "vmp: %.*s\n", len, line);
         line += len + (nl != NULL);
     }
-    g.agct = (agct_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
-    if (g.agct == NULL)
-        fprintf(stderr, "vmp: AsyncGetCallTrace not found; every sample will fail\n");
+}
+
+/* Ask for the JVMTI events, choose the clock, open the file and install
+ * the handler (g.opts parsed).  Sampling starts in start_live().
+ * @return VMP_JVMTI_ATTACH_OK, or why not (said on stderr; nothing is left
+ * running and no file is left behind). */
+static int begin_recording(void)
+{
+    pthread_mutex_lock(&g.lock);
+    reset_recording_locked();
+    pthread_mutex_unlock(&g.lock);
     if (setup_jvmti() != 0) {
         fprintf(stderr, "vmp: cannot set up JVMTI events; not profiling\n");
-        return JNI_OK;
+        return VMP_JVMTI_ATTACH_NO_JVMTI;
     }
     if (g.opts.mode == VMP_JVMTI_MODE_CPU) {
         char why[256];
@@ -1338,20 +1405,88 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         if (why[0])
             fprintf(stderr, "vmp: %s\n", why);
     }
-    open_writer();
-    if (g.w != NULL && install_handler() != 0) {
-        fprintf(stderr, "vmp: cannot install the SIGPROF handler: %s\n", strerror(errno));
-        pthread_mutex_lock(&g.lock);
-        g.dead = 1;
-        pthread_mutex_unlock(&g.lock);
+    if (open_writer() != 0) {
+        set_events(JVMTI_DISABLE);
+        return VMP_JVMTI_ATTACH_NO_FILE;
     }
+    atomic_store(&g.recording, 1);
+    if (install_handler() != 0) {
+        fprintf(stderr, "vmp: cannot install the SIGPROF handler: %s\n", strerror(errno));
+        stop_recording();
+        set_events(JVMTI_DISABLE);
+        unlink(g.opts.file);
+        return VMP_JVMTI_ATTACH_NO_JVMTI;
+    }
+    return VMP_JVMTI_ATTACH_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    if (g.jvmti != NULL) {
+        fprintf(stderr, "vmp: agent loaded twice; ignoring the second copy\n");
+        return JNI_OK;
+    }
+    if (get_jvmti(vm) != 0)
+        return JNI_OK;
+    parse_options(options);
+    if (begin_recording() == VMP_JVMTI_ATTACH_OK)
+        g.recorded = 1;
+    /* sampling starts at VMInit */
     return JNI_OK;
+}
+
+/* Loaded into a running JVM (vmp record --pid): start recording now, or
+ * stop the recording when `options` is VMP_JVMTI_STOP_OPTION.  Runs on the
+ * JVM's attach listener thread, one request at a time.  HotSpot unloads the
+ * library when this returns non-zero, so a failure leaves nothing of the
+ * agent running unless an earlier recording keeps the library loaded. */
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    JNIEnv *jni = NULL;
+    jthread self = NULL;
+    int rc;
+
+    (void)reserved;
+    if (options != NULL && strcmp(options, VMP_JVMTI_STOP_OPTION) == 0) {
+        if (!atomic_load(&g.recording))
+            return VMP_JVMTI_ATTACH_IDLE;
+        stop_recording();
+        set_events(JVMTI_DISABLE);
+        return VMP_JVMTI_ATTACH_OK;
+    }
+    if (atomic_load(&g.recording))
+        return VMP_JVMTI_ATTACH_BUSY;
+    if (g.jvmti == NULL && get_jvmti(vm) != 0)
+        return VMP_JVMTI_ATTACH_NO_JVMTI;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || jni == NULL ||
+        (*g.jvmti)->GetCurrentThread(g.jvmti, &self) != JVMTI_ERROR_NONE)
+        rc = VMP_JVMTI_ATTACH_NO_JVMTI;
+    else {
+        parse_options(options);
+        /* the threads that ran before: only a scan finds them */
+        if (g.opts.threads == VMP_JVMTI_THREADS_JAVA)
+            fprintf(stderr, "vmp: threads=java: an attached agent samples every thread\n");
+        g.opts.threads = VMP_JVMTI_THREADS_ALL;
+        rc = begin_recording();
+    }
+    if (rc != VMP_JVMTI_ATTACH_OK) {
+        if (!g.recorded) { /* the JVM unloads the library: no callback may remain */
+            (*g.jvmti)->DisposeEnvironment(g.jvmti);
+            g.jvmti = NULL;
+        }
+        return rc;
+    }
+    g.recorded = 1;
+    start_live(jni, self, 0);
+    (*jni)->DeleteLocalRef(jni, self);
+    return VMP_JVMTI_ATTACH_OK;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 {
     (void)vm;
-    shutdown_agent();
+    stop_recording();
     /* This code may be unmapped after return; a late SIGPROF must not land here.
      * Every clock is gone, so ignoring the signal loses nothing. */
     signal(SIGPROF, SIG_IGN);

@@ -11,16 +11,13 @@
 
 #include "vmp_jvmti_unwind.h"
 
-#define TLS_IE __attribute__((tls_model("initial-exec")))
-
 static struct {
     int ok;
     uint64_t anchor; /* JavaThread::_anchor */
     uint64_t sp;     /* JavaFrameAnchor::_last_Java_sp */
     uint64_t pc;     /* JavaFrameAnchor::_last_Java_pc */
+    intptr_t env;    /* a JNIEnv's address minus its JavaThread's */
 } off;
-
-static __thread uintptr_t tls_java_thread TLS_IE; /* the JavaThread, 0 == none */
 
 static int sym_u64(const char *name, uint64_t *out)
 {
@@ -31,8 +28,29 @@ static int sym_u64(const char *name, uint64_t *out)
     return 1;
 }
 
-int vmp_jvmti__anchor_init(void)
+/* The JavaThread of `thread` (java.lang.Thread.eetop) into *out. */
+static int eetop_of(JNIEnv *jni, jthread thread, uintptr_t *out)
 {
+    jclass cls;
+    jfieldID eetop;
+
+    *out = 0;
+    if (jni == NULL || thread == NULL)
+        return 0;
+    cls = (*jni)->GetObjectClass(jni, thread);
+    eetop = cls ? (*jni)->GetFieldID(jni, cls, "eetop", "J") : NULL;
+    if (eetop != NULL)
+        *out = (uintptr_t)(*jni)->GetLongField(jni, thread, eetop);
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (cls != NULL)
+        (*jni)->DeleteLocalRef(jni, cls);
+    return *out != 0;
+}
+
+int vmp_jvmti__anchor_init(JNIEnv *jni, jthread thread)
+{
+    uintptr_t java_thread;
     char *const *table = (char *const *)dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
     uint64_t stride, type_off, field_off, offset_off;
     const char *e;
@@ -60,37 +78,21 @@ int vmp_jvmti__anchor_init(void)
         else if (strcmp(type, "JavaFrameAnchor") == 0 && strcmp(field, "_last_Java_pc") == 0)
             off.pc = o, found |= 4;
     }
-    off.ok = found == 7;
+    if (found == 7 && eetop_of(jni, thread, &java_thread) && java_thread != 0) {
+        off.env = (intptr_t)jni - (intptr_t)java_thread;
+        off.ok = off.env > 0 && off.env < 65536;
+    }
     return off.ok;
 }
 
-void vmp_jvmti__anchor_thread(JNIEnv *jni, jthread thread)
+int vmp_jvmti__anchor_make_walkable(JNIEnv *env)
 {
-    jclass cls;
-    jfieldID eetop;
-    uintptr_t t = 0;
-
-    if (jni != NULL && thread != NULL && off.ok) {
-        cls = (*jni)->GetObjectClass(jni, thread);
-        eetop = cls ? (*jni)->GetFieldID(jni, cls, "eetop", "J") : NULL;
-        if (eetop != NULL)
-            t = (uintptr_t)(*jni)->GetLongField(jni, thread, eetop);
-        if ((*jni)->ExceptionCheck(jni))
-            (*jni)->ExceptionClear(jni);
-        if (cls != NULL)
-            (*jni)->DeleteLocalRef(jni, cls);
-    }
-    tls_java_thread = t;
-}
-
-int vmp_jvmti__anchor_make_walkable(void)
-{
-    uintptr_t t = tls_java_thread;
+    uintptr_t t = (uintptr_t)env - (uintptr_t)off.env;
     volatile uintptr_t *sp_p, *pc_p;
     uintptr_t sp;
     uint64_t ret;
 
-    if (t == 0 || !off.ok)
+    if (env == NULL || !off.ok)
         return 0;
     sp_p = (volatile uintptr_t *)(t + off.anchor + off.sp);
     pc_p = (volatile uintptr_t *)(t + off.anchor + off.pc);
@@ -103,9 +105,9 @@ int vmp_jvmti__anchor_make_walkable(void)
     return 1;
 }
 
-void vmp_jvmti__anchor_restore(void)
+void vmp_jvmti__anchor_restore(JNIEnv *env)
 {
-    uintptr_t t = tls_java_thread;
-    if (t != 0 && off.ok)
+    uintptr_t t = (uintptr_t)env - (uintptr_t)off.env;
+    if (env != NULL && off.ok)
         *(volatile uintptr_t *)(t + off.anchor + off.pc) = 0;
 }

@@ -8,7 +8,9 @@
  * AsyncGetCallTrace gives up with ticks_unknown_not_Java.  As HotSpot does,
  * the pc is the return address just below that sp: the handler sets it for
  * the duration of one AsyncGetCallTrace call and clears it again.  Field
- * offsets come from the VM's own table of them (gHotSpotVMStructs).
+ * offsets come from the VM's own table of them (gHotSpotVMStructs); a
+ * thread's JavaThread from its JNIEnv, a field of the JavaThread at a fixed
+ * offset (so that threads that ran before the agent came need nothing).
  *
  * Internal to libvmp-jvmti.  vmp_jvmti__anchor_make_walkable() and
  * vmp_jvmti__anchor_restore() are async-signal-safe and act on the calling
@@ -19,22 +21,21 @@
 
 #include <jvmti.h>
 
-/** Find the anchor's field offsets in libjvm's gHotSpotVMStructs.  Outside
- *  any handler.  @return 1 when found, else 0 (the retry is then off). */
-int vmp_jvmti__anchor_init(void);
+/** Find the anchor's field offsets in libjvm's gHotSpotVMStructs, and
+ *  where a thread's JNIEnv lies in its JavaThread (from the calling Java
+ *  thread: `jni` is its JNIEnv, `thread` its jthread, whose field eetop is
+ *  the JavaThread).  Outside any handler.  @return 1 when found, else 0
+ *  (the retry is then off). */
+int vmp_jvmti__anchor_init(JNIEnv *jni, jthread thread);
 
-/** Remember the calling thread's JavaThread (java.lang.Thread.eetop of
- *  `thread`, its own jthread), or forget it (`jni` or `thread` NULL: at
- *  ThreadEnd, before the VM frees it).  Outside any handler. */
-void vmp_jvmti__anchor_thread(JNIEnv *jni, jthread thread);
-
-/** If this thread's anchor has a last Java sp but no pc, set the pc to the
- *  return address stored just below the sp (read only when mapped).
- *  @return 1 when it did (call vmp_jvmti__anchor_restore() after
+/** If the anchor of the calling thread (`env` its JNIEnv) has a last Java
+ *  sp but no pc, set the pc to the return address stored just below the sp
+ *  (read only when mapped).  @return 1 when it did (call
+ *  vmp_jvmti__anchor_restore() with the same `env` after
  *  AsyncGetCallTrace), else 0.  ASYNC-SIGNAL-SAFE. */
-int vmp_jvmti__anchor_make_walkable(void);
+int vmp_jvmti__anchor_make_walkable(JNIEnv *env);
 
 /** Clear the pc that vmp_jvmti__anchor_make_walkable() set.  ASYNC-SIGNAL-SAFE. */
-void vmp_jvmti__anchor_restore(void);
+void vmp_jvmti__anchor_restore(JNIEnv *env);
 
 #endif

@@ -33,10 +33,11 @@ vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid)
     return NULL;
 }
 
-vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames)
+vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames, size_t java_frame_size)
 {
     vmp_jvmti_thread *t = NULL;
     vmp_frame *buf;
+    void *java;
     size_t i;
 
     for (i = 0; i < bound && t == NULL; i++) {
@@ -47,12 +48,17 @@ vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames)
         t = &slots[bound];
     if (t == NULL || (buf = malloc(frames * sizeof *buf)) == NULL)
         return NULL;
+    if ((java = malloc(frames * (java_frame_size ? java_frame_size : 1))) == NULL) {
+        free(buf);
+        return NULL;
+    }
     if (t == &slots[bound])
         __atomic_store_n(&bound, bound + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&t->status, VMP_JVMTI_SLOT_FREE, __ATOMIC_RELEASE);
     memset(&t->java, 0, sizeof *t - offsetof(vmp_jvmti_thread, java));
     t->clock.fd = -1;
     t->frames = buf;
+    t->java_frames = java;
     /* a handler looking for another tid skips it; its own thread finds it
      * only once published */
     __atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
@@ -69,7 +75,9 @@ void vmp_jvmti__threads_release(vmp_jvmti_thread *t)
     __atomic_store_n(&t->status, VMP_JVMTI_SLOT_FREE, __ATOMIC_RELEASE);
     __atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
     free(t->frames);
+    free(t->java_frames);
     t->frames = NULL;
+    t->java_frames = NULL;
 }
 
 size_t vmp_jvmti__threads_bound(void)

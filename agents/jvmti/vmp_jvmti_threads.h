@@ -54,6 +54,8 @@ typedef struct vmp_jvmti_thread {
     uint32_t scans; /* scans that have seen it */
     vmp_jvmti_clock clock;
     vmp_frame *frames; /* the handler's frame buffer (malloc'd, depth + 1) */
+    void *java_frames; /* AsyncGetCallTrace's frame buffer (malloc'd, as many
+                          entries of the size given to the claim) */
     char comm[16];     /* the kernel's name, read when found */
 } vmp_jvmti_thread;
 
@@ -61,17 +63,18 @@ typedef struct vmp_jvmti_thread {
 vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid);
 
 /** A free slot for `tid`, zeroed but for `clock.fd` (-1), with a frame
- *  buffer of `frames` entries, its status FREE: the caller fills it, then
+ *  buffer of `frames` entries and a Java frame buffer of `frames` entries
+ *  of `java_frame_size` bytes, its status FREE: the caller fills it, then
  *  publishes it with vmp_jvmti__threads_set_status().  Under the caller's lock.
  *  @return NULL when every slot is taken or memory is short. */
-vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames);
+vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames, size_t java_frame_size);
 
 /** Set `t`'s status: LIVE makes a claimed slot visible to its thread's
  *  signal handler; a RETIRED slot is no longer found by it.  Under the
  *  lock. */
 void vmp_jvmti__threads_set_status(vmp_jvmti_thread *t, int status);
 
-/** Free `t` and its frame buffer (its clock must be stopped) once its thread
+/** Free `t` and its frame buffers (its clock must be stopped) once its thread
  *  is gone, or once no handler can run any more.  Under the lock. */
 void vmp_jvmti__threads_release(vmp_jvmti_thread *t);
 

@@ -483,10 +483,12 @@ int vmp_jvmti__unwind_init(void)
     self_pid = getpid();
     if (process_vm_readv(self_pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof got || got != probe)
         return 0;
-    addr_space = unw_create_addr_space(&accessors, 0);
+    if (addr_space == NULL) /* kept from an earlier recording */
+        addr_space = unw_create_addr_space(&accessors, 0);
     if (addr_space == NULL)
         return 0;
     unw_set_caching_policy(addr_space, UNW_CACHE_GLOBAL);
+    unw_flush_cache(addr_space, 0, 0);
     t = build_table();
     if (t == NULL) {
         unw_destroy_addr_space(addr_space);

@@ -198,7 +198,7 @@ static void test_tasks_and_table(void)
     CHECK(vmp_jvmti__task_comm(999999999u, comm, sizeof comm) == -1 && comm[0] == '\0');
 
     CHECK(vmp_jvmti__threads_self() == NULL);
-    t = vmp_jvmti__threads_claim(me, 8);
+    t = vmp_jvmti__threads_claim(me, 8, 16);
     CHECK(t != NULL && t->frames != NULL && t->clock.fd == -1);
     CHECK(vmp_jvmti__threads_find(me) == t);
     CHECK(vmp_jvmti__threads_self() == NULL); /* not published yet */
@@ -209,7 +209,7 @@ static void test_tasks_and_table(void)
     vmp_jvmti__threads_forget_self();
     vmp_jvmti__threads_release(t);
     CHECK(vmp_jvmti__threads_find(me) == NULL);
-    CHECK(vmp_jvmti__threads_claim(me, 8) == t); /* the slot is reused */
+    CHECK(vmp_jvmti__threads_claim(me, 8, 16) == t); /* the slot is reused */
     vmp_jvmti__threads_release(t);
 
     pthread_mutex_lock(&named_mu);
