@@ -53,6 +53,11 @@ static const char record_usage[] =
     "  --duration TIME   with --pid: stop after TIME (a number with unit ms, s,\n"
     "                    m or h; default: until Ctrl-C or --stop)\n"
     "  --stop            with --pid: stop the JVM's recording now\n"
+    "  --loop TIME       record continuously: a new complete file every TIME\n"
+    "                    (100ms to 7 days), each readable alone, named FILE\n"
+    "                    with a counter (vmp-PID-000001.vmp, ...); no sample is\n"
+    "                    lost or written twice between two files\n"
+    "  --keep N          with --loop: keep only the newest N files\n"
     "  --interval TIME   sampling interval: a number with unit ns, us, ms or s\n"
     "                    (default 1ms)\n"
     "  --mode MODE       cpu: sample each thread per interval of its CPU time\n"
@@ -191,6 +196,80 @@ static void summarize(const char *path)
     vmp_reader_close(r);
 }
 
+/* File `n` of a recording on `file`: `file` itself, or with `loop` its
+ * numbered file (vmp_jvmti_loop_path()). */
+static void recording_file(char *out, size_t size, const char *file, int loop, uint64_t n)
+{
+    if (!loop || vmp_jvmti_loop_path(out, size, file, n) != 0)
+        snprintf(out, size, "%s", file);
+}
+
+/* The numbers of the first and last files of a loop on `file` that exist
+ * (read from its directory).  @return 0, or -1 when there is none. */
+static int loop_range(const char *file, uint64_t *first, uint64_t *last)
+{
+    char dir[PATH_MAX], probe[PATH_MAX];
+    const char *slash = strrchr(file, '/');
+    size_t stem_len, sfx_len;
+    struct dirent *e;
+    DIR *d;
+
+    /* the name of file 0 gives the stem and the suffix around the number */
+    if (vmp_jvmti_loop_path(probe, sizeof probe, slash ? slash + 1 : file, 0) != 0)
+        return -1;
+    stem_len = strlen(probe) - strlen(strstr(probe, "-000000")) + 1;
+    sfx_len = strlen(probe) - stem_len - 6;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) + 1 : 1, slash ? file : ".");
+    d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    *first = UINT64_MAX;
+    *last = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name), digits;
+        uint64_t n;
+        if (len < stem_len + 6 + sfx_len || strncmp(e->d_name, probe, stem_len) != 0 ||
+            strcmp(e->d_name + len - sfx_len, probe + strlen(probe) - sfx_len) != 0)
+            continue;
+        digits = len - stem_len - sfx_len;
+        if (digits > 12 || strspn(e->d_name + stem_len, "0123456789") != digits)
+            continue;
+        n = strtoull(e->d_name + stem_len, NULL, 10);
+        *first = n < *first ? n : *first;
+        *last = n > *last ? n : *last;
+    }
+    closedir(d);
+    return *last > 0 ? 0 : -1;
+}
+
+/* The summary of each file of the recording (the last one when there are
+ * many).  @return 1 when there was a file. */
+static int summarize_recording(const char *file, int loop)
+{
+    char path[PATH_MAX];
+    uint64_t first, last, n;
+
+    if (!loop) {
+        if (!readable(file))
+            return 0;
+        summarize(file);
+        return 1;
+    }
+    if (loop_range(file, &first, &last) != 0)
+        return 0;
+    if (last - first >= 20) {
+        fprintf(stderr, "vmp record: %" PRIu64 " files, numbers %" PRIu64 " to %" PRIu64 "\n",
+                last - first + 1, first, last);
+        first = last;
+    }
+    for (n = first; n <= last; n++) {
+        recording_file(path, sizeof path, file, 1, n);
+        if (readable(path))
+            summarize(path);
+    }
+    return 1;
+}
+
 /* A duration: digits, then ms, s, m or h (none: s).  @return 0, or -1. */
 static int parse_duration(const char *s, uint64_t *ms)
 {
@@ -280,13 +359,18 @@ static int attach_agent(pid_t pid, const char *agent, const char *options)
 }
 
 /* vmp record --pid: attach, wait, stop, summarize. */
-static int record_pid(
-    pid_t pid, const char *agent, const char *file, const char *options, uint64_t duration_ms)
+static int record_pid(pid_t pid,
+                      const char *agent,
+                      const char *file,
+                      int loop,
+                      const char *options,
+                      uint64_t duration_ms)
 {
     struct timespec start, now;
     struct stat st;
     int rc, exited = 0, stopped_elsewhere = 0;
-    char msg[512];
+    char msg[512], path[PATH_MAX];
+    uint64_t cur = 1; /* the loop's file being written */
 
     if (vmp_attach_check(pid, msg, sizeof msg) != 0)
         return vmp_cli_fail("record", "%s", msg);
@@ -310,9 +394,9 @@ static int record_pid(
     default:
         return vmp_cli_fail("record", "process %ld: the agent failed (code %d)", (long)pid, rc);
     }
-    if (stat(file, &st) != 0)
-        memset(&st, 0, sizeof st);
-    fprintf(stderr, "vmp record: recording process %ld into %s\n", (long)pid, file);
+    recording_file(path, sizeof path, file, loop, cur);
+    fprintf(stderr, "vmp record: recording process %ld into %s%s\n", (long)pid, path,
+            loop ? " and the next files" : "");
     interrupted = 0;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
@@ -331,7 +415,13 @@ static int record_pid(
         }
         if (interrupted || (duration_ms > 0 && elapsed_ms >= duration_ms))
             break;
-        if (st.st_ino != 0 && holds_file(pid, &st) == 0) {
+        for (; loop; cur++) { /* the newest file */
+            recording_file(path, sizeof path, file, loop, cur + 1);
+            if (!readable(path))
+                break;
+        }
+        recording_file(path, sizeof path, file, loop, cur);
+        if (stat(path, &st) == 0 && holds_file(pid, &st) == 0) {
             /* closed by vmp record --pid PID --stop, or at the JVM's exit
              * (VMDeath), which ends the process soon after */
             for (int i = 0; i < 60 && process_alive(pid); i++)
@@ -350,13 +440,10 @@ static int record_pid(
         else if (rc < 0)
             return 1;
     }
-    if (exited) {
-        /* At its exit the agent closes the file, unless the JVM was killed. */
-        if (readable(file))
-            summarize(file);
+    /* At the JVM's exit the agent closes the file, unless it was killed. */
+    summarize_recording(file, loop);
+    if (exited)
         return vmp_cli_fail("record", "process %ld exited during the recording", (long)pid);
-    }
-    summarize(file);
     return 0;
 }
 
@@ -392,13 +479,16 @@ int vmp_cmd_record(int argc, char **argv)
                                              {"pid", required_argument, NULL, 'p'},
                                              {"duration", required_argument, NULL, 'D'},
                                              {"stop", no_argument, NULL, 'S'},
+                                             {"loop", required_argument, NULL, 'l'},
+                                             {"keep", required_argument, NULL, 'k'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
+    const char *loop = NULL, *keep = NULL;
     int stop = 0;
-    uint64_t duration_ms = 0;
+    uint64_t duration_ms = 0, loop_ms = 0;
     char *tail; /* the agent's options but its file */
     size_t tail_len;
     char labels[4096] = ""; /* ",label=K:V" agent options, escaped */
@@ -443,6 +533,12 @@ int vmp_cmd_record(int argc, char **argv)
         case 'S':
             stop = 1;
             break;
+        case 'l':
+            loop = optarg;
+            break;
+        case 'k':
+            keep = optarg;
+            break;
         case 'L': {
             const char *eq = strchr(optarg, '=');
             if (eq == NULL || eq == optarg)
@@ -485,6 +581,15 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (duration != NULL && parse_duration(duration, &duration_ms) != 0)
         return vmp_cli_usage_error("record", "bad duration '%s' (e.g. 30s, 500ms, 5m)", duration);
+    if (loop != NULL &&
+        (parse_duration(loop, &loop_ms) != 0 || loop_ms < 100 || loop_ms > 7 * 24 * 3600 * 1000ull))
+        return vmp_cli_usage_error("record", "bad loop period '%s' (100ms to 7 days, e.g. 60s)",
+                                   loop);
+    if (keep != NULL && loop == NULL)
+        return vmp_cli_usage_error("record", "--keep needs --loop");
+    if (keep != NULL && (strspn(keep, "0123456789") != strlen(keep) || strlen(keep) > 7 ||
+                         atol(keep) < 1 || atol(keep) > 1000000))
+        return vmp_cli_usage_error("record", "bad --keep '%s' (1 to 1000000)", keep);
     if (!valid_interval(interval))
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
     if (strcmp(mode, "cpu") != 0 && strcmp(mode, "wall") != 0)
@@ -514,13 +619,16 @@ int vmp_cmd_record(int argc, char **argv)
     if (unsafe_for_agent(agent))
         return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
     tail_len = strlen(interval) + strlen(mode) + strlen(depth) + strlen(sampler) +
-               (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len + 128;
+               (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len + 192;
     tail = malloc(tail_len);
     if (tail == NULL)
         return vmp_cli_fail("record", "out of memory");
     snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s%s", interval,
              mode, depth, sampler, metadata, threads ? ",threads=" : "", threads ? threads : "",
              labels);
+    if (loop_ms > 0)
+        snprintf(tail + strlen(tail), tail_len - strlen(tail), ",loop=%" PRIu64 "ms%s%s", loop_ms,
+                 keep ? ",keep=" : "", keep ? keep : "");
     if (pid_arg != NULL) {
         char cwd[PATH_MAX], *opts;
         size_t len;
@@ -549,7 +657,7 @@ int vmp_cmd_record(int argc, char **argv)
             return vmp_cli_fail("record", "out of memory");
         }
         snprintf(opts, len, "file=%s,%s", file, tail);
-        ret = record_pid(pid, agent, file, opts, duration_ms);
+        ret = record_pid(pid, agent, file, loop_ms > 0, opts, duration_ms);
         free(opts);
         free(tail);
         return ret;
@@ -596,13 +704,12 @@ int vmp_cmd_record(int argc, char **argv)
     }
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);
-    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126 && !readable(file))
-        return WEXITSTATUS(status);
-    if (readable(file))
-        summarize(file);
-    else
+    if (!summarize_recording(file, loop_ms > 0)) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
+            return WEXITSTATUS(status);
         fprintf(stderr, "vmp record: no profile was written to %s (was the command a JVM?)\n",
                 file);
+    }
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);

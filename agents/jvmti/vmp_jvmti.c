@@ -12,8 +12,10 @@
  * so far (GenerateEvents), finds the threads alive, starts the service
  * thread and sampling.  Agent_OnAttach (vmp record --pid) does both at once
  * in a running JVM, and its "stop" option ends the recording; a later
- * attach starts another.  Each Java thread registers itself in ThreadStart
- * (JNIEnv in initial-exec TLS, a slot of the thread table with its frame
+ * attach starts another.  With the loop option a rotator thread starts a
+ * new file every period (rotate(): the next output is filled while both
+ * receive every description, then the handler's writer is switched).  Each Java thread registers
+ * itself in ThreadStart (JNIEnv in initial-exec TLS, a slot of the thread table with its frame
  * buffers and, in cpu mode, its own sampling clock, a perf event or a POSIX
  * timer, vmp_jvmti_clock.h); every other thread (GC, JIT compilers, native
  * threads, and Java threads that ran before an attach) gets a slot from the
@@ -134,6 +136,17 @@ typedef void (*agct_fn)(agct_trace *trace, jint depth, void *ucontext);
 
 #define GC_RING 256
 
+/* One output file and what it has been told.  A recording has one; a
+ * recording with the loop option has a second one while it fills the next
+ * file, and every description goes to both. */
+typedef struct output {
+    vmp_writer *w;             /* NULL: none; the handler reads g.out.w */
+    uint64_t zone;             /* its code zone (the code cache) */
+    vmp_jvmti_idset functions; /* the methods described to it */
+    vmp_jvmti_codemap code;    /* its live code objects */
+    char path[VMP_JVMTI_PATH_MAX];
+} output;
+
 static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
@@ -142,18 +155,22 @@ static struct {
     int recorded; /* a recording started once: the JVM keeps the library */
 
     pthread_mutex_t lock; /* guards everything below up to the atomics */
-    vmp_writer *w;        /* NULL: not open, failed, or closed */
+    output out;           /* the file samples go to; out.w NULL: none */
+    output next;          /* loop: the next file while it is filled */
+    uint64_t file_no;     /* loop: the number of out's file (vmp_jvmti_loop_path) */
     int dead;             /* recording stopped (VMDeath, stop): register nothing more */
     int warned_write;
     int mechanism; /* cpu mode: enum vmp_jvmti_mechanism */
-    uint64_t zone;
     uint64_t next_code_id;
-    vmp_jvmti_idset functions;
-    vmp_jvmti_codemap code;
     uint64_t threads_unsampled; /* found with every slot taken */
     char process_comm[16];      /* the kernel's name of the process */
     int service_started;
     pthread_t service;
+    int rotator_started; /* loop: the thread that starts each new file */
+    pthread_t rotator;
+    pthread_mutex_t rotate_mu; /* with rotate_cv: wakes the rotator to stop */
+    pthread_cond_t rotate_cv;
+    int stop_rotator; /* rotate_mu */
 
     atomic_int sampling;   /* the handler samples only while 1 */
     atomic_int in_handler; /* handlers running now */
@@ -164,11 +181,18 @@ static struct {
     _Atomic uint64_t gc_tail; /* written by the consumer, under `lock` */
     uint64_t gc_ring[GC_RING][2];
     _Atomic uint64_t gc_lost;
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .rotate_mu = PTHREAD_MUTEX_INITIALIZER,
+       .rotate_cv = PTHREAD_COND_INITIALIZER};
+
+/* The outputs in the order descriptions go to them; skip those not open. */
+static output *const outputs[2] = {&g.out, &g.next};
+#define N_OUTPUTS 2
 
 /* A Java thread's own data; set at ThreadStart, read by the handler. */
 static __thread JNIEnv *tls_env TLS_IE;
 static __thread int tls_registered_before TLS_IE; /* attached to the VM again */
+static __thread int tls_agent_thread TLS_IE;      /* the agent's own: not sampled */
 
 static uint64_t now_ns(void)
 {
@@ -183,7 +207,7 @@ static void check_write(vmp_status st)
     if ((st == VMP_ERR_CLOSED || st == VMP_ERR_IO) && !g.warned_write) {
         g.warned_write = 1;
         fprintf(stderr, "vmp: cannot write %s: %s; the program continues without profiling\n",
-                g.opts.file, vmp_status_str(st));
+                g.out.path, vmp_status_str(st));
     }
 }
 
@@ -304,7 +328,7 @@ static JNIEnv *env_of_self(void)
 
 static void take_sample(vmp_jvmti_thread *t, void *uc)
 {
-    vmp_writer *w = g.w;
+    vmp_writer *w = __atomic_load_n(&g.out.w, __ATOMIC_SEQ_CST);
     JNIEnv *env = tls_env;
     agct_frame *af = t->java_frames;
     vmp_frame *vf = t->frames;
@@ -444,14 +468,19 @@ static void define_method(jmethodID m, const char *scope, const char *file)
     jlocation lo = 0, hi = -1;
     uint32_t *lines = NULL;
     vmp_function fn;
-    int added;
+    vmp_writer *need[N_OUTPUTS]; /* the outputs that lack it */
+    int n_need = 0, i, k2;
 
     if (m == NULL)
         return;
     pthread_mutex_lock(&g.lock);
-    added = g.w != NULL ? vmp_jvmti__idset_add(&g.functions, (uint64_t)(uintptr_t)m) : 0;
+    for (i = 0; i < N_OUTPUTS; i++) {
+        output *o = outputs[i];
+        if (o->w != NULL && vmp_jvmti__idset_add(&o->functions, (uint64_t)(uintptr_t)m) == 1)
+            need[n_need++] = o->w;
+    }
     pthread_mutex_unlock(&g.lock);
-    if (added != 1)
+    if (n_need == 0)
         return;
 
     memset(&fn, 0, sizeof fn);
@@ -482,9 +511,15 @@ static void define_method(jmethodID m, const char *scope, const char *file)
         hi < (jlocation)UINT32_MAX)
         fn.bytecode_size = (uint32_t)hi + 1;
 
+    /* to the outputs that lacked it and are still open (a loop may have
+     * moved the next file to out, or closed out, meanwhile) */
     pthread_mutex_lock(&g.lock);
-    if (g.w != NULL)
-        check_write(vmp_writer_function(g.w, &fn));
+    for (i = 0; i < N_OUTPUTS; i++) {
+        for (k2 = 0; k2 < n_need; k2++) {
+            if (outputs[i]->w != NULL && outputs[i]->w == need[k2])
+                check_write(vmp_writer_function(outputs[i]->w, &fn));
+        }
+    }
     pthread_mutex_unlock(&g.lock);
 
     free(lines);
@@ -538,12 +573,16 @@ static void define_method_lazily(JNIEnv *jni, jmethodID m)
     jvmtiEnv *j = g.jvmti;
     jclass klass = NULL;
     char *name, *file;
-    int known;
+    int known = 1, i;
 
     if (m == NULL)
         return;
     pthread_mutex_lock(&g.lock);
-    known = vmp_jvmti__idset_has(&g.functions, (uint64_t)(uintptr_t)m);
+    for (i = 0; i < N_OUTPUTS; i++) {
+        if (outputs[i]->w != NULL &&
+            !vmp_jvmti__idset_has(&outputs[i]->functions, (uint64_t)(uintptr_t)m))
+            known = 0;
+    }
     pthread_mutex_unlock(&g.lock);
     if (known || (*j)->GetMethodDeclaringClass(j, m, &klass) != JVMTI_ERROR_NONE)
         return;
@@ -582,34 +621,42 @@ static char *method_display_name(jmethodID m)
 
 /* ---- Code objects (spec.md §5.7, §5.10) --------------------------------------- */
 
-/* Add a code object; frees whatever it overlaps first (R-GEN-4).  Called
- * with g.lock held.  A repeat of a live object (GenerateEvents replays code
- * already reported) is ignored. */
-static void add_code_locked(vmp_code_object *co, uint64_t tag)
+/* Add a code object to output `o`; frees whatever it overlaps first
+ * (R-GEN-4).  Called with g.lock held.  A repeat of a live object
+ * (GenerateEvents replays code already reported) is ignored. */
+static void add_code_to(output *o, vmp_code_object *co, uint64_t tag)
 {
     const vmp_jvmti_code *same;
     vmp_jvmti_code c;
     uint64_t ids[16];
     size_t n, i;
 
-    if (g.w == NULL || co->size == 0)
+    if (o->w == NULL || co->size == 0)
         return;
-    same = vmp_jvmti__codemap_at(&g.code, co->start);
+    same = vmp_jvmti__codemap_at(&o->code, co->start);
     if (same != NULL && same->size == co->size && same->tag == tag)
         return;
-    while ((n = vmp_jvmti__codemap_overlaps(&g.code, ids, 16, co->start, co->size)) > 0) {
+    while ((n = vmp_jvmti__codemap_overlaps(&o->code, ids, 16, co->start, co->size)) > 0) {
         for (i = 0; i < n && i < 16; i++) {
-            check_write(vmp_writer_code_free(g.w, ids[i], NULL));
-            vmp_jvmti__codemap_remove(&g.code, ids[i]);
+            check_write(vmp_writer_code_free(o->w, ids[i], NULL));
+            vmp_jvmti__codemap_remove(&o->code, ids[i]);
         }
     }
     c.start = co->start;
     c.size = co->size;
     c.id = co->id = ++g.next_code_id;
     c.tag = tag;
-    co->zone = g.zone;
-    check_write(vmp_writer_code_add(g.w, co));
-    vmp_jvmti__codemap_insert(&g.code, &c);
+    co->zone = o->zone;
+    check_write(vmp_writer_code_add(o->w, co));
+    vmp_jvmti__codemap_insert(&o->code, &c);
+}
+
+/* add_code_to() every output.  With g.lock held. */
+static void add_code_locked(vmp_code_object *co, uint64_t tag)
+{
+    int i;
+    for (i = 0; i < N_OUTPUTS; i++)
+        add_code_to(outputs[i], co, tag);
 }
 
 static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti,
@@ -670,16 +717,20 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti,
                                               const void *code_addr)
 {
     const vmp_jvmti_code *c;
+    int i;
 
     (void)jvmti;
     pthread_mutex_lock(&g.lock);
-    c = vmp_jvmti__codemap_at(&g.code, (uint64_t)(uintptr_t)code_addr);
-    /* The method check skips a late unload of code already replaced. */
-    if (g.w != NULL && c != NULL && c->tag == (uint64_t)(uintptr_t)method) {
-        uint64_t id = c->id;
-        check_write(vmp_writer_code_free(g.w, id, NULL));
-        check_write(vmp_writer_event(g.w, EVT_CODE_UNLOAD, 0, 0, 0, (int64_t)id, NULL));
-        vmp_jvmti__codemap_remove(&g.code, id);
+    for (i = 0; i < N_OUTPUTS; i++) {
+        output *o = outputs[i];
+        c = vmp_jvmti__codemap_at(&o->code, (uint64_t)(uintptr_t)code_addr);
+        /* The method check skips a late unload of code already replaced. */
+        if (o->w != NULL && c != NULL && c->tag == (uint64_t)(uintptr_t)method) {
+            uint64_t id = c->id;
+            check_write(vmp_writer_code_free(o->w, id, NULL));
+            check_write(vmp_writer_event(o->w, EVT_CODE_UNLOAD, 0, 0, 0, (int64_t)id, NULL));
+            vmp_jvmti__codemap_remove(&o->code, id);
+        }
     }
     pthread_mutex_unlock(&g.lock);
 }
@@ -742,13 +793,20 @@ static void write_thread_name(jthread thread, JNIEnv *jni, uint64_t tid, int end
 {
     jvmtiEnv *j = g.jvmti;
     jvmtiThreadInfo info;
+    vmp_jvmti_thread *t;
+    int i;
 
     memset(&info, 0, sizeof info);
     if (thread == NULL || (*j)->GetThreadInfo(j, thread, &info) != JVMTI_ERROR_NONE)
         memset(&info, 0, sizeof info);
     pthread_mutex_lock(&g.lock);
-    if (g.w != NULL)
-        check_write(vmp_writer_thread(g.w, tid, info.name, ended));
+    t = vmp_jvmti__threads_find(tid);
+    if (t != NULL && info.name != NULL) /* for the next file of a loop */
+        snprintf(t->name, sizeof t->name, "%s", info.name);
+    for (i = 0; i < N_OUTPUTS; i++) {
+        if (outputs[i]->w != NULL)
+            check_write(vmp_writer_thread(outputs[i]->w, tid, info.name, ended));
+    }
     pthread_mutex_unlock(&g.lock);
     jfree(info.name);
     if (jni != NULL) {
@@ -781,7 +839,7 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
     vmp_jvmti_thread *t;
     int ok = 0;
 
-    if (tls_env != NULL)
+    if (tls_env != NULL || tls_agent_thread)
         return;
     /* a thread that attaches again (DestroyJavaVM) was sampled before: its
      * CPU time since birth is in the profile already */
@@ -792,7 +850,7 @@ static void register_thread(JNIEnv *jni, jthread thread, int from_birth)
     atomic_signal_fence(memory_order_seq_cst);
 
     pthread_mutex_lock(&g.lock);
-    if (!g.dead && g.w != NULL) {
+    if (!g.dead && g.out.w != NULL) {
         /* a slot a scan found keeps its clock (from birth); a RETIRED one
          * (attached again, or found while it blocked SIGPROF) starts one */
         t = vmp_jvmti__threads_find(tid);
@@ -865,8 +923,12 @@ static void name_from_comm_locked(vmp_jvmti_thread *t, int ended)
     }
     t->role = vmp_jvmti__thread_role(t->comm);
     t->named = 1;
-    if (g.w != NULL)
-        check_write(vmp_writer_thread(g.w, t->tid, t->comm[0] ? t->comm : NULL, ended));
+    snprintf(t->name, sizeof t->name, "%s", t->comm);
+    for (int i = 0; i < N_OUTPUTS; i++) {
+        if (outputs[i]->w != NULL)
+            check_write(
+                vmp_writer_thread(outputs[i]->w, t->tid, t->comm[0] ? t->comm : NULL, ended));
+    }
 }
 
 /* One scan of /proc/self/task (under g.lock): every thread not yet in the
@@ -880,7 +942,7 @@ static void scan_threads_locked(int initial)
     unsigned char *known;
     size_t n, i;
 
-    if (g.opts.threads != VMP_JVMTI_THREADS_ALL || g.dead || g.w == NULL ||
+    if (g.opts.threads != VMP_JVMTI_THREADS_ALL || g.dead || g.out.w == NULL ||
         vmp_jvmti__list_tasks(&tids, &n) != 0)
         return;
     if (initial)
@@ -979,8 +1041,8 @@ static void drain_gc_locked(void)
 
     for (; tail != head; tail++) {
         uint64_t s = g.gc_ring[tail % GC_RING][0], e = g.gc_ring[tail % GC_RING][1];
-        if (g.w != NULL && s != 0 && e >= s)
-            check_write(vmp_writer_event(g.w, EVT_GC, s, e - s, 0, 0, NULL));
+        if (g.out.w != NULL && s != 0 && e >= s)
+            check_write(vmp_writer_event(g.out.w, EVT_GC, s, e - s, 0, 0, NULL));
     }
     atomic_store(&g.gc_tail, tail);
 }
@@ -1037,14 +1099,13 @@ static void *service_main(void *arg)
         pthread_mutex_unlock(&g.lock);
         if (t - last_modules >= 100000000u) {
             /* Libraries loaded since: their unwind tables, and their MODULE
-             * records (the writer adds only objects it has not recorded).
-             * The writer stays open until this thread is joined. */
-            vmp_status st = VMP_OK;
-            if (vmp_jvmti__unwind_refresh())
-                st = vmp_writer_add_loaded_modules(g.w);
-            if (st != VMP_OK) {
+             * records (each writer adds only objects it has not recorded). */
+            if (vmp_jvmti__unwind_refresh()) {
                 pthread_mutex_lock(&g.lock);
-                check_write(st);
+                for (int i = 0; i < N_OUTPUTS; i++) {
+                    if (outputs[i]->w != NULL)
+                        check_write(vmp_writer_add_loaded_modules(outputs[i]->w));
+                }
                 pthread_mutex_unlock(&g.lock);
             }
             last_modules = t;
@@ -1061,18 +1122,52 @@ static void *service_main(void *arg)
 
 /* ---- Life cycle ------------------------------------------------------------------ */
 
+/* Wait until no handler runs: then none uses a writer it read before
+ * (bounded: a thread stopped forever inside a handler must not hang the
+ * JVM).  @return 1 when none runs. */
+static int wait_handlers(void)
+{
+    int waited;
+    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(&g.in_handler) == 0;
+}
+
+/* Close the writer of `o` (taken out of g: nothing else uses it) and free
+ * what it was told.  `report`: one line on stderr with its totals. */
+static void close_output(output *o, int report)
+{
+    vmp_writer_totals tot;
+
+    memset(&tot, 0, sizeof tot);
+    if (vmp_writer_close(o->w, &tot) < 0 && !g.warned_write)
+        fprintf(stderr, "vmp: error writing %s: %s\n", o->path,
+                tot.write_errno ? strerror(tot.write_errno) : "write failed");
+    else if (report)
+        fprintf(stderr, "vmp: wrote %llu samples (%llu failed, %llu dropped) to %s\n",
+                (unsigned long long)tot.samples_written, (unsigned long long)tot.failed_written,
+                (unsigned long long)(tot.dropped_full + tot.dropped_write), o->path);
+    o->w = NULL;
+    vmp_jvmti__idset_free(&o->functions);
+    vmp_jvmti__codemap_free(&o->code);
+}
+
+static void stop_rotator(void);
+static int open_output(output *o, const char *path);
+
 /* Stop sampling, wait for handlers in flight and close the writer: at
  * VMDeath, at Agent_OnUnload, or asked by an attach ("stop").  Another
  * recording may start after it (begin_recording()). */
 static void stop_recording(void)
 {
-    vmp_writer_totals tot;
-    vmp_writer *w;
+    output out;
     size_t i;
-    int waited;
 
     if (!atomic_exchange(&g.recording, 0))
         return;
+    stop_rotator(); /* first: it fills and switches files */
     atomic_store(&g.sampling, 0);
     pthread_mutex_lock(&g.lock);
     g.dead = 1;
@@ -1086,23 +1181,20 @@ static void stop_recording(void)
         pthread_join(g.service, NULL);
         g.service_started = 0;
     }
-    /* Handlers that saw sampling == 1 are counted in in_handler; wait for them
-     * (bounded: a thread stopped forever inside a handler must not hang exit). */
-    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
+    /* Handlers that saw sampling == 1 are counted in in_handler. */
+    wait_handlers();
     pthread_mutex_lock(&g.lock);
     drain_gc_locked();
-    w = g.w;
-    g.w = NULL;
+    out = g.out;
+    __atomic_store_n(&g.out.w, NULL, __ATOMIC_SEQ_CST);
+    memset(&g.out.functions, 0, sizeof g.out.functions);
+    memset(&g.out.code, 0, sizeof g.out.code);
     pthread_mutex_unlock(&g.lock);
-    if (w == NULL)
+    if (out.w == NULL)
         return;
     if (atomic_load(&g.in_handler) != 0) {
         /* Leaking the writer is safer than freeing memory a handler uses. */
-        fprintf(stderr, "vmp: a sampling handler did not finish; %s left without END\n",
-                g.opts.file);
+        fprintf(stderr, "vmp: a sampling handler did not finish; %s left without END\n", out.path);
         return;
     }
     pthread_mutex_lock(&g.lock);
@@ -1116,13 +1208,7 @@ static void stop_recording(void)
                 (unsigned long long)g.threads_unsampled, VMP_JVMTI_MAX_THREADS);
     pthread_mutex_unlock(&g.lock);
     vmp_jvmti__unwind_shutdown();
-    memset(&tot, 0, sizeof tot);
-    if (vmp_writer_close(w, &tot) < 0 && !g.warned_write)
-        fprintf(stderr, "vmp: error writing %s: %s\n", g.opts.file,
-                tot.write_errno ? strerror(tot.write_errno) : "write failed");
-    fprintf(stderr, "vmp: wrote %llu samples (%llu failed, %llu dropped) to %s\n",
-            (unsigned long long)tot.samples_written, (unsigned long long)tot.failed_written,
-            (unsigned long long)(tot.dropped_full + tot.dropped_write), g.opts.file);
+    close_output(&out, 1);
 }
 
 static void define_loaded_classes(JNIEnv *jni)
@@ -1141,6 +1227,127 @@ static void define_loaded_classes(JNIEnv *jni)
     jfree(classes);
 }
 
+/* Describe what the JVM holds now to output `o`: every loaded class's
+ * methods, the loaded modules, the code generated so far (GenerateEvents
+ * replays it; the callbacks give each output what it lacks). */
+static void describe_state(JNIEnv *jni, output *o)
+{
+    define_loaded_classes(jni);
+    pthread_mutex_lock(&g.lock);
+    if (o->w != NULL)
+        check_write(vmp_writer_add_loaded_modules(o->w));
+    pthread_mutex_unlock(&g.lock);
+    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+}
+
+/* ---- Continuous recording: a new file every loop period -------------------------- */
+
+/* Start the next file of a loop: open it, describe the JVM's state to it
+ * (what happens meanwhile goes to both files), then switch the samples to
+ * it in one store, wait until no handler uses the old file and close that.
+ * Every sample goes to exactly one file; each file reads alone.  On the
+ * rotator thread (attached to the VM: JVMTI and JNI calls). */
+static void rotate(JNIEnv *jni)
+{
+    char path[VMP_JVMTI_PATH_MAX];
+    uint64_t n = g.file_no + 1;
+    output old;
+    size_t i;
+
+    if (vmp_jvmti_loop_path(path, sizeof path, g.opts.file, n) != 0 ||
+        open_output(&g.next, path) != 0)
+        return;
+    describe_state(jni, &g.next);
+    pthread_mutex_lock(&g.lock);
+    for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
+        const vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+        if (t->tid != 0 && t->named &&
+            (t->status == VMP_JVMTI_SLOT_LIVE || (t->status == VMP_JVMTI_SLOT_RETIRED && !t->java)))
+            check_write(vmp_writer_thread(g.next.w, t->tid, t->name[0] ? t->name : NULL, 0));
+    }
+    old = g.out;
+    g.out.zone = g.next.zone;
+    g.out.functions = g.next.functions;
+    g.out.code = g.next.code;
+    memcpy(g.out.path, g.next.path, sizeof g.out.path);
+    __atomic_store_n(&g.out.w, g.next.w, __ATOMIC_SEQ_CST); /* samples go to the new file */
+    memset(&g.next, 0, sizeof g.next);
+    g.file_no = n;
+    pthread_mutex_unlock(&g.lock);
+    if (!wait_handlers()) {
+        fprintf(stderr, "vmp: a sampling handler did not finish; %s left without END\n", old.path);
+        vmp_jvmti__idset_free(&old.functions);
+        vmp_jvmti__codemap_free(&old.code);
+        return;
+    }
+    close_output(&old, 0);
+    if (g.opts.keep > 0 && n > g.opts.keep &&
+        vmp_jvmti_loop_path(path, sizeof path, g.opts.file, n - g.opts.keep) == 0)
+        unlink(path);
+}
+
+static void *rotator_main(void *arg)
+{
+    JNIEnv *jni = NULL;
+    struct timespec next;
+    sigset_t set;
+
+    (void)arg;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    tls_agent_thread = 1; /* its ThreadStart registers nothing */
+    if ((*g.vm)->AttachCurrentThreadAsDaemon(g.vm, (void **)&jni, NULL) != JNI_OK || jni == NULL) {
+        fprintf(stderr, "vmp: loop: cannot attach a thread to the VM; recording into one file\n");
+        return NULL;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&g.rotate_mu);
+    while (!g.stop_rotator) {
+        add_ns(&next, g.opts.loop_ns);
+        while (!g.stop_rotator &&
+               pthread_cond_timedwait(&g.rotate_cv, &g.rotate_mu, &next) != ETIMEDOUT)
+            ;
+        if (g.stop_rotator)
+            break;
+        pthread_mutex_unlock(&g.rotate_mu);
+        rotate(jni);
+        pthread_mutex_lock(&g.rotate_mu);
+    }
+    pthread_mutex_unlock(&g.rotate_mu);
+    (*g.vm)->DetachCurrentThread(g.vm);
+    return NULL;
+}
+
+static void start_rotator(void)
+{
+    pthread_condattr_t ca;
+
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_destroy(&g.rotate_cv);
+    pthread_cond_init(&g.rotate_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    g.stop_rotator = 0;
+    if (pthread_create(&g.rotator, NULL, rotator_main, NULL) == 0)
+        g.rotator_started = 1;
+    else
+        fprintf(stderr, "vmp: loop: cannot start its thread; recording into one file\n");
+}
+
+static void stop_rotator(void)
+{
+    if (!g.rotator_started)
+        return;
+    pthread_mutex_lock(&g.rotate_mu);
+    g.stop_rotator = 1;
+    pthread_cond_signal(&g.rotate_cv);
+    pthread_mutex_unlock(&g.rotate_mu);
+    pthread_join(g.rotator, NULL);
+    g.rotator_started = 0;
+}
+
 /* Start recording in the live phase, on Java thread `thread` (`jni` its
  * JNIEnv): describe every loaded class's methods and the loaded modules,
  * replay the code generated so far, find the threads alive now, start the
@@ -1148,14 +1355,8 @@ static void define_loaded_classes(JNIEnv *jni)
  * thread at VMInit (an attach's thread is found by the scan). */
 static void start_live(JNIEnv *jni, jthread thread, int register_self)
 {
-    define_loaded_classes(jni);
-    pthread_mutex_lock(&g.lock);
-    if (g.w != NULL)
-        check_write(vmp_writer_add_loaded_modules(g.w));
-    pthread_mutex_unlock(&g.lock);
-    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
-    (*g.jvmti)->GenerateEvents(g.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
-    if (g.w == NULL || g.dead)
+    describe_state(jni, &g.out);
+    if (g.out.w == NULL || g.dead)
         return;
     if (!vmp_jvmti__unwind_init())
         fprintf(stderr, "vmp: native stacks are not available; Java frames only\n");
@@ -1170,6 +1371,8 @@ static void start_live(JNIEnv *jni, jthread thread, int register_self)
     if (pthread_create(&g.service, NULL, service_main, NULL) == 0)
         g.service_started = 1;
     atomic_store(&g.sampling, 1);
+    if (g.opts.loop_ns > 0)
+        start_rotator();
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -1195,8 +1398,9 @@ static char *system_property(const char *name)
     return out;
 }
 
-/* Open the writer on g.opts.file.  @return 0, or -1 (said on stderr). */
-static int open_writer(void)
+/* Open a writer on `path` as output `o` (g.out or g.next), with its code
+ * zone.  @return 0, or -1 (said on stderr). */
+static int open_output(output *o, const char *path)
 {
     char interval[32], depth[16];
     char *vm_version = system_property("java.vm.version");
@@ -1206,6 +1410,8 @@ static int open_writer(void)
     size_t n_own = 0;
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer *w = NULL;
+    uint64_t zone = 0;
     vmp_status st;
 
     vmp_jvmti__format_interval(interval, sizeof interval, g.opts.interval_ns);
@@ -1254,20 +1460,27 @@ static int open_writer(void)
     wo.lazy_code_maps = !g.opts.all_metadata;
     wo.ring_slots = 16384;
 
-    st = vmp_writer_open(&g.w, g.opts.file, &meta, &wo);
+    st = vmp_writer_open(&w, path, &meta, &wo);
     if (st < 0) {
-        g.w = NULL;
-        fprintf(stderr, "vmp: cannot open %s: %s%s%s; the program continues without profiling\n",
-                g.opts.file, vmp_status_str(st), errno ? ": " : "", errno ? strerror(errno) : "");
+        w = NULL;
+        fprintf(stderr, "vmp: cannot open %s: %s%s%s; %s\n", path, vmp_status_str(st),
+                errno ? ": " : "", errno ? strerror(errno) : "",
+                o == &g.out ? "the program continues without profiling"
+                            : "the recording goes on in the current file");
     } else {
+        pthread_mutex_lock(&g.lock);
         /* The code cache's bounds are not published through JVMTI: one zone
          * spans the address space, and code objects give the real extents. */
-        check_write(vmp_writer_code_zone(g.w, &g.zone, "CodeCache", 0, UINT64_MAX));
+        check_write(vmp_writer_code_zone(w, &zone, "CodeCache", 0, UINT64_MAX));
+        o->zone = zone;
+        snprintf(o->path, sizeof o->path, "%s", path);
+        __atomic_store_n(&o->w, w, __ATOMIC_SEQ_CST); /* JVMTI callbacks describe to it now */
+        pthread_mutex_unlock(&g.lock);
     }
     free(vm_version);
     free(vm_long);
     free(command);
-    return g.w != NULL ? 0 : -1;
+    return w != NULL ? 0 : -1;
 }
 
 /* The events the agent uses. */
@@ -1343,8 +1556,9 @@ static int install_handler(void)
  * another attach).  Under g.lock, with no recording running. */
 static void reset_recording_locked(void)
 {
-    vmp_jvmti__idset_free(&g.functions);
-    vmp_jvmti__codemap_free(&g.code);
+    vmp_jvmti__idset_free(&g.out.functions);
+    vmp_jvmti__codemap_free(&g.out.code);
+    g.file_no = 1;
     g.next_code_id = 0;
     g.dead = 0;
     g.warned_write = 0;
@@ -1392,6 +1606,8 @@ static void parse_options(const char *options)
  * running and no file is left behind). */
 static int begin_recording(void)
 {
+    char path[VMP_JVMTI_PATH_MAX];
+
     pthread_mutex_lock(&g.lock);
     reset_recording_locked();
     pthread_mutex_unlock(&g.lock);
@@ -1405,16 +1621,22 @@ static int begin_recording(void)
         if (why[0])
             fprintf(stderr, "vmp: %s\n", why);
     }
-    if (open_writer() != 0) {
+    if (g.opts.loop_ns > 0 && vmp_jvmti_loop_path(path, sizeof path, g.opts.file, g.file_no) != 0) {
+        fprintf(stderr, "vmp: file name %s is too long for loop\n", g.opts.file);
+        set_events(JVMTI_DISABLE);
+        return VMP_JVMTI_ATTACH_NO_FILE;
+    }
+    if (open_output(&g.out, g.opts.loop_ns > 0 ? path : g.opts.file) != 0) {
         set_events(JVMTI_DISABLE);
         return VMP_JVMTI_ATTACH_NO_FILE;
     }
     atomic_store(&g.recording, 1);
     if (install_handler() != 0) {
         fprintf(stderr, "vmp: cannot install the SIGPROF handler: %s\n", strerror(errno));
+        snprintf(path, sizeof path, "%s", g.out.path);
         stop_recording();
         set_events(JVMTI_DISABLE);
-        unlink(g.opts.file);
+        unlink(path);
         return VMP_JVMTI_ATTACH_NO_JVMTI;
     }
     return VMP_JVMTI_ATTACH_OK;

@@ -3,11 +3,15 @@
  * vmp_jvmti_attach.h - what the HotSpot agent's Agent_OnAttach returns, and
  * the option that stops a recording; shared by the agent and `vmp record
  * --pid`, which reads the value back from the JVM's attach reply ("return
- * code: N").  A JVM records one file at a time; after a stop, another
- * attach starts a new recording.
+ * code: N"), and the names of a looping recording's files.  A JVM records
+ * one recording at a time; after a stop, another attach starts a new one.
  */
 #ifndef VMP_JVMTI_ATTACH_H
 #define VMP_JVMTI_ATTACH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 /** The whole option string that asks a recording agent to stop. */
 #define VMP_JVMTI_STOP_OPTION "stop"
@@ -20,5 +24,20 @@ enum vmp_jvmti_attach_rc {
     VMP_JVMTI_ATTACH_NO_FILE = 103, /* the output file could not be created */
     VMP_JVMTI_ATTACH_NO_JVMTI = 104 /* JVMTI, its events or SIGPROF are not available */
 };
+
+/** The name of file number `n` (1, 2, ...) of a recording with the loop
+ *  option on `file`: "app.vmp" -> "app-000001.vmp"; a name that does not
+ *  end in ".vmp" gets the counter appended ("app" -> "app-000001").  The
+ *  agent writes these files; vmp record follows them.
+ *  @return 0, or -1 when the name does not fit in `size` bytes. */
+static inline int vmp_jvmti_loop_path(char *out, size_t size, const char *file, uint64_t n)
+{
+    size_t len = strlen(file);
+    int vmp = len >= 4 && strcmp(file + len - 4, ".vmp") == 0;
+    int stem = (int)(vmp ? len - 4 : len);
+    int w =
+        snprintf(out, size, "%.*s-%06llu%s", stem, file, (unsigned long long)n, vmp ? ".vmp" : "");
+    return w < 0 || (size_t)w >= size ? -1 : 0;
+}
 
 #endif

@@ -277,6 +277,27 @@ int vmp_jvmti__parse_options(
                 warnf(warn, warn_size, "metadata '%s' is neither used nor all; using used\n", val);
                 problems++;
             }
+        } else if (strcmp(key, "loop") == 0) {
+            uint64_t ns;
+            if (vmp_jvmti__parse_interval(&ns, val) != 0 || ns < VMP_JVMTI_MIN_LOOP_NS ||
+                ns > VMP_JVMTI_MAX_LOOP_NS) {
+                warnf(warn, warn_size,
+                      "loop '%s' is not a duration from 100ms to 7 days (e.g. 60s); one file\n",
+                      val);
+                problems++;
+            } else {
+                out->loop_ns = ns;
+            }
+        } else if (strcmp(key, "keep") == 0) {
+            uint64_t k;
+            if (vmp_jvmti__parse_interval(&k, val) != 0 || k == 0 || k > VMP_JVMTI_MAX_KEEP ||
+                strspn(val, "0123456789") != vlen) {
+                warnf(warn, warn_size, "keep '%s' is not a number from 1 to %u; keeping all\n", val,
+                      VMP_JVMTI_MAX_KEEP);
+                problems++;
+            } else {
+                out->keep = (uint32_t)k;
+            }
         } else if (strcmp(key, "depth") == 0) {
             uint64_t d;
             if (vmp_jvmti__parse_interval(&d, val) != 0 || d == 0 || d > VMP_JVMTI_MAX_DEPTH ||

@@ -31,8 +31,11 @@ enum vmp_jvmti_threads {
 #define VMP_JVMTI_DEFAULT_DEPTH       128u
 #define VMP_JVMTI_MAX_DEPTH           2048u
 #define VMP_JVMTI_PATH_MAX            4096
-#define VMP_JVMTI_MAX_LABELS          16u  /* label= options kept */
-#define VMP_JVMTI_LABEL_MAX           256u /* bytes of a label key or value, NUL included */
+#define VMP_JVMTI_MAX_LABELS          16u        /* label= options kept */
+#define VMP_JVMTI_LABEL_MAX           256u       /* bytes of a label key or value, NUL included */
+#define VMP_JVMTI_MIN_LOOP_NS         100000000u /* loop=: 100ms */
+#define VMP_JVMTI_MAX_LOOP_NS         604800000000000u /* loop=: 7 days */
+#define VMP_JVMTI_MAX_KEEP            1000000u
 
 /** Parsed agent options. */
 typedef struct vmp_jvmti_options {
@@ -43,6 +46,8 @@ typedef struct vmp_jvmti_options {
     int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
     int threads;                   /* enum vmp_jvmti_threads (all, java) */
     int all_metadata;              /* metadata=all: every function, symbol and code map */
+    uint64_t loop_ns;              /* loop=: a new file every loop_ns; 0 == one file */
+    uint32_t keep;                 /* keep=: with loop, the newest files kept; 0 == all */
     /* label=KEY:VALUE options, in order, decoded: the header's labels */
     char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
     char label_values[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
@@ -60,12 +65,14 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
  * vmp_jvmti_clock.h), threads (all or java; default all in cpu mode, java
  * in wall mode), metadata (used: the functions, symbols and code maps the
- * samples need, the default; all: every one the JVM describes), and
- * label=KEY:VALUE (repeatable, at most VMP_JVMTI_MAX_LABELS; a later label
- * with the same KEY replaces the earlier one; %XX in KEY or VALUE stands
- * for the byte XX, so that a value may hold ',', ' ', ':' or '=').  Every problem (unknown key, bad
- * value, value out of range) leaves that option at its default and is described by one line
- * appended to `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
+ * samples need, the default; all: every one the JVM describes), loop
+ * (a duration, 100ms to 7 days: a new file every period, named by
+ * vmp_jvmti_loop_path()), keep (with loop: how many of the newest files to
+ * keep, 1 to VMP_JVMTI_MAX_KEEP) and label=KEY:VALUE (repeatable, at most VMP_JVMTI_MAX_LABELS; a
+ * later label with the same KEY replaces the earlier one; %XX in KEY or VALUE stands for the byte
+ * XX, so that a value may hold ',', ' ', ':' or '=').  Every problem (unknown key, bad value, value
+ * out of range) leaves that option at its default and is described by one line appended to `warn`
+ * (at most `warn_size` bytes, always NUL-terminated, may be NULL).
  *
  * @param[out] out  receives the options; always fully initialised.
  * @param text      borrowed.

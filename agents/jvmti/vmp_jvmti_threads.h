@@ -57,6 +57,7 @@ typedef struct vmp_jvmti_thread {
     void *java_frames; /* AsyncGetCallTrace's frame buffer (malloc'd, as many
                           entries of the size given to the claim) */
     char comm[16];     /* the kernel's name, read when found */
+    char name[128];    /* the name its THREAD record gave (cut), for the next file of a loop */
 } vmp_jvmti_thread;
 
 /** The slot of `tid`, or NULL.  Under the caller's lock. */

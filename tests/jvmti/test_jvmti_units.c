@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
@@ -119,6 +120,21 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
     CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);
+    /* loop and keep; the names of a loop's files */
+    CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.loop_ns == 0 && o.keep == 0);
+    CHECK(vmp_jvmti__parse_options(&o, "loop=60s,keep=3", 9, NULL, 0) == 0);
+    CHECK_EQ_U64(o.loop_ns, 60000000000u);
+    CHECK_EQ_U64(o.keep, 3);
+    CHECK(vmp_jvmti__parse_options(&o, "loop=10ms,keep=0", 9, warn, sizeof warn) == 2);
+    CHECK(o.loop_ns == 0 && o.keep == 0 && strstr(warn, "loop '10ms'") != NULL);
+    {
+        char name[32];
+        CHECK(vmp_jvmti_loop_path(name, sizeof name, "app.vmp", 7) == 0);
+        CHECK(strcmp(name, "app-000007.vmp") == 0);
+        CHECK(vmp_jvmti_loop_path(name, sizeof name, "/d/app", 1234567) == 0);
+        CHECK(strcmp(name, "/d/app-1234567") == 0);
+        CHECK(vmp_jvmti_loop_path(name, 8, "app.vmp", 1) == -1);
+    }
     /* threads: all (default) or java */
     CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.threads == VMP_JVMTI_THREADS_ALL);
     CHECK(vmp_jvmti__parse_options(&o, "threads=java", 9, NULL, 0) == 0 &&
