@@ -35,7 +35,9 @@ static const char record_usage[] =
     "Run COMMAND (a java command line) with the vmp HotSpot agent attached and\n"
     "write a profile.  The agent is passed to every JVM the command starts\n"
     "through the JAVA_TOOL_OPTIONS environment variable (appended to its\n"
-    "current value).  When the command ends, print a summary of the profile\n"
+    "current value).  A COMMAND whose program is luajit gets the LuaJIT agent\n"
+    "instead (the Lua module vmp_luajit, through LUA_CPATH and LUA_INIT; -o\n"
+    "and --interval apply).  When the command ends, print a summary of the profile\n"
     "(samples, failed samples, dropped samples, duration) to standard error\n"
     "and exit with the command's exit status.\n"
     "\n"
@@ -77,8 +79,9 @@ static const char record_usage[] =
     "  --metadata M      used: the functions, symbols and code maps the samples\n"
     "                    need (default); all: every one the JVM describes\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
-    "  --agent PATH      the agent library (default: libvmp-jvmti.so next to this\n"
-    "                    program's installation, or in its build tree)\n"
+    "  --agent PATH      the agent library (default: libvmp-jvmti.so, or\n"
+    "                    vmp_luajit.so for luajit, next to this program's\n"
+    "                    installation, or in its build tree)\n"
     "  -h, --help        print this help\n"
     "\n"
     "Exit status: the command's (128 + N when it died of signal N); 1 when the\n"
@@ -128,13 +131,34 @@ static int readable(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Find libvmp-jvmti.so relative to this executable: installed
- * (<prefix>/bin/vmp -> <prefix>/<libdir>/) or in the build tree
- * (<build>/cli/vmp -> <build>/agents/jvmti/). */
-static int find_agent(char *out, size_t size)
+/* The agents vmp record runs, each where an installation and the build tree
+ * put it relative to bin/vmp and cli/vmp. */
+enum {
+    AGENT_JVMTI,
+    AGENT_LUAJIT
+};
+
+static const char *const agent_paths[][3] = {
+    [AGENT_JVMTI] = {"../" VMP_INSTALL_LIBDIR "/libvmp-jvmti.so", "../lib/libvmp-jvmti.so",
+                     "../agents/jvmti/libvmp-jvmti.so"},
+    [AGENT_LUAJIT] = {"../" VMP_INSTALL_LIBDIR "/lua/5.1/vmp_luajit.so",
+                      "../lib/lua/5.1/vmp_luajit.so", "../agents/luajit/vmp_luajit.so"}};
+static const char *const agent_names[] = {
+    [AGENT_JVMTI] = "libvmp-jvmti.so", [AGENT_LUAJIT] = "vmp_luajit.so"};
+
+/* 1 when COMMAND runs LuaJIT (its program is named luajit...). */
+static int runs_luajit(const char *command)
 {
-    static const char *const rel[] = {"../" VMP_INSTALL_LIBDIR "/libvmp-jvmti.so",
-                                      "../lib/libvmp-jvmti.so", "../agents/jvmti/libvmp-jvmti.so"};
+    const char *base = strrchr(command, '/');
+    return strncmp(base ? base + 1 : command, "luajit", 6) == 0;
+}
+
+/* Find agent `which` relative to this executable: installed
+ * (<prefix>/bin/vmp -> <prefix>/<libdir>/) or in the build tree
+ * (<build>/cli/vmp -> <build>/agents/). */
+static int find_agent(int which, char *out, size_t size)
+{
+    const char *const *rel = agent_paths[which];
     char exe[PATH_MAX], cand[PATH_MAX + 64];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash;
@@ -147,7 +171,7 @@ static int find_agent(char *out, size_t size)
     if (slash == NULL)
         return -1;
     *slash = '\0';
-    for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    for (i = 0; i < sizeof agent_paths[0] / sizeof agent_paths[0][0]; i++) {
         snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
         if (readable(cand) && realpath(cand, out) != NULL && strlen(out) < size)
             return 0;
@@ -466,6 +490,33 @@ static int stop_pid(pid_t pid, const char *agent)
     return 0;
 }
 
+/* The environment that makes luajit load the agent (a Lua C module):
+ * LUA_CPATH finds it, LUA_INIT requires it before the script (then runs the
+ * user's LUA_INIT), VMP_LUAJIT_OPTIONS are its options.  @return 0, or -1. */
+static int luajit_env(const char *agent, const char *file, const char *interval)
+{
+    const char *cpath = getenv("LUA_CPATH"), *init = getenv("LUA_INIT");
+    const char *slash = strrchr(agent, '/');
+    size_t len = strlen(agent) + strlen(file) + strlen(interval) + (cpath ? strlen(cpath) : 0) +
+                 (init ? strlen(init) : 0) + 64;
+    char *buf = malloc(len);
+    int ok;
+
+    if (buf == NULL || slash == NULL)
+        return -1;
+    snprintf(buf, len, "%.*s/?.so;%s", (int)(slash - agent), agent, cpath ? cpath : ";");
+    ok = setenv("LUA_CPATH", buf, 1) == 0;
+    if (init != NULL && init[0] == '@')
+        snprintf(buf, len, "require 'vmp_luajit' dofile [==[%s]==]", init + 1);
+    else
+        snprintf(buf, len, "require 'vmp_luajit' %s", init ? init : "");
+    ok = ok && setenv("LUA_INIT", buf, 1) == 0;
+    snprintf(buf, len, "file=%s,interval=%s", file, interval);
+    ok = ok && setenv("VMP_LUAJIT_OPTIONS", buf, 1) == 0;
+    free(buf);
+    return ok ? 0 : -1;
+}
+
 int vmp_cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
@@ -487,7 +538,8 @@ int vmp_cmd_record(int argc, char **argv)
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
     const char *loop = NULL, *keep = NULL;
-    int stop = 0;
+    int stop = 0, which;
+    const char *java_only = NULL; /* a Java-only option given */
     uint64_t duration_ms = 0, loop_ms = 0;
     char *tail; /* the agent's options but its file */
     size_t tail_len;
@@ -507,21 +559,26 @@ int vmp_cmd_record(int argc, char **argv)
             interval = optarg;
             break;
         case 'm':
+            java_only = "--mode";
             mode = optarg;
             break;
         case 'd':
+            java_only = "--depth";
             depth = optarg;
             break;
         case 'a':
             agent_opt = optarg;
             break;
         case 's':
+            java_only = "--sampler";
             sampler = optarg;
             break;
         case 't':
+            java_only = "--threads";
             threads = optarg;
             break;
         case 'M':
+            java_only = "--metadata";
             metadata = optarg;
             break;
         case 'p':
@@ -534,12 +591,15 @@ int vmp_cmd_record(int argc, char **argv)
             stop = 1;
             break;
         case 'l':
+            java_only = "--loop";
             loop = optarg;
             break;
         case 'k':
+            java_only = "--keep";
             keep = optarg;
             break;
         case 'L': {
+            java_only = "--label";
             const char *eq = strchr(optarg, '=');
             if (eq == NULL || eq == optarg)
                 return vmp_cli_usage_error("record", "bad label '%s' (KEY=VALUE)", optarg);
@@ -609,12 +669,16 @@ int vmp_cmd_record(int argc, char **argv)
                                    "output file '%s' must not contain spaces, "
                                    "quotes, '=' or ','",
                                    out);
+    which = pid_arg == NULL && runs_luajit(argv[optind]) ? AGENT_LUAJIT : AGENT_JVMTI;
+    if (which == AGENT_LUAJIT && java_only != NULL)
+        return vmp_cli_usage_error("record", "%s applies to java, not to luajit", java_only);
     if (agent_opt != NULL) {
         if (!readable(agent_opt) || realpath(agent_opt, agent) == NULL)
             return vmp_cli_fail("record", "agent %s: %s", agent_opt,
                                 errno ? strerror(errno) : "not a file");
-    } else if (find_agent(agent, sizeof agent) != 0) {
-        return vmp_cli_fail("record", "cannot find libvmp-jvmti.so; give its path with --agent");
+    } else if (find_agent(which, agent, sizeof agent) != 0) {
+        return vmp_cli_fail("record", "cannot find %s; give its path with --agent",
+                            agent_names[which]);
     }
     if (unsafe_for_agent(agent))
         return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
@@ -678,6 +742,10 @@ int vmp_cmd_record(int argc, char **argv)
             snprintf(file, sizeof file, "%s", out);
         else
             snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
+        if (which == AGENT_LUAJIT && luajit_env(agent, file, interval) != 0)
+            _exit(126);
+        if (which == AGENT_LUAJIT)
+            goto run;
         len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(tail) + 32;
         opts = malloc(len);
         if (opts == NULL)
@@ -685,6 +753,7 @@ int vmp_cmd_record(int argc, char **argv)
         snprintf(opts, len, "%s%s-agentpath:%s=file=%s,%s", old ? old : "", old && *old ? " " : "",
                  agent, file, tail);
         setenv("JAVA_TOOL_OPTIONS", opts, 1);
+    run:
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);

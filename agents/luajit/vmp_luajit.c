@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_luajit.c - the LuaJIT agent: a Lua C module (require "vmp_luajit")
+ * that writes a vmp profile (spec.md) of the Lua state that loads it:
+ * every trace as a code object of the "mcode" zone when it is created
+ * (§5.6, §5.7), trace flushes and replaced traces as frees with new
+ * generations (§5.10), the start function of each trace as a FUNCTION
+ * record (§5.5), the modules and their symbols (§5.3), and SIGPROF samples
+ * of the thread's CPU time with the machine pc and the VM state (§5.12).
+ *
+ * Outline.  luaopen_vmp_luajit() reads the options (VMP_LUAJIT_OPTIONS,
+ * "file=out.vmp,interval=1ms"), opens the writer, finds the VM state word
+ * (vmstate_probe()), attaches a handler to the JIT's trace events
+ * (jit.attach, as jit.v and jit.dump do) and starts a POSIX CPU-time timer
+ * on the calling thread.  The trace handler runs in the VM, outside any
+ * signal handler: it asks jit.util for the trace's machine code and start
+ * function.  The signal handler reads the pc from the signal context and
+ * the VM state word, and calls vmp_writer_sample(): no lock, no allocation,
+ * no Lua API.  The recording ends when the Lua state is closed (a
+ * finalizer in the registry) or at exit() (os.exit), whichever comes first.
+ *
+ * The VM state: LuaJIT keeps it in global_State.vmstate (lj_obj.h): ~state
+ * (interpreter, C, GC, trace exit, recorder, optimizer, assembler) or, in
+ * compiled code, the number of the running trace.  No public API gives its
+ * address, and its offset changes between LuaJIT versions, so the module
+ * finds it: global_State is found from lua_State.glref (checked against
+ * lua_getallocf(), global_State's first two fields), then the one int32
+ * that reads ~LJ_VMST_C while this C function runs and ~LJ_VMST_INTERP
+ * inside a count hook.  When it is not found, samples carry the state
+ * "unknown" and the module says so once.
+ */
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "vmp_writer.h"
+
+#ifndef sigev_notify_thread_id
+#    define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
+
+/* LuaJIT's own names of its VM states (LJ_VMST_*, lowercase as RaptorJIT's
+ * VMProfile prints them); "trace" is compiled code. */
+enum {
+    ST_TRACE,
+    ST_INTERP,
+    ST_C,
+    ST_GC,
+    ST_EXIT,
+    ST_RECORD,
+    ST_OPT,
+    ST_ASM,
+    ST_UNKNOWN
+};
+
+static const char *const states[] = {"trace",  "interp", "c",   "gc",     "exit",
+                                     "record", "opt",    "asm", "unknown"};
+static const char *const code_kinds[] = {"trace"};
+
+enum {
+    KIND_TRACE
+};
+
+static const char *const event_kinds[] = {"flush"};
+
+enum {
+    EVT_FLUSH
+};
+
+#define MAX_TRACES 65536 /* LuaJIT's trace numbers are below 65535 */
+
+/* One live trace: its code object. */
+typedef struct live_trace {
+    uint64_t code_id; /* 0 == none */
+    uint64_t start, size;
+} live_trace;
+
+static struct {
+    vmp_writer *w;
+    char file[4096];
+    uint64_t interval_ns;
+    volatile int32_t *vmstate; /* global_State.vmstate, or NULL */
+    uint64_t tid;              /* the sampled thread */
+    timer_t timer;
+    int timer_armed;
+    uint64_t zone;
+    uint64_t next_code_id;
+    uint64_t next_function_id;
+    live_trace *traces;          /* indexed by trace number */
+    uint32_t parent[MAX_TRACES]; /* at "start": parent trace, exit << 16 */
+    atomic_int sampling;
+    atomic_int in_handler;
+    atomic_int closed;
+} g;
+
+/* ---- Options ------------------------------------------------------------------ */
+
+/* "1ms", "100us", "250000ns", "1s" (no unit: ns) into ns; 0 when bad. */
+static uint64_t parse_interval(const char *s, size_t len)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
+
+    uint64_t v = 0;
+    size_t i = 0, k;
+    for (; i < len && s[i] >= '0' && s[i] <= '9' && v < 100000000000u; i++)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    for (k = 0; i > 0 && k < sizeof units / sizeof units[0]; k++) {
+        if (len - i == strlen(units[k].unit) && memcmp(s + i, units[k].unit, len - i) == 0)
+            return v * units[k].mul;
+    }
+    return 0;
+}
+
+/* VMP_LUAJIT_OPTIONS: comma-separated file=PATH and interval=TIME (1us to
+ * 1s).  A bad option is said on stderr and its default kept. */
+static void parse_options(const char *text)
+{
+    snprintf(g.file, sizeof g.file, "vmp-%ld.vmp", (long)getpid());
+    g.interval_ns = 1000000;
+    while (text != NULL && *text != '\0') {
+        const char *end = strchr(text, ',');
+        size_t len = end ? (size_t)(end - text) : strlen(text);
+        const char *eq = memchr(text, '=', len);
+        size_t klen = eq ? (size_t)(eq - text) : len;
+        const char *val = eq ? eq + 1 : "";
+        size_t vlen = eq ? len - klen - 1 : 0;
+        if (klen == 4 && memcmp(text, "file", 4) == 0 && vlen > 0 && vlen < sizeof g.file) {
+            memcpy(g.file, val, vlen);
+            g.file[vlen] = '\0';
+        } else if (klen == 8 && memcmp(text, "interval", 8) == 0 &&
+                   parse_interval(val, vlen) >= 1000 && parse_interval(val, vlen) <= 1000000000) {
+            g.interval_ns = parse_interval(val, vlen);
+        } else if (len > 0) {
+            fprintf(stderr, "vmp: option '%.*s' not understood; ignored\n", (int)len, text);
+        }
+        text = end ? end + 1 : NULL;
+    }
+}
+
+/* ---- The VM state word ------------------------------------------------------------ */
+
+static volatile int32_t *probe_candidates[64];
+static int probe_n;
+static int probe_hits;
+
+/* In a count hook, the interpreter runs: keep the candidates that read
+ * ~LJ_VMST_INTERP (-1). */
+static void probe_hook(lua_State *L, lua_Debug *ar)
+{
+    int i, n = 0;
+    (void)ar;
+    for (i = 0; i < probe_n; i++) {
+        if (*probe_candidates[i] == -1)
+            probe_candidates[n++] = probe_candidates[i];
+    }
+    probe_n = n;
+    probe_hits++;
+    lua_sethook(L, NULL, 0, 0);
+}
+
+/* The address of global_State.vmstate, or NULL (see the file comment). */
+static volatile int32_t *vmstate_probe(lua_State *L)
+{
+    static const size_t glref_offsets[] = {16, 8}; /* GC64, 32-bit refs */
+    void *ud = NULL;
+    lua_Alloc allocf = lua_getallocf(L, &ud);
+    uintptr_t gs = 0;
+    volatile int32_t *words;
+    size_t i, k;
+
+    for (k = 0; k < sizeof glref_offsets / sizeof glref_offsets[0] && gs == 0; k++) {
+        uintptr_t p;
+        if (glref_offsets[k] == 8) {
+            uint32_t p32;
+            memcpy(&p32, (const char *)L + 8, sizeof p32);
+            p = p32;
+        } else {
+            memcpy(&p, (const char *)L + glref_offsets[k], sizeof p);
+        }
+        if (p != 0 && ((lua_Alloc *)p)[0] == allocf && ((void **)p)[1] == ud)
+            gs = p;
+    }
+    if (gs == 0)
+        return NULL;
+    /* this C function runs: vmstate == ~LJ_VMST_C */
+    words = (volatile int32_t *)gs;
+    probe_n = 0;
+    for (i = 4; i < 512 && probe_n < 64; i++) {
+        if (words[i] == -2)
+            probe_candidates[probe_n++] = &words[i];
+    }
+    probe_hits = 0;
+    lua_sethook(L, probe_hook, LUA_MASKCOUNT, 1);
+    if (luaL_dostring(L, "local x = 0 for i = 1, 3 do x = x + i end") != 0)
+        lua_pop(L, 1);
+    lua_sethook(L, NULL, 0, 0);
+    return probe_hits > 0 && probe_n == 1 ? probe_candidates[0] : NULL;
+}
+
+/* ---- The signal handler ------------------------------------------------------------- */
+
+static uint64_t pc_of(const void *uc)
+{
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uint64_t)u->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uint64_t)u->uc_mcontext.pc;
+#else
+    (void)u;
+    return 0;
+#endif
+}
+
+/* ASYNC-SIGNAL-SAFE: reads the pc and the state word, writes one sample. */
+static void on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+    vmp_sample s;
+    vmp_frame f;
+    int32_t st;
+
+    (void)sig;
+    atomic_fetch_add(&g.in_handler, 1);
+    if (atomic_load(&g.sampling) && g.w != NULL) {
+        memset(&s, 0, sizeof s);
+        s.thread = g.tid;
+        s.pc = pc_of(uc);
+        s.generation = VMP_GENERATION_CURRENT;
+        /* timer overruns: the intervals of CPU time since the last signal */
+        s.weight = 1 + (uint32_t)(si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0
+                                      ? si->si_overrun
+                                      : 0);
+        st = g.vmstate != NULL ? *g.vmstate : INT32_MIN;
+        if (st > 0)
+            s.state = ST_TRACE;
+        else if (st < 0 && st >= -7)
+            s.state = (uint32_t)(ST_INTERP + (~st));
+        else
+            s.state = ST_UNKNOWN;
+        f.kind = VMP_FRAME_PC;
+        f.value = s.pc;
+        f.bcpc = VMP_BCPC_NONE;
+        s.frames = &f;
+        s.depth = 1;
+        vmp_writer_sample(g.w, &s);
+    }
+    atomic_fetch_sub(&g.in_handler, 1);
+    errno = saved_errno;
+}
+
+/* ---- Traces (the JIT's "trace" events) ------------------------------------------------ */
+
+static void check_write(vmp_status st)
+{
+    static int warned;
+    if ((st == VMP_ERR_CLOSED || st == VMP_ERR_IO) && !warned) {
+        warned = 1;
+        fprintf(stderr, "vmp: cannot write %s: %s; the program continues without profiling\n",
+                g.file, vmp_status_str(st));
+    }
+}
+
+/* Push jit.util's function `name` (require "jit.util").  @return 1, or 0
+ * with nothing pushed. */
+static int push_jit_util(lua_State *L, const char *name)
+{
+    lua_getfield(L, LUA_GLOBALSINDEX, "require");
+    lua_pushstring(L, "jit.util");
+    if (lua_pcall(L, 1, 1, 0) != 0 || !lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    if (!lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* Free trace `tr`'s code object, if it has one (a new generation). */
+static void free_trace(uint32_t tr)
+{
+    if (tr < MAX_TRACES && g.traces[tr].code_id != 0) {
+        check_write(vmp_writer_code_free(g.w, g.traces[tr].code_id, NULL));
+        g.traces[tr].code_id = 0;
+    }
+}
+
+/* The FUNCTION id of Lua function at stack index `fi`, writing its record
+ * the first time (keyed by its prototype: source and first line, in a
+ * registry table).  0 for a function without a prototype. */
+static uint64_t function_id(lua_State *L, int fi)
+{
+    static const char key = 0; /* the registry table's key: its address */
+    char name[512];
+    const char *source;
+    int line;
+    uint64_t id = 0;
+    vmp_function fn;
+    int top = lua_gettop(L);
+
+    if (!push_jit_util(L, "funcinfo"))
+        goto out;
+    lua_pushvalue(L, fi);
+    if (lua_pcall(L, 1, 1, 0) != 0 || !lua_istable(L, -1))
+        goto out;
+    lua_getfield(L, -1, "source");
+    lua_getfield(L, -2, "linedefined");
+    source = lua_tostring(L, -2);
+    line = (int)lua_tointeger(L, -1);
+    if (source == NULL)
+        goto out;
+    if (source[0] == '@' || source[0] == '=')
+        source++;
+    snprintf(name, sizeof name, "%s:%d", source, line);
+    lua_pushlightuserdata(L, (void *)&key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushlightuserdata(L, (void *)&key);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, LUA_REGISTRYINDEX);
+    }
+    lua_getfield(L, -1, name);
+    if (lua_isnumber(L, -1)) {
+        id = (uint64_t)lua_tonumber(L, -1);
+        goto out;
+    }
+    lua_pop(L, 1);
+    id = ++g.next_function_id;
+    lua_pushnumber(L, (lua_Number)id);
+    lua_setfield(L, -2, name);
+    memset(&fn, 0, sizeof fn);
+    fn.id = id;
+    fn.name = name; /* "chunk:line", as luajit -jp names functions */
+    fn.file = source;
+    fn.first_line = line > 0 ? (uint32_t)line : 0;
+    check_write(vmp_writer_function(g.w, &fn));
+out:
+    lua_settop(L, top);
+    return id;
+}
+
+/* A trace stopped recording and has machine code: its code object. */
+static void add_trace(lua_State *L, uint32_t tr, int fi)
+{
+    char name[128];
+    uint64_t start, size;
+    vmp_code_object co;
+    uint32_t i, parent = g.parent[tr];
+    int top = lua_gettop(L);
+
+    if (!push_jit_util(L, "tracemc"))
+        return;
+    lua_pushinteger(L, (lua_Integer)tr);
+    if (lua_pcall(L, 1, 2, 0) != 0 || !lua_isstring(L, -2) || !lua_isnumber(L, -1)) {
+        lua_settop(L, top);
+        return;
+    }
+    size = (uint64_t)lua_objlen(L, -2);
+    start = (uint64_t)lua_tonumber(L, -1);
+    lua_settop(L, top);
+    if (size == 0)
+        return;
+    free_trace(tr);                    /* a trace number given again */
+    for (i = 1; i < MAX_TRACES; i++) { /* code the writer still has there */
+        const live_trace *t = &g.traces[i];
+        if (t->code_id != 0 && t->start < start + size && start < t->start + t->size)
+            free_trace(i);
+    }
+    if (parent != 0)
+        snprintf(name, sizeof name, "trace %u (side of %u/%u)", tr, parent & 0xffff, parent >> 16);
+    else
+        snprintf(name, sizeof name, "trace %u", tr);
+    memset(&co, 0, sizeof co);
+    co.id = ++g.next_code_id;
+    co.zone = g.zone;
+    co.kind = KIND_TRACE;
+    co.name = name;
+    co.function = function_id(L, fi);
+    co.start = start;
+    co.size = size;
+    check_write(vmp_writer_code_add(g.w, &co));
+    g.traces[tr].code_id = co.id;
+    g.traces[tr].start = start;
+    g.traces[tr].size = size;
+}
+
+/* jit.attach handler: (what, tr, func, pc, parent, exit) for "start",
+ * (what, tr, func) for "stop", (what) for "flush". */
+static int on_trace(lua_State *L)
+{
+    const char *what = lua_tostring(L, 1);
+    uint32_t tr = (uint32_t)lua_tointeger(L, 2), i;
+
+    if (what == NULL || g.w == NULL || atomic_load(&g.closed))
+        return 0;
+    if (strcmp(what, "start") == 0 && tr < MAX_TRACES) {
+        uint32_t parent = (uint32_t)lua_tointeger(L, 5), ex = (uint32_t)lua_tointeger(L, 6);
+        g.parent[tr] = parent != 0 ? (parent & 0xffff) | (ex << 16) : 0;
+    } else if (strcmp(what, "stop") == 0 && tr > 0 && tr < MAX_TRACES) {
+        add_trace(L, tr, 3);
+    } else if (strcmp(what, "flush") == 0) {
+        for (i = 1; i < MAX_TRACES; i++)
+            free_trace(i);
+        check_write(vmp_writer_event(g.w, EVT_FLUSH, 0, 0, 0, 0, NULL));
+    }
+    return 0;
+}
+
+/* ---- Life cycle -------------------------------------------------------------------- */
+
+static void stop_recording(void)
+{
+    vmp_writer_totals tot;
+    int waited;
+
+    if (atomic_exchange(&g.closed, 1))
+        return;
+    atomic_store(&g.sampling, 0);
+    if (g.timer_armed) {
+        timer_delete(g.timer);
+        g.timer_armed = 0;
+    }
+    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (g.w == NULL || atomic_load(&g.in_handler) != 0)
+        return;
+    memset(&tot, 0, sizeof tot);
+    if (vmp_writer_close(g.w, &tot) < 0)
+        fprintf(stderr, "vmp: error writing %s: %s\n", g.file,
+                tot.write_errno ? strerror(tot.write_errno) : "write failed");
+    else
+        fprintf(stderr, "vmp: wrote %llu samples (%llu dropped) to %s\n",
+                (unsigned long long)tot.samples_written,
+                (unsigned long long)(tot.dropped_full + tot.dropped_write), g.file);
+    g.w = NULL;
+}
+
+static int on_close(lua_State *L)
+{
+    (void)L;
+    stop_recording();
+    return 0;
+}
+
+static void at_exit(void)
+{
+    stop_recording();
+}
+
+static int start_timer(void)
+{
+    struct sigaction sa;
+    struct sigevent ev;
+    struct itimerspec its;
+    clockid_t clk;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGPROF, &sa, NULL) != 0 || pthread_getcpuclockid(pthread_self(), &clk) != 0)
+        return -1;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGPROF;
+    ev.sigev_notify_thread_id = (pid_t)g.tid;
+    if (timer_create(clk, &ev, &g.timer) != 0)
+        return -1;
+    g.timer_armed = 1;
+    its.it_interval.tv_sec = (time_t)(g.interval_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(g.interval_ns % 1000000000u);
+    its.it_value = its.it_interval;
+    return timer_settime(g.timer, 0, &its, NULL);
+}
+
+static void open_writer(void)
+{
+    char interval[32];
+    const char *labels[4];
+    vmp_writer_meta meta;
+    vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
+    vmp_status st;
+
+    snprintf(interval, sizeof interval, "%lluns", (unsigned long long)g.interval_ns);
+    labels[0] = "interval";
+    labels[1] = interval;
+    labels[2] = "vmstate";
+    labels[3] = g.vmstate != NULL ? "found" : "not found";
+    memset(&meta, 0, sizeof meta);
+    meta.vm_name = "LuaJIT";
+    meta.vm_version =
+        strncmp(LUAJIT_VERSION, "LuaJIT ", 7) == 0 ? &LUAJIT_VERSION[7] : LUAJIT_VERSION;
+    meta.sample_interval_ns = g.interval_ns;
+    meta.states = states;
+    meta.n_states = sizeof states / sizeof states[0];
+    meta.code_kinds = code_kinds;
+    meta.n_code_kinds = sizeof code_kinds / sizeof code_kinds[0];
+    meta.event_kinds = event_kinds;
+    meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
+    meta.labels = labels;
+    meta.n_labels = 2;
+    wo.lazy_functions = 1;
+    wo.lazy_symbols = 1;
+    st = vmp_writer_open(&g.w, g.file, &meta, &wo);
+    if (st < 0) {
+        g.w = NULL;
+        fprintf(stderr, "vmp: cannot open %s: %s; the program continues without profiling\n",
+                g.file, vmp_status_str(st));
+        return;
+    }
+    /* LuaJIT allocates its machine code areas near the binary: one zone
+     * spans the address space, traces give the real extents */
+    check_write(vmp_writer_code_zone(g.w, &g.zone, "mcode", 0, UINT64_MAX));
+    check_write(vmp_writer_add_loaded_modules(g.w));
+}
+
+/* require "vmp_luajit": start recording this Lua state (once per process).
+ * The module's one exported symbol. */
+__attribute__((visibility("default"))) int luaopen_vmp_luajit(lua_State *L);
+
+int luaopen_vmp_luajit(lua_State *L)
+{
+    lua_newtable(L); /* the module: no functions yet */
+    if (g.w != NULL || atomic_load(&g.closed))
+        return 1;
+    parse_options(getenv("VMP_LUAJIT_OPTIONS"));
+    g.traces = calloc(MAX_TRACES, sizeof *g.traces);
+    if (g.traces == NULL)
+        return 1;
+    g.vmstate = vmstate_probe(L);
+    if (g.vmstate == NULL)
+        fprintf(stderr, "vmp: LuaJIT's VM state word not found; samples have state unknown\n");
+    g.tid = (uint64_t)syscall(SYS_gettid);
+    open_writer();
+    if (g.w == NULL)
+        return 1;
+    /* jit.attach(on_trace, "trace") */
+    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "attach");
+        lua_pushcfunction(L, on_trace);
+        lua_pushstring(L, "trace");
+        if (lua_pcall(L, 2, 0, 0) != 0) {
+            fprintf(stderr, "vmp: jit.attach failed: %s\n", lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    /* a finalizer in the registry: lua_close() ends the recording */
+    lua_newuserdata(L, 1);
+    lua_newtable(L);
+    lua_pushcfunction(L, on_close);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    luaL_ref(L, LUA_REGISTRYINDEX);
+    atexit(at_exit);
+    atomic_store(&g.sampling, 1);
+    if (start_timer() != 0)
+        fprintf(stderr, "vmp: cannot start the CPU-time timer: %s; no samples\n", strerror(errno));
+    return 1;
+}

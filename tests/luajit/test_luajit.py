@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# test_luajit.py - the LuaJIT agent against the real luajit, through
+# `vmp record -- luajit ...`.
+#
+#   hot:    examples/luajit/hot.lua: the file validates, the hot function's
+#           trace leads the generated code, and the VM-state shares agree
+#           with luajit's own profiler (-jp=v) on the same workload (a floor
+#           of 15 points here; bench/run prints the figure).
+#   flush:  jit.flush() after every round, so trace numbers are reused at new
+#           addresses: every compiled-code sample resolves to the trace that
+#           covered its pc at its generation (the two functions split the
+#           time as the workload does); prints how many samples a single
+#           end-of-run trace listing would have misattributed.
+#   exits:  a Lua error and os.exit close the file (it validates); kill -9
+#           mid-run leaves a file the report reads.
+#
+# usage: test_luajit.py VMP LUAJIT EXAMPLES_DIR WORKDIR
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+VMP, LUAJIT, EXAMPLES, WORK = sys.argv[1:5]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures += 1
+
+
+def vmp(*args, timeout=120):
+    p = subprocess.run([VMP, *args], cwd=WORK, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def record(name, script, *args):
+    path = os.path.join(WORK, name)
+    if os.path.exists(path):
+        os.unlink(path)
+    p = subprocess.run([VMP, "record", "-o", path, "--", LUAJIT, script, *args], cwd=WORK,
+                       capture_output=True, text=True, timeout=120)
+    print(p.stderr, end="")
+    return p.returncode, path
+
+
+def write_script(name, text):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def table(out, title):
+    """Rows (share %, name) of the report table under the line starting with `title`."""
+    rows, lines = [], out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(title):
+            for row in lines[i + 1:]:
+                parts = row.split()
+                if not parts or not parts[0].endswith("%") or parts[0] == "%":
+                    if rows or (parts and parts[0] != "%"):
+                        break
+                    continue
+                rows.append((float(parts[0][:-1]), parts[-1] if title.startswith("samples by")
+                             else parts[4]))
+            break
+    return rows
+
+
+def states_of(path):
+    rc, out, err = vmp("report", "--by", "state", path)
+    return {name: share for (share, name) in table(out, "samples by state")}
+
+
+os.makedirs(WORK, exist_ok=True)
+hot_lua = os.path.join(EXAMPLES, "hot.lua")
+
+# ---- hot -----------------------------------------------------------------------
+rc, path = record("hot.vmp", hot_lua)
+check(rc == 0, "hot: vmp record exits 0 (%d)" % rc)
+rc, out, err = vmp("validate", path)
+check(rc == 0, "hot: the file validates: %s" % (out + err).strip())
+rc, out, err = vmp("report", path)
+top = table(out, "% of generated vm code: methods")
+check(top and top[0][1].endswith("hot.lua:7"), "hot: the hot function's trace leads (%s)" %
+      (top[:2],))
+ours = states_of(path)
+p = subprocess.run([LUAJIT, "-jp=v", hot_lua], cwd=WORK, capture_output=True, text=True,
+                   timeout=120)
+jp = {m.group(2): float(m.group(1)) for m in re.finditer(r"(\d+)%\s+(\w[\w ]*)", p.stdout)}
+print("hot: vmp states %s; luajit -jp=v %s" % (ours, jp))
+for mine, theirs in (("trace", "Compiled"), ("gc", "Garbage Collector"),
+                     ("interp", "Interpreted")):
+    a, b = ours.get(mine, 0.0), jp.get(theirs, 0.0)
+    check(abs(a - b) <= 15, "hot: state %s %.1f%% against -jp's %s %.0f%%" % (mine, a, theirs, b))
+
+# ---- flush: trace numbers reused ---------------------------------------------------
+flush_lua = write_script("flush.lua", """
+-- jit.flush() after every round: trace numbers are reused at new addresses
+local function a(n) local s = 0 for i = 1, n do s = s + (i * 3) % 7 end return s end
+local function b(n) local s = 0 for i = 1, n do s = s + (i * 5) % 11 end return s end
+local t0, k = os.clock(), 0
+while os.clock() - t0 < 1.5 do
+  k = k + 1
+  if k % 2 == 0 then a(3000000) else b(3000000) end
+  jit.flush()
+end
+""")
+rc, path = record("flush.vmp", flush_lua)
+check(rc == 0, "flush: vmp record exits 0 (%d)" % rc)
+rc, out, err = vmp("validate", path)
+check(rc == 0, "flush: the file validates: %s" % (out + err).strip())
+rc, out, err = vmp("decode", "--json", path)
+objects, freed, samples, functions = {}, {}, [], {}
+for line in out.splitlines():
+    r = json.loads(line)
+    if r["type"] == "CODE_OBJECT":
+        objects[r["id"]] = (r["start"], r["size"], r["gen"], r.get("function", 0), r["name"])
+    elif r["type"] == "CODE_FREE":
+        freed[r["id"]] = r["gen"]
+    elif r["type"] == "FUNCTION":
+        functions[r["id"]] = r["name"]
+    elif r["type"] == "SAMPLE":
+        samples.append((r["pc"], r["gen"], r.get("weight", 1), r["state"]))
+
+
+def at_generation(pc, gen):
+    for oid, (start, size, added, fn, name) in objects.items():
+        if start <= pc < start + size and added <= gen and freed.get(oid, 1 << 62) > gen:
+            return oid
+    return None
+
+
+def end_of_run(pc):
+    """The trace an end-of-run listing shows at pc: the last one placed there."""
+    last = None
+    for oid, (start, size, added, fn, name) in objects.items():
+        if start <= pc < start + size:
+            last = oid
+    return last
+
+
+def end_of_run_by_number(oid):
+    """The trace an end-of-run listing shows under the number of trace `oid`
+    (what a profiler that keeps the running trace's number would report)."""
+    last = None
+    for other, (start, size, added, fn, name) in objects.items():
+        if name.split(" (")[0] == objects[oid][4].split(" (")[0]:
+            last = other
+    return last
+
+
+in_trace = [s for s in samples if s[3] == 0]
+resolved = [s for s in in_trace if at_generation(s[0], s[1]) is not None]
+wrong = [s for s in resolved if end_of_run(s[0]) is None or
+         objects[end_of_run(s[0])][3] != objects[at_generation(s[0], s[1])][3]]
+wrong_number = [s for s in resolved if objects[end_of_run_by_number(
+    at_generation(s[0], s[1]))][3] != objects[at_generation(s[0], s[1])][3]]
+print("flush: %d traces, %d frees, %d samples in compiled code, %d resolved at their "
+      "generation; an end-of-run trace listing would misattribute %d of them by address "
+      "(LuaJIT moves its machine code area after a flush) and %d by trace number" %
+      (len(objects), len(freed), len(in_trace), len(resolved), len(wrong), len(wrong_number)))
+check(len(objects) >= 10 and len(freed) >= 9, "flush: traces given again after flushes")
+check(in_trace and len(resolved) >= 0.95 * len(in_trace),
+      "flush: compiled-code samples resolve to a trace at their generation (%d of %d)" %
+      (len(resolved), len(in_trace)))
+per_fn = {}
+for s in resolved:
+    name = functions.get(objects[at_generation(s[0], s[1])][3], "?")
+    per_fn[name] = per_fn.get(name, 0) + s[2]
+total = sum(per_fn.values()) or 1
+shares = {k: v * 100.0 / total for k, v in per_fn.items()}
+print("flush: weight by the traces' start function: %s" % shares)
+check(len(shares) == 2 and all(30 <= v <= 70 for v in shares.values()),
+      "flush: the two alternating functions split the compiled time (%s)" % shares)
+
+# ---- exits ---------------------------------------------------------------------------
+for name, tail, want in (("error", 'error("boom")', 1), ("exit", "os.exit(3)", 3)):
+    script = write_script(name + ".lua", """
+local function f(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end
+local t0 = os.clock()
+while os.clock() - t0 < 0.3 do f(100000) end
+""" + tail + "\n")
+    rc, path = record(name + ".vmp", script)
+    check(rc == want, "%s: the script's exit status %d (%d)" % (name, want, rc))
+    rc, out, err = vmp("validate", path)
+    check(rc == 0 and "complete" in out, "%s: the file is closed: %s" % (name, (out + err).strip()))
+
+path = os.path.join(WORK, "kill.vmp")
+if os.path.exists(path):
+    os.unlink(path)
+p = subprocess.Popen([VMP, "record", "-o", path, "--", LUAJIT, hot_lua, "3"], cwd=WORK,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+time.sleep(2.0)
+for task in os.listdir("/proc"):  # the luajit that vmp record started
+    try:
+        with open("/proc/%s/stat" % task) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if int(fields[1]) == p.pid:
+            os.kill(int(task), signal.SIGKILL)
+    except (OSError, ValueError, IndexError):
+        pass
+p.wait(timeout=60)
+check(p.returncode == 128 + signal.SIGKILL, "kill: vmp record reports the kill (%d)" % p.returncode)
+rc, out, err = vmp("report", path)
+m = re.search(r"samples: (\d+) total", out)
+check(rc == 0 and m and int(m.group(1)) > 100,
+      "kill -9: the report reads what was written (%s)" % (m.group(0) if m else err.strip()))
+
+print("%d failures" % failures)
+sys.exit(1 if failures else 0)
