@@ -27,7 +27,9 @@
  * lua_getallocf(), global_State's first two fields), then the one int32
  * that reads ~LJ_VMST_C while this C function runs and ~LJ_VMST_INTERP
  * inside a count hook.  When it is not found, samples carry the state
- * "unknown" and the module says so once.
+ * "unknown" and the module says so once.  Blame (the trace of the last
+ * exit) comes from jit_State.parent, found the same way from a trace-exit
+ * handler (last_exit_probe()).
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -94,7 +96,10 @@ static struct {
     char file[4096];
     uint64_t interval_ns;
     volatile int32_t *vmstate; /* global_State.vmstate, or NULL */
-    uint64_t tid;              /* the sampled thread */
+    /* jit_State.parent: the trace of the last exit (or the parent of the
+     * side trace being recorded), or NULL */
+    volatile uint32_t *last_exit;
+    uint64_t tid; /* the sampled thread */
     timer_t timer;
     int timer_armed;
     uint64_t zone;
@@ -175,17 +180,15 @@ static void probe_hook(lua_State *L, lua_Debug *ar)
     lua_sethook(L, NULL, 0, 0);
 }
 
-/* The address of global_State.vmstate, or NULL (see the file comment). */
-static volatile int32_t *vmstate_probe(lua_State *L)
+/* The address of global_State (see the file comment), or 0. */
+static uintptr_t find_global_state(lua_State *L)
 {
     static const size_t glref_offsets[] = {16, 8}; /* GC64, 32-bit refs */
     void *ud = NULL;
     lua_Alloc allocf = lua_getallocf(L, &ud);
-    uintptr_t gs = 0;
-    volatile int32_t *words;
-    size_t i, k;
+    size_t k;
 
-    for (k = 0; k < sizeof glref_offsets / sizeof glref_offsets[0] && gs == 0; k++) {
+    for (k = 0; k < sizeof glref_offsets / sizeof glref_offsets[0]; k++) {
         uintptr_t p;
         if (glref_offsets[k] == 8) {
             uint32_t p32;
@@ -195,8 +198,17 @@ static volatile int32_t *vmstate_probe(lua_State *L)
             memcpy(&p, (const char *)L + glref_offsets[k], sizeof p);
         }
         if (p != 0 && ((lua_Alloc *)p)[0] == allocf && ((void **)p)[1] == ud)
-            gs = p;
+            return p;
     }
+    return 0;
+}
+
+/* The address of global_State.vmstate, or NULL (see the file comment). */
+static volatile int32_t *vmstate_probe(lua_State *L, uintptr_t gs)
+{
+    volatile int32_t *words;
+    size_t i;
+
     if (gs == 0)
         return NULL;
     /* this C function runs: vmstate == ~LJ_VMST_C */
@@ -212,6 +224,106 @@ static volatile int32_t *vmstate_probe(lua_State *L)
         lua_pop(L, 1);
     lua_sethook(L, NULL, 0, 0);
     return probe_hits > 0 && probe_n == 1 ? probe_candidates[0] : NULL;
+}
+
+/* jit.attach(f, event), or jit.attach(f) to detach f.  @return 0, or -1. */
+static int jit_attach(lua_State *L, lua_CFunction f, const char *event)
+{
+    int ok;
+    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return -1;
+    }
+    lua_getfield(L, -1, "attach");
+    lua_pushcfunction(L, f);
+    if (event != NULL)
+        lua_pushstring(L, event);
+    ok = lua_pcall(L, event != NULL ? 2 : 1, 0, 0) == 0;
+    if (!ok)
+        lua_pop(L, 1);
+    lua_pop(L, 1);
+    return ok ? 0 : -1;
+}
+
+/* The last exit: jit_State.parent, followed by jit_State.exitno, both
+ * uint32 (lj_jit.h), somewhere after global_State in the same block
+ * (GG_State).  A trace-exit handler receives their values; the words that
+ * hold them at every exit of a small chunk's traces are the fields. */
+#define EXIT_CANDIDATES 4096
+static volatile uint32_t *exit_candidates[EXIT_CANDIDATES];
+static int exit_n = -1; /* -1: no exit seen yet */
+static int exit_events;
+static uintptr_t exit_scan_start, exit_scan_end;
+
+static int probe_texit(lua_State *L)
+{
+    uint32_t tr = (uint32_t)lua_tointeger(L, 1), ex = (uint32_t)lua_tointeger(L, 2);
+    int i, n = 0;
+
+    exit_events++;
+    if (exit_n < 0) {
+        volatile uint32_t *u = (volatile uint32_t *)exit_scan_start;
+        size_t words = (exit_scan_end - exit_scan_start) / 4, k;
+        for (k = 0; k + 1 < words && n < EXIT_CANDIDATES; k++) {
+            if (u[k] == tr && u[k + 1] == ex)
+                exit_candidates[n++] = &u[k];
+        }
+    } else {
+        for (i = 0; i < exit_n; i++) {
+            if (exit_candidates[i][0] == tr && exit_candidates[i][1] == ex)
+                exit_candidates[n++] = exit_candidates[i];
+        }
+    }
+    exit_n = n;
+    return 0;
+}
+
+/* The end of the mapping that holds `addr` (/proc/self/maps), or 0. */
+static uintptr_t mapping_end(uintptr_t addr)
+{
+    char line[512];
+    FILE *f = fopen("/proc/self/maps", "r");
+    uintptr_t end = 0;
+
+    if (f == NULL)
+        return 0;
+    while (end == 0 && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= addr && addr < hi)
+            end = hi;
+    }
+    fclose(f);
+    return end;
+}
+
+/* The address of jit_State.parent, or NULL: run a chunk whose traces exit
+ * at several exits and keep the words that held each exit's trace and exit
+ * numbers (see above). */
+static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
+{
+    static const char chunk[] = "local x = 0\n"
+                                "for i = 1, 3000 do\n"
+                                "  if i % 3 == 0 then x = x + 1\n"
+                                "  elseif i % 5 == 0 then x = x + 2\n"
+                                "  elseif i % 7 == 0 then x = x - 3 end\n"
+                                "end\n"
+                                "return x\n";
+    uintptr_t end = gs ? mapping_end(gs) : 0;
+
+    if (gs == 0 || end <= gs)
+        return NULL;
+    exit_scan_start = gs;
+    exit_scan_end = end - gs > 65536 ? gs + 65536 : end;
+    exit_n = -1;
+    exit_events = 0;
+    if (jit_attach(L, probe_texit, "texit") != 0)
+        return NULL;
+    if (luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=vmp_luajit probe") != 0 ||
+        lua_pcall(L, 0, 0, 0) != 0)
+        lua_pop(L, 1); /* the error message */
+    jit_attach(L, probe_texit, NULL);
+    return exit_events >= 8 && exit_n == 1 ? exit_candidates[0] : NULL;
 }
 
 /* ---- The signal handler ------------------------------------------------------------- */
@@ -249,6 +361,12 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
                                       ? si->si_overrun
                                       : 0);
         st = g.vmstate != NULL ? *g.vmstate : INT32_MIN;
+        /* blame: the running trace (compiled code calls C helpers of the
+         * VM: allocation, GC steps), else the trace of the last exit */
+        if (st > 0 && st < MAX_TRACES)
+            s.blame = g.traces[st].code_id;
+        else if (st <= 0 && g.last_exit != NULL && *g.last_exit < MAX_TRACES)
+            s.blame = g.traces[*g.last_exit].code_id;
         if (st > 0)
             s.state = ST_TRACE;
         else if (st < 0 && st >= -7)
@@ -501,7 +619,7 @@ static int start_timer(void)
 static void open_writer(void)
 {
     char interval[32];
-    const char *labels[4];
+    const char *labels[6];
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
     vmp_status st;
@@ -511,6 +629,8 @@ static void open_writer(void)
     labels[1] = interval;
     labels[2] = "vmstate";
     labels[3] = g.vmstate != NULL ? "found" : "not found";
+    labels[4] = "blame";
+    labels[5] = g.last_exit != NULL ? "last exit" : "none";
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "LuaJIT";
     meta.vm_version =
@@ -523,7 +643,7 @@ static void open_writer(void)
     meta.event_kinds = event_kinds;
     meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
     meta.labels = labels;
-    meta.n_labels = 2;
+    meta.n_labels = 3;
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
     st = vmp_writer_open(&g.w, g.file, &meta, &wo);
@@ -545,6 +665,8 @@ __attribute__((visibility("default"))) int luaopen_vmp_luajit(lua_State *L);
 
 int luaopen_vmp_luajit(lua_State *L)
 {
+    uintptr_t gs;
+
     lua_newtable(L); /* the module: no functions yet */
     if (g.w != NULL || atomic_load(&g.closed))
         return 1;
@@ -552,25 +674,17 @@ int luaopen_vmp_luajit(lua_State *L)
     g.traces = calloc(MAX_TRACES, sizeof *g.traces);
     if (g.traces == NULL)
         return 1;
-    g.vmstate = vmstate_probe(L);
+    gs = find_global_state(L);
+    g.vmstate = vmstate_probe(L, gs);
     if (g.vmstate == NULL)
         fprintf(stderr, "vmp: LuaJIT's VM state word not found; samples have state unknown\n");
+    g.last_exit = last_exit_probe(L, gs);
     g.tid = (uint64_t)syscall(SYS_gettid);
     open_writer();
     if (g.w == NULL)
         return 1;
-    /* jit.attach(on_trace, "trace") */
-    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
-    if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "attach");
-        lua_pushcfunction(L, on_trace);
-        lua_pushstring(L, "trace");
-        if (lua_pcall(L, 2, 0, 0) != 0) {
-            fprintf(stderr, "vmp: jit.attach failed: %s\n", lua_tostring(L, -1));
-            lua_pop(L, 1);
-        }
-    }
-    lua_pop(L, 1);
+    if (jit_attach(L, on_trace, "trace") != 0)
+        fprintf(stderr, "vmp: jit.attach failed: no traces in the profile\n");
     /* a finalizer in the registry: lua_close() ends the recording */
     lua_newuserdata(L, 1);
     lua_newtable(L);

@@ -102,6 +102,40 @@ for mine, theirs in (("trace", "Compiled"), ("gc", "Garbage Collector"),
     a, b = ours.get(mine, 0.0), jp.get(theirs, 0.0)
     check(abs(a - b) <= 15, "hot: state %s %.1f%% against -jp's %s %.0f%%" % (mine, a, theirs, b))
 
+# blame: samples outside compiled code carry the trace that last ran
+rc, out, err = vmp("report", path)
+heading = re.search(r"samples: (\d+) total; (\d+) \([\d.]+%\) in generated vm code", out)
+lines = out.splitlines()
+matrix, total_row = [], None
+for i, line in enumerate(lines):
+    if line.startswith("time blamed on JIT units"):
+        states = lines[i + 1].split()[2:-2]  # %, samples, STATES..., JIT unit
+        for row in lines[i + 2:]:
+            parts = row.split()
+            if len(parts) < 3 + len(states) or not parts[0].endswith("%"):
+                break
+            cells = dict(zip(states, map(int, parts[2:2 + len(states)])))
+            name = " ".join(parts[2 + len(states):])
+            entry = (name, int(parts[1]), cells)
+            if name == "total":
+                total_row = entry
+            else:
+                matrix.append(entry)
+        break
+print("hot: blame matrix %s" % matrix)
+check(heading and total_row, "hot: the report has the blame matrix")
+if heading and total_row:
+    unblamed = sum(n for (name, n, _) in matrix if name == "[no blame]")
+    check(sum(n for (_, n, _) in matrix) == total_row[1] and
+          total_row[1] + int(heading.group(2)) == int(heading.group(1)),
+          "hot: the state x trace matrix and the generated code add up to the total")
+    check(unblamed <= 0.05 * total_row[1],
+          "hot: interpreter, GC and C samples carry a trace's blame (%d of %d without)" %
+          (unblamed, total_row[1]))
+    gc_top = max(matrix, key=lambda e: e[2].get("gc", 0))
+    check(gc_top[0].endswith("hot.lua:16 [trace]"),
+          "hot: GC time is blamed on the table-building function's trace (%s)" % gc_top[0])
+
 # ---- flush: trace numbers reused ---------------------------------------------------
 flush_lua = write_script("flush.lua", """
 -- jit.flush() after every round: trace numbers are reused at new addresses
