@@ -17,7 +17,7 @@
  * receive every description, then the handler's writer is switched).  Each Java thread registers
  * itself in ThreadStart (JNIEnv in initial-exec TLS, a slot of the thread table with its frame
  * buffers and, in cpu mode, its own sampling clock, a perf event or a POSIX
- * timer, vmp_jvmti_clock.h); every other thread (GC, JIT compilers, native
+ * timer, vmp_agent_clock.h); every other thread (GC, JIT compilers, native
  * threads, and Java threads that ran before an attach) gets a slot from the
  * service thread's scans of /proc/self/task (vmp_jvmti_threads.h).  VMDeath
  * (or Agent_OnUnload, or a stop) stops sampling, waits for handlers in
@@ -48,9 +48,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vmp_agent_clock.h"
 #include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_attach.h"
-#include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
@@ -160,7 +160,7 @@ static struct {
     uint64_t file_no;     /* loop: the number of out's file (vmp_jvmti_loop_path) */
     int dead;             /* recording stopped (VMDeath, stop): register nothing more */
     int warned_write;
-    int mechanism; /* cpu mode: enum vmp_jvmti_mechanism */
+    int mechanism; /* cpu mode: enum vmp_agent_mechanism */
     uint64_t next_code_id;
     uint64_t threads_unsampled; /* found with every slot taken */
     char process_comm[16];      /* the kernel's name of the process */
@@ -344,8 +344,8 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     s.pc = pc_of(uc);
     s.generation = VMP_GENERATION_CURRENT;
     /* cpu mode: the intervals of the thread's CPU time since its previous
-     * sample, on its random grid (vmp_jvmti_clock.h); wall mode: 1 */
-    s.weight = vmp_jvmti__clock_weight(&t->clock);
+     * sample, on its random grid (vmp_agent_clock.h); wall mode: 1 */
+    s.weight = vmp_agent__clock_weight(&t->clock);
     if (w == NULL || vf == NULL)
         return;
     /* the JIT compilers' threads are Java threads too, without Java frames:
@@ -417,7 +417,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         /* last, so that the walk is not counted in the next interval; also
          * before sampling starts (the grid keeps counting), else a clock
          * whose first signal comes early would stop */
-        vmp_jvmti__clock_rearm(&t->clock, si);
+        vmp_agent__clock_rearm(&t->clock, si);
     }
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;
@@ -825,7 +825,7 @@ static void start_slot_locked(vmp_jvmti_thread *t, uint64_t tid, int from_birth)
      * returns */
     vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_LIVE);
     if (g.opts.mode == VMP_JVMTI_MODE_CPU)
-        vmp_jvmti__clock_start(&t->clock, tid, from_birth);
+        vmp_agent__clock_start(&t->clock, tid, from_birth);
 }
 
 /* Runs on the thread itself: ThreadStart (`from_birth`: its CPU time so far
@@ -887,7 +887,7 @@ static void unregister_thread(JNIEnv *jni, jthread thread)
     t = vmp_jvmti__threads_find(tid);
     if (t != NULL && t->status != VMP_JVMTI_SLOT_FREE) {
         vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
-        vmp_jvmti__clock_stop(&t->clock);
+        vmp_agent__clock_stop(&t->clock);
         /* With scans, retired, not freed: a scan must not take the thread
          * for a new one while it still runs; the slot is freed once it is
          * gone.  Only this thread's handler uses the buffer, and it finds
@@ -966,7 +966,7 @@ static void scan_threads_locked(int initial)
             continue;
         }
         /* gone: no handler can run on it any more */
-        vmp_jvmti__clock_stop(&t->clock);
+        vmp_agent__clock_stop(&t->clock);
         if (!t->java)
             name_from_comm_locked(t, 1);
         vmp_jvmti__threads_release(t);
@@ -1173,7 +1173,7 @@ static void stop_recording(void)
     g.dead = 1;
     for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
         vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
-        vmp_jvmti__clock_stop(&t->clock);
+        vmp_agent__clock_stop(&t->clock);
     }
     pthread_mutex_unlock(&g.lock);
     if (g.service_started) {
@@ -1426,9 +1426,9 @@ static int open_output(output *o, const char *path)
     own[n_own++] = depth;
     own[n_own++] = "vm";
     own[n_own++] = vm_long ? vm_long : "";
-    own[n_own++] = "sampler"; /* the mechanism that runs (vmp_jvmti_clock.h) */
+    own[n_own++] = "sampler"; /* the mechanism that runs (vmp_agent_clock.h) */
     own[n_own++] =
-        g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall signals" : vmp_jvmti__clock_label(g.mechanism);
+        g.opts.mode == VMP_JVMTI_MODE_WALL ? "wall signals" : vmp_agent__clock_label(g.mechanism);
     own[n_own++] = "threads"; /* which threads are sampled */
     own[n_own++] = g.opts.threads == VMP_JVMTI_THREADS_JAVA ? "java" : "all";
 
@@ -1617,7 +1617,7 @@ static int begin_recording(void)
     }
     if (g.opts.mode == VMP_JVMTI_MODE_CPU) {
         char why[256];
-        g.mechanism = vmp_jvmti__clock_setup(g.opts.sampler, g.opts.interval_ns, why, sizeof why);
+        g.mechanism = vmp_agent__clock_setup(g.opts.sampler, g.opts.interval_ns, why, sizeof why);
         if (why[0])
             fprintf(stderr, "vmp: %s\n", why);
     }

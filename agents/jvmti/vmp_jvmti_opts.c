@@ -5,7 +5,7 @@
  */
 #include "vmp_jvmti_opts.h"
 
-#include "vmp_jvmti_clock.h"
+#include "vmp_agent_clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -248,11 +248,11 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "sampler") == 0) {
             if (strcmp(val, "auto") == 0) {
-                out->sampler = VMP_JVMTI_SAMPLER_AUTO;
+                out->sampler = VMP_AGENT_SAMPLER_AUTO;
             } else if (strcmp(val, "perf") == 0) {
-                out->sampler = VMP_JVMTI_SAMPLER_PERF;
+                out->sampler = VMP_AGENT_SAMPLER_PERF;
             } else if (strcmp(val, "posix") == 0) {
-                out->sampler = VMP_JVMTI_SAMPLER_POSIX;
+                out->sampler = VMP_AGENT_SAMPLER_POSIX;
             } else {
                 warnf(warn, warn_size, "sampler '%s' is not auto, perf or posix; using auto\n",
                       val);

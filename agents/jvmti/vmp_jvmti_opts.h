@@ -43,7 +43,7 @@ typedef struct vmp_jvmti_options {
     uint64_t interval_ns;          /* VMP_JVMTI_MIN_INTERVAL_NS..VMP_JVMTI_MAX_INTERVAL_NS */
     int mode;                      /* enum vmp_jvmti_mode */
     uint32_t depth;                /* 1..VMP_JVMTI_MAX_DEPTH */
-    int sampler;                   /* cpu mode: enum vmp_jvmti_sampler (auto, perf, posix) */
+    int sampler;                   /* cpu mode: enum vmp_agent_sampler (auto, perf, posix) */
     int threads;                   /* enum vmp_jvmti_threads (all, java) */
     int all_metadata;              /* metadata=all: every function, symbol and code map */
     uint64_t loop_ns;              /* loop=: a new file every loop_ns; 0 == one file */
@@ -63,7 +63,7 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  *
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
  * wall), depth, sampler (auto, perf or posix: the cpu-mode clock,
- * vmp_jvmti_clock.h), threads (all or java; default all in cpu mode, java
+ * vmp_agent_clock.h), threads (all or java; default all in cpu mode, java
  * in wall mode), metadata (used: the functions, symbols and code maps the
  * samples need, the default; all: every one the JVM describes), loop
  * (a duration, 100ms to 7 days: a new file every period, named by

@@ -19,8 +19,9 @@
 static vmp_jvmti_thread slots[VMP_JVMTI_MAX_THREADS];
 static size_t bound; /* slots[bound..] were never used (atomic) */
 
-/* The handler's memory of its own slot. */
+/* The handler's memory of its own slot, and of its thread's id. */
 static __thread vmp_jvmti_thread *tls_self TLS_IE;
+static __thread uint64_t tls_tid TLS_IE;
 
 vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid)
 {
@@ -93,12 +94,16 @@ vmp_jvmti_thread *vmp_jvmti__threads_at(size_t i)
 vmp_jvmti_thread *vmp_jvmti__threads_self(void)
 {
     vmp_jvmti_thread *t = tls_self;
-    uint64_t tid;
+    uint64_t tid = tls_tid;
     size_t i, n;
 
-    if (t != NULL)
+    /* the remembered slot, while it is still this thread's: a recording
+     * that stops releases every slot, and the next one claims them anew */
+    if (t != NULL && __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE) == tid)
         return __atomic_load_n(&t->status, __ATOMIC_ACQUIRE) == VMP_JVMTI_SLOT_LIVE ? t : NULL;
-    tid = (uint64_t)syscall(SYS_gettid);
+    tls_self = NULL;
+    if (tid == 0)
+        tls_tid = tid = (uint64_t)syscall(SYS_gettid);
     n = __atomic_load_n(&bound, __ATOMIC_ACQUIRE);
     for (i = 0; i < n; i++) {
         if (__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE) == tid &&

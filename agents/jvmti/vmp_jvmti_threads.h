@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmp_jvmti_clock.h"
+#include "vmp_agent_clock.h"
 #include "vmp_writer.h"
 
 /** Threads sampled at once, at most; more are counted, not sampled. */
@@ -52,7 +52,7 @@ typedef struct vmp_jvmti_thread {
     int role;       /* enum vmp_jvmti_role */
     int named;      /* a THREAD record gave its name */
     uint32_t scans; /* scans that have seen it */
-    vmp_jvmti_clock clock;
+    vmp_agent_clock clock;
     vmp_frame *frames; /* the handler's frame buffer (malloc'd, depth + 1) */
     void *java_frames; /* AsyncGetCallTrace's frame buffer (malloc'd, as many
                           entries of the size given to the claim) */

@@ -47,11 +47,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vmp_agent_clock.h"
 #include "vmp_writer.h"
-
-#ifndef sigev_notify_thread_id
-#    define sigev_notify_thread_id _sigev_un._tid
-#endif
 
 /* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
 
@@ -99,9 +96,10 @@ static struct {
     /* jit_State.parent: the trace of the last exit (or the parent of the
      * side trace being recorded), or NULL */
     volatile uint32_t *last_exit;
-    uint64_t tid; /* the sampled thread */
-    timer_t timer;
-    int timer_armed;
+    uint64_t tid;          /* the sampled thread */
+    int mechanism;         /* enum vmp_agent_mechanism */
+    vmp_agent_clock clock; /* its CPU-time clock */
+    int clock_started;
     uint64_t zone;
     uint64_t next_code_id;
     uint64_t next_function_id;
@@ -356,10 +354,9 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         s.thread = g.tid;
         s.pc = pc_of(uc);
         s.generation = VMP_GENERATION_CURRENT;
-        /* timer overruns: the intervals of CPU time since the last signal */
-        s.weight = 1 + (uint32_t)(si != NULL && si->si_code == SI_TIMER && si->si_overrun > 0
-                                      ? si->si_overrun
-                                      : 0);
+        /* the intervals of the thread's CPU time since its previous sample
+         * (vmp_agent_clock.h); 0: the signal came early, no sample */
+        s.weight = vmp_agent__clock_weight(&g.clock);
         st = g.vmstate != NULL ? *g.vmstate : INT32_MIN;
         /* blame: the running trace (compiled code calls C helpers of the
          * VM: allocation, GC steps), else the trace of the last exit */
@@ -378,8 +375,11 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         f.bcpc = VMP_BCPC_NONE;
         s.frames = &f;
         s.depth = 1;
-        vmp_writer_sample(g.w, &s);
+        if (s.weight > 0)
+            vmp_writer_sample(g.w, &s);
     }
+    if (g.clock_started)
+        vmp_agent__clock_rearm(&g.clock, si);
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;
 }
@@ -557,10 +557,8 @@ static void stop_recording(void)
     if (atomic_exchange(&g.closed, 1))
         return;
     atomic_store(&g.sampling, 0);
-    if (g.timer_armed) {
-        timer_delete(g.timer);
-        g.timer_armed = 0;
-    }
+    if (g.clock_started)
+        vmp_agent__clock_stop(&g.clock);
     for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
@@ -590,36 +588,30 @@ static void at_exit(void)
     stop_recording();
 }
 
-static int start_timer(void)
+/* Install the handler and start the thread's CPU-time clock. */
+static int start_clock(void)
 {
     struct sigaction sa;
-    struct sigevent ev;
-    struct itimerspec its;
-    clockid_t clk;
 
+    if (g.mechanism == VMP_AGENT_MECH_NONE)
+        return -1;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGPROF, &sa, NULL) != 0 || pthread_getcpuclockid(pthread_self(), &clk) != 0)
+    if (sigaction(SIGPROF, &sa, NULL) != 0)
         return -1;
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGPROF;
-    ev.sigev_notify_thread_id = (pid_t)g.tid;
-    if (timer_create(clk, &ev, &g.timer) != 0)
+    g.clock.fd = -1;
+    if (vmp_agent__clock_start(&g.clock, g.tid, 0) != 0)
         return -1;
-    g.timer_armed = 1;
-    its.it_interval.tv_sec = (time_t)(g.interval_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(g.interval_ns % 1000000000u);
-    its.it_value = its.it_interval;
-    return timer_settime(g.timer, 0, &its, NULL);
+    g.clock_started = 1;
+    return 0;
 }
 
 static void open_writer(void)
 {
     char interval[32];
-    const char *labels[6];
+    const char *labels[8];
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
     vmp_status st;
@@ -631,6 +623,8 @@ static void open_writer(void)
     labels[3] = g.vmstate != NULL ? "found" : "not found";
     labels[4] = "blame";
     labels[5] = g.last_exit != NULL ? "last exit" : "none";
+    labels[6] = "sampler"; /* the clock that runs (vmp_agent_clock.h) */
+    labels[7] = vmp_agent__clock_label(g.mechanism);
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "LuaJIT";
     meta.vm_version =
@@ -643,7 +637,7 @@ static void open_writer(void)
     meta.event_kinds = event_kinds;
     meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
     meta.labels = labels;
-    meta.n_labels = 3;
+    meta.n_labels = 4;
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
     st = vmp_writer_open(&g.w, g.file, &meta, &wo);
@@ -657,6 +651,19 @@ static void open_writer(void)
      * spans the address space, traces give the real extents */
     check_write(vmp_writer_code_zone(g.w, &g.zone, "mcode", 0, UINT64_MAX));
     check_write(vmp_writer_add_loaded_modules(g.w));
+    /* the sampled thread, by its kernel name */
+    {
+        char path[64], comm[32] = "";
+        FILE *f;
+        snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)g.tid);
+        f = fopen(path, "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof comm, f) != NULL)
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(f);
+        }
+        check_write(vmp_writer_thread(g.w, g.tid, comm[0] ? comm : "lua", 0));
+    }
 }
 
 /* require "vmp_luajit": start recording this Lua state (once per process).
@@ -680,6 +687,13 @@ int luaopen_vmp_luajit(lua_State *L)
         fprintf(stderr, "vmp: LuaJIT's VM state word not found; samples have state unknown\n");
     g.last_exit = last_exit_probe(L, gs);
     g.tid = (uint64_t)syscall(SYS_gettid);
+    {
+        char why[256];
+        g.mechanism =
+            vmp_agent__clock_setup(VMP_AGENT_SAMPLER_AUTO, g.interval_ns, why, sizeof why);
+        if (why[0])
+            fprintf(stderr, "vmp: %s\n", why);
+    }
     open_writer();
     if (g.w == NULL)
         return 1;
@@ -694,7 +708,7 @@ int luaopen_vmp_luajit(lua_State *L)
     luaL_ref(L, LUA_REGISTRYINDEX);
     atexit(at_exit);
     atomic_store(&g.sampling, 1);
-    if (start_timer() != 0)
+    if (start_clock() != 0)
         fprintf(stderr, "vmp: cannot start the CPU-time timer: %s; no samples\n", strerror(errno));
     return 1;
 }

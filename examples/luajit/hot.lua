@@ -1,8 +1,11 @@
 -- hot.lua - a LuaJIT workload for the vmp agent: one hot numeric loop
 -- (its trace dominates the profile), a table-heavy phase (garbage, so GC),
 -- and string work through C functions.
--- usage: luajit hot.lua [SCALE]   (about 2 s at SCALE 1)
+-- usage: luajit hot.lua [SCALE [ROUNDS]]
+--   about 2 s of CPU at SCALE 1; with ROUNDS, exactly that many rounds of
+--   the three phases instead (a fixed amount of work, for benchmarks)
 local scale = tonumber(arg and arg[1]) or 1
+local rounds = tonumber(arg and arg[2])
 
 local function hot(n) -- vmp-hot-begin
   local x, acc = 1, 0
@@ -31,10 +34,11 @@ local function strings(n)
 end
 
 local t0 = os.clock()
-local sink = 0
-while os.clock() - t0 < 2 * scale do
+local sink, done = 0, 0
+while (rounds and done < rounds) or (not rounds and os.clock() - t0 < 2 * scale) do
   sink = sink + hot(2000000)
   sink = sink + tables(20000)
   sink = sink + strings(5000)
+  done = done + 1
 end
 print(string.format("hot.lua: %.2f s of CPU", os.clock() - t0), sink > 0)

@@ -1099,7 +1099,7 @@ static void check_info_threads(const char *path)
 
 /* 500 threads, each shorter than the interval: their sampled CPU (weight x
  * interval) is not zero and within 40% of their measured CPU (each thread's
- * samples fall on a grid with a random phase, vmp_jvmti_clock.h). */
+ * samples fall on a grid with a random phase, vmp_agent_clock.h). */
 static void case_short(void)
 {
     char path[4096];

@@ -14,8 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "vmp_agent_clock.h"
 #include "vmp_jvmti_attach.h"
-#include "vmp_jvmti_clock.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
@@ -110,13 +110,13 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK(strstr(warn, "unknown option 'bogus'") != NULL);
     /* sampler: auto (default), perf or posix */
     CHECK(vmp_jvmti__parse_options(&o, "interval=1ms", 9, warn, sizeof warn) == 0);
-    CHECK(o.sampler == VMP_JVMTI_SAMPLER_AUTO);
+    CHECK(o.sampler == VMP_AGENT_SAMPLER_AUTO);
     CHECK(vmp_jvmti__parse_options(&o, "sampler=posix", 9, warn, sizeof warn) == 0);
-    CHECK(o.sampler == VMP_JVMTI_SAMPLER_POSIX);
+    CHECK(o.sampler == VMP_AGENT_SAMPLER_POSIX);
     CHECK(vmp_jvmti__parse_options(&o, "sampler=perf", 9, warn, sizeof warn) == 0);
-    CHECK(o.sampler == VMP_JVMTI_SAMPLER_PERF);
+    CHECK(o.sampler == VMP_AGENT_SAMPLER_PERF);
     CHECK(vmp_jvmti__parse_options(&o, "sampler=fast", 9, warn, sizeof warn) == 1);
-    CHECK(o.sampler == VMP_JVMTI_SAMPLER_AUTO && strstr(warn, "sampler 'fast'") != NULL);
+    CHECK(o.sampler == VMP_AGENT_SAMPLER_AUTO && strstr(warn, "sampler 'fast'") != NULL);
     CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
     CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);

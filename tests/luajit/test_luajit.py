@@ -82,6 +82,10 @@ def states_of(path):
 
 os.makedirs(WORK, exist_ok=True)
 hot_lua = os.path.join(EXAMPLES, "hot.lua")
+with open(hot_lua) as f:
+    defined = {m.group(1): n for n, line in enumerate(f, 1)
+               for m in [re.match(r"local function (\w+)\(", line)] if m}
+HOT, TABLES = "hot.lua:%d" % defined["hot"], "hot.lua:%d" % defined["tables"]
 
 # ---- hot -----------------------------------------------------------------------
 rc, path = record("hot.vmp", hot_lua)
@@ -90,7 +94,7 @@ rc, out, err = vmp("validate", path)
 check(rc == 0, "hot: the file validates: %s" % (out + err).strip())
 rc, out, err = vmp("report", path)
 top = table(out, "% of generated vm code: methods")
-check(top and top[0][1].endswith("hot.lua:7"), "hot: the hot function's trace leads (%s)" %
+check(top and top[0][1].endswith(HOT), "hot: the hot function's trace leads (%s)" %
       (top[:2],))
 ours = states_of(path)
 p = subprocess.run([LUAJIT, "-jp=v", hot_lua], cwd=WORK, capture_output=True, text=True,
@@ -133,7 +137,7 @@ if heading and total_row:
           "hot: interpreter, GC and C samples carry a trace's blame (%d of %d without)" %
           (unblamed, total_row[1]))
     gc_top = max(matrix, key=lambda e: e[2].get("gc", 0))
-    check(gc_top[0].endswith("hot.lua:16 [trace]"),
+    check(gc_top[0].endswith(TABLES + " [trace]"),
           "hot: GC time is blamed on the table-building function's trace (%s)" % gc_top[0])
 
 # ---- flush: trace numbers reused ---------------------------------------------------

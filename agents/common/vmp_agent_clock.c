@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_jvmti_clock.c - per-thread CPU-time sampling clocks (see the header for
+ * vmp_agent_clock.c - per-thread CPU-time sampling clocks (see the header for
  * the grid that makes the weights unbiased).
  *
  * perf_event: a PERF_COUNT_SW_CPU_CLOCK event on the sampled thread (pid = its tid,
@@ -21,7 +21,7 @@
  * scheduler ticks, so at most one signal per tick arrives; the grid weight
  * counts the intervals in between.
  */
-#include "vmp_jvmti_clock.h"
+#include "vmp_agent_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,7 +90,7 @@ static int refresh_hangs(void)
     return strncmp(u.release, "6.16.", 5) == 0 || strncmp(u.release, "6.17.", 5) == 0;
 }
 
-int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why_size)
+int vmp_agent__clock_setup(int want, uint64_t interval_ns, char *why, size_t why_size)
 {
     struct timespec ts;
     int fd;
@@ -102,8 +102,8 @@ int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why
     clock_gettime(CLOCK_MONOTONIC, &ts);
     S.seed = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
              0x9e3779b97f4a7c15u;
-    if (want == VMP_JVMTI_SAMPLER_POSIX) {
-        S.mechanism = VMP_JVMTI_MECH_POSIX;
+    if (want == VMP_AGENT_SAMPLER_POSIX) {
+        S.mechanism = VMP_AGENT_MECH_POSIX;
         return S.mechanism;
     }
     fd = perf_open(S.interval, 0, 0);
@@ -113,27 +113,27 @@ int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why
     }
     if (fd >= 0) {
         close(fd);
-        S.mechanism = VMP_JVMTI_MECH_PERF;
+        S.mechanism = VMP_AGENT_MECH_PERF;
         return S.mechanism;
     }
     if (why != NULL)
         snprintf(why, why_size,
                  "perf_event_open refused (%s; see /proc/sys/kernel/perf_event_paranoid)%s",
                  strerror(errno),
-                 want == VMP_JVMTI_SAMPLER_PERF
+                 want == VMP_AGENT_SAMPLER_PERF
                      ? "; sampler=perf: no sampling"
                      : "; sampling with POSIX CPU-time timers, at most one signal per "
                        "scheduler tick (weights stay exact)");
-    S.mechanism = want == VMP_JVMTI_SAMPLER_PERF ? VMP_JVMTI_MECH_NONE : VMP_JVMTI_MECH_POSIX;
+    S.mechanism = want == VMP_AGENT_SAMPLER_PERF ? VMP_AGENT_MECH_NONE : VMP_AGENT_MECH_POSIX;
     return S.mechanism;
 }
 
-const char *vmp_jvmti__clock_label(int mechanism)
+const char *vmp_agent__clock_label(int mechanism)
 {
     switch (mechanism) {
-    case VMP_JVMTI_MECH_PERF:
+    case VMP_AGENT_MECH_PERF:
         return "perf_event cpu-clock";
-    case VMP_JVMTI_MECH_POSIX:
+    case VMP_AGENT_MECH_POSIX:
         return "posix cpu timer";
     default:
         return "none";
@@ -152,7 +152,7 @@ static uint64_t random_phase(uint64_t tid)
     return 1 + z % S.interval;
 }
 
-static int start_perf(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
+static int start_perf(vmp_agent_clock *c, uint64_t tid, uint64_t phase)
 {
     struct f_owner_ex owner;
     int fd, fl;
@@ -179,7 +179,7 @@ static int start_perf(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
     return 0;
 }
 
-static int start_posix(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
+static int start_posix(vmp_agent_clock *c, uint64_t tid, uint64_t phase)
 {
     struct itimerspec its;
     struct sigevent ev;
@@ -202,13 +202,13 @@ static int start_posix(vmp_jvmti_clock *c, uint64_t tid, uint64_t phase)
     return 0;
 }
 
-int vmp_jvmti__clock_start(vmp_jvmti_clock *c, uint64_t tid, int from_birth)
+int vmp_agent__clock_start(vmp_agent_clock *c, uint64_t tid, int from_birth)
 {
     uint64_t cpu = cpu_ns(thread_clock(tid)), phase = random_phase(tid), first;
 
     memset(c, 0, sizeof *c);
     c->fd = -1;
-    if (!S.refresh && S.mechanism == VMP_JVMTI_MECH_PERF)
+    if (!S.refresh && S.mechanism == VMP_AGENT_MECH_PERF)
         phase = S.interval; /* an enabled event's period is never changed */
     /* the grid first: a signal may arrive as soon as the clock runs */
     c->next_grid = (from_birth ? 0 : cpu) + phase;
@@ -216,15 +216,15 @@ int vmp_jvmti__clock_start(vmp_jvmti_clock *c, uint64_t tid, int from_birth)
      * passed it (its first sample then stands for the points passed) */
     first = c->next_grid > cpu + MIN_FIRST_NS ? c->next_grid - cpu : MIN_FIRST_NS;
     __atomic_store_n(&c->started, 1, __ATOMIC_RELEASE);
-    if (S.mechanism == VMP_JVMTI_MECH_PERF && start_perf(c, tid, first) == 0)
+    if (S.mechanism == VMP_AGENT_MECH_PERF && start_perf(c, tid, first) == 0)
         return 0;
-    if (S.mechanism != VMP_JVMTI_MECH_NONE && start_posix(c, tid, first) == 0)
+    if (S.mechanism != VMP_AGENT_MECH_NONE && start_posix(c, tid, first) == 0)
         return 0;
     __atomic_store_n(&c->started, 0, __ATOMIC_RELEASE);
     return -1;
 }
 
-void vmp_jvmti__clock_stop(vmp_jvmti_clock *c)
+void vmp_agent__clock_stop(vmp_agent_clock *c)
 {
     int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
     if (fd >= 0) {
@@ -237,7 +237,7 @@ void vmp_jvmti__clock_stop(vmp_jvmti_clock *c)
     }
 }
 
-uint32_t vmp_jvmti__clock_weight(vmp_jvmti_clock *c)
+uint32_t vmp_agent__clock_weight(vmp_agent_clock *c)
 {
     uint64_t now, n;
     if (c == NULL || !__atomic_load_n(&c->started, __ATOMIC_ACQUIRE))
@@ -250,7 +250,7 @@ uint32_t vmp_jvmti__clock_weight(vmp_jvmti_clock *c)
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-void vmp_jvmti__clock_rearm(vmp_jvmti_clock *c, const siginfo_t *si)
+void vmp_agent__clock_rearm(vmp_agent_clock *c, const siginfo_t *si)
 {
     int fd = c != NULL ? __atomic_load_n(&c->fd, __ATOMIC_ACQUIRE) : -1;
     /* only for this thread's own overflow: a REFRESH on an armed event would

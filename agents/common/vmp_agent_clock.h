@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_jvmti_clock.h - the HotSpot agent's per-thread CPU-time sampling clock:
+ * vmp_agent_clock.h - an agent's per-thread CPU-time sampling clock (the
+ * HotSpot and LuaJIT agents):
  * a perf_event software cpu-clock event per thread whose overflow is
  * delivered as SIGPROF to that very thread, or, where the kernel refuses perf
  * events, a POSIX CPU-time timer per thread; and, in the signal handler, the
@@ -16,10 +17,11 @@
  * say when to look; a late or missed signal changes which stack is taken, never
  * the total weight.
  *
- * Internal to libvmp-jvmti: nothing here is exported from the shared object.
+ * Internal to the agents (a static library each links): nothing here is
+ * exported from their shared objects.
  */
-#ifndef VMP_JVMTI_CLOCK_H
-#define VMP_JVMTI_CLOCK_H
+#ifndef VMP_AGENT_CLOCK_H
+#define VMP_AGENT_CLOCK_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -27,40 +29,40 @@
 #include <time.h>
 
 /** What the user asked for (option `sampler`). */
-enum vmp_jvmti_sampler {
-    VMP_JVMTI_SAMPLER_AUTO = 0, /* perf events, else POSIX timers */
-    VMP_JVMTI_SAMPLER_PERF = 1, /* perf events only: no sampling without them */
-    VMP_JVMTI_SAMPLER_POSIX = 2 /* POSIX CPU-time timers */
+enum vmp_agent_sampler {
+    VMP_AGENT_SAMPLER_AUTO = 0, /* perf events, else POSIX timers */
+    VMP_AGENT_SAMPLER_PERF = 1, /* perf events only: no sampling without them */
+    VMP_AGENT_SAMPLER_POSIX = 2 /* POSIX CPU-time timers */
 };
 
 /** What runs (the header label `sampler`). */
-enum vmp_jvmti_mechanism {
-    VMP_JVMTI_MECH_NONE = 0, /* nothing could be started */
-    VMP_JVMTI_MECH_PERF = 1, /* "perf_event cpu-clock" */
-    VMP_JVMTI_MECH_POSIX = 2 /* "posix cpu timer" */
+enum vmp_agent_mechanism {
+    VMP_AGENT_MECH_NONE = 0, /* nothing could be started */
+    VMP_AGENT_MECH_PERF = 1, /* "perf_event cpu-clock" */
+    VMP_AGENT_MECH_POSIX = 2 /* "posix cpu timer" */
 };
 
 /** One thread's clock, kept by the agent's thread table.  Started by any
  *  thread of the process; its grid is read and advanced only by the signal
  *  handler on the sampled thread. */
-typedef struct vmp_jvmti_clock {
+typedef struct vmp_agent_clock {
     int fd; /* perf event, or -1 */
     timer_t timer;
     int has_timer;
     int first;          /* perf with re-arming: the first overflow is to come */
     int started;        /* next_grid is valid */
     uint64_t next_grid; /* next grid point, in the thread's CPU ns */
-} vmp_jvmti_clock;
+} vmp_agent_clock;
 
-/** Choose the mechanism for `want` (enum vmp_jvmti_sampler) at `interval_ns`,
+/** Choose the mechanism for `want` (enum vmp_agent_sampler) at `interval_ns`,
  *  trying a perf event on the calling thread.  When perf events are refused
  *  and `want` allows POSIX timers, one line saying why goes to `why` (else
  *  ""); with `want` perf, the mechanism is NONE and `why` says why.  Call once,
- *  before the other functions.  @return an enum vmp_jvmti_mechanism. */
-int vmp_jvmti__clock_setup(int want, uint64_t interval_ns, char *why, size_t why_size);
+ *  before the other functions.  @return an enum vmp_agent_mechanism. */
+int vmp_agent__clock_setup(int want, uint64_t interval_ns, char *why, size_t why_size);
 
 /** The label value of `mechanism` ("perf_event cpu-clock", "posix cpu timer", "none"). */
-const char *vmp_jvmti__clock_label(int mechanism);
+const char *vmp_agent__clock_label(int mechanism);
 
 /** Start sampling thread `tid` of this process (kernel id; the calling
  *  thread or another one) with the chosen mechanism: SIGPROF goes to that
@@ -70,23 +72,23 @@ const char *vmp_jvmti__clock_label(int mechanism);
  *  out of descriptors) a perf clock falls back to a POSIX timer.  Not
  *  async-signal-safe; the caller keeps `*c` where the handler finds it
  *  before the first signal can arrive.  @return 0, or -1 with `*c` stopped. */
-int vmp_jvmti__clock_start(vmp_jvmti_clock *c, uint64_t tid, int from_birth);
+int vmp_agent__clock_start(vmp_agent_clock *c, uint64_t tid, int from_birth);
 
 /** Stop and release `c` (any thread).  A signal already pending on its thread
  *  may still arrive; the caller's thread table then no longer leads the
  *  handler to `c`, or the handler weighs it by the grid as usual. */
-void vmp_jvmti__clock_stop(vmp_jvmti_clock *c);
+void vmp_agent__clock_stop(vmp_agent_clock *c);
 
 /** In the SIGPROF handler, on the thread `c` samples (NULL: none): the number
  *  of grid points its CPU clock passed since the previous call (0 when the
  *  signal came early: a record of weight 0 counts no sample, spec.md
  *  R-SMP-4).  1 without a started clock (wall mode).  Async-signal-safe. */
-uint32_t vmp_jvmti__clock_weight(vmp_jvmti_clock *c);
+uint32_t vmp_agent__clock_weight(vmp_agent_clock *c);
 
 /** In the SIGPROF handler, last, on the thread `c` samples (NULL: nothing):
  *  when `si` is the overflow of its perf event, arm it for its next overflow
  *  (after the first, at the full interval).  Nothing for other signals and
  *  for POSIX timers, which re-arm themselves.  Async-signal-safe. */
-void vmp_jvmti__clock_rearm(vmp_jvmti_clock *c, const siginfo_t *si);
+void vmp_agent__clock_rearm(vmp_agent_clock *c, const siginfo_t *si);
 
 #endif

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# luajit_compare.py - bench/run section 10: the LuaJIT agent next to LuaJIT's
+# own profiler (-jp) on examples/luajit/hot.lua with a fixed number of rounds.
+#
+#   cost:   the workload's CPU time (user + system of the luajit process)
+#           unprofiled, under vmp at 1 ms and 100 us, and under -jp at 1 ms,
+#           alternated in the same run; medians, and ratios to unprofiled.
+#   size:   bytes per sample record of vmp's file at 1 ms and 100 us.
+#   truth:  VM-state shares (vmp report --by state against -jp=v) and the
+#           functions' shares (vmp: samples in a function's traces plus those
+#           blamed on them; -jp=F: the Lua function on top of the stack) at
+#           1 ms, in points.
+#
+# usage: luajit_compare.py VMP LUAJIT HOT_LUA WORKDIR ROUNDS REPEATS
+# Prints markdown.
+import os
+import re
+import resource
+import subprocess
+import sys
+
+VMP, LUAJIT, HOT, WORK = sys.argv[1:5]
+ROUNDS, REPEATS = int(sys.argv[5]), int(sys.argv[6])
+os.makedirs(WORK, exist_ok=True)
+
+
+def cpu_of(cmd):
+    """CPU seconds (user + system) of the children `cmd` starts, and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2] if xs else 0.0
+
+
+work = [LUAJIT, HOT, "1", str(ROUNDS)]
+conditions = {
+    "unprofiled": lambda i: work,
+    "vmp 1ms": lambda i: [VMP, "record", "-o", "v1ms-%d.vmp" % i, "--interval", "1ms", "--"] + work,
+    "vmp 100us": lambda i: [VMP, "record", "-o", "v100us-%d.vmp" % i, "--interval", "100us",
+                            "--"] + work,
+    "luajit -jp 1ms": lambda i: [LUAJIT, "-jp=vi1,jp-%d.txt" % i, HOT, "1", str(ROUNDS)],
+}
+cpu = {k: [] for k in conditions}
+for i in range(REPEATS):
+    for name, cmd in conditions.items():
+        seconds, p = cpu_of(cmd(i))
+        if p.returncode == 0:
+            cpu[name].append(seconds)
+
+print("| run | CPU s (median of %d) | against unprofiled |" % REPEATS)
+print("|---|---|---|")
+base = median(cpu["unprofiled"]) or 1.0
+for name in conditions:
+    m = median(cpu[name])
+    print("| %s | %.3f | %s |" % (name, m, "%+.1f%%" % ((m / base - 1) * 100)
+                                  if name != "unprofiled" else "-"))
+print()
+
+
+def samples_and_size(path):
+    out = subprocess.run([VMP, "info", path], capture_output=True, text=True).stdout
+    m = re.search(r"samples:\s+(\d+)", out)
+    return (int(m.group(1)) if m else 0), os.path.getsize(path)
+
+
+for tag in ("1ms", "100us"):
+    path = os.path.join(WORK, "v%s-0.vmp" % tag)
+    if os.path.exists(path):
+        n, size = samples_and_size(path)
+        print("vmp at %s: %d sample records, %d bytes: **%.1f bytes per sample**." %
+              (tag, n, size, size / n if n else 0))
+print()
+
+# ---- shares against -jp -------------------------------------------------------------
+path = os.path.join(WORK, "v1ms-0.vmp")
+report = subprocess.run([VMP, "report", path], capture_output=True, text=True).stdout
+states = subprocess.run([VMP, "report", "--by", "state", path], capture_output=True,
+                        text=True).stdout
+ours_states = {m.group(2): float(m.group(1))
+               for m in re.finditer(r"^\s+([\d.]+)%\s+\d+\s+[\d.]+%\s+(\w+)$", states, re.M)}
+jp_v = subprocess.run([LUAJIT, "-jp=vi1", HOT, "1", str(ROUNDS)], cwd=WORK, capture_output=True,
+                      text=True).stdout
+jp_states = {m.group(2).strip(): float(m.group(1))
+             for m in re.finditer(r"^\s*(\d+)%\s+(.+)$", jp_v, re.M)}
+names = {"trace": "Compiled", "interp": "Interpreted", "c": "C code", "gc": "Garbage Collector",
+         "exit": "Trace exit", "record": "JIT Compiler", "opt": "JIT Compiler",
+         "asm": "JIT Compiler"}
+jit_states = {}
+for ours, theirs in names.items():
+    jit_states.setdefault(theirs, 0.0)
+    jit_states[theirs] += ours_states.get(ours, 0.0)
+print("| VM state | vmp | luajit -jp=v | points |")
+print("|---|---|---|---|")
+for theirs in sorted(set(jit_states) | set(jp_states)):
+    a, b = jit_states.get(theirs, 0.0), jp_states.get(theirs, 0.0)
+    if a or b:
+        print("| %s | %.1f%% | %.0f%% | %+.1f |" % (theirs, a, b, a - b))
+print()
+
+# functions: generated code (traces by start function) plus blamed samples
+total = re.search(r"samples: (\d+) total", report)
+total = int(total.group(1)) if total else 0
+per_fn = {}
+section = None
+for line in report.splitlines():
+    if line.startswith("% of generated vm code: methods"):
+        section = "gen"
+        continue
+    if line.startswith("time blamed on JIT units"):
+        section = "blame"
+        continue
+    if not line.strip() or (section and line.startswith(("%", "generated", "GC"))):
+        if section == "gen" and not line.strip():
+            section = None
+        continue
+    parts = line.split()
+    if section == "gen" and len(parts) >= 5 and parts[0].endswith("%") and parts[0] != "%":
+        name = parts[4].rsplit("/", 1)[-1]
+        per_fn[name] = per_fn.get(name, 0) + int(parts[2])
+    elif section == "blame" and len(parts) >= 4 and parts[0].endswith("%"):
+        name = parts[-2].rsplit("/", 1)[-1] if parts[-1] == "[trace]" else None
+        if name:
+            per_fn[name] = per_fn.get(name, 0) + int(parts[1])
+jp_f = subprocess.run([LUAJIT, "-jp=Fi1", HOT, "1", str(ROUNDS)], cwd=WORK, capture_output=True,
+                      text=True).stdout
+jp_fns = {m.group(2).strip(): float(m.group(1))
+          for m in re.finditer(r"^\s*(\d+)%\s+(.+)$", jp_f, re.M)}
+with open(HOT) as f:
+    names_at = {n: m.group(1) for n, line in enumerate(f, 1)
+                for m in [re.match(r"local function (\w+)\(", line)] if m}
+print("| function | vmp (its traces + blamed on them) | luajit -jp=F | points |")
+print("|---|---|---|---|")
+for name, n in sorted(per_fn.items(), key=lambda kv: -kv[1]):
+    line = int(name.split(":")[-1]) if name.split(":")[-1].isdigit() else 0
+    fn = names_at.get(line, "?")
+    ours = n * 100.0 / total if total else 0
+    theirs = jp_fns.get("hot.lua:%s" % fn, 0.0)
+    print("| %s (%s) | %.1f%% | %.0f%% | %+.1f |" % (name, fn, ours, theirs, ours - theirs))
