@@ -9,9 +9,8 @@
 #           alternated in the same run; medians, and ratios to unprofiled.
 #   size:   bytes per sample record of vmp's file at 1 ms and 100 us.
 #   truth:  VM-state shares (vmp report --by state against -jp=v) and the
-#           functions' shares (vmp: samples in a function's traces plus those
-#           blamed on them; -jp=F: the Lua function on top of the stack) at
-#           1 ms, in points.
+#           functions' shares (the innermost Lua frame of the samples' stacks,
+#           as -jp=F counts them) at 1 ms, in points.
 #
 # usage: luajit_compare.py VMP LUAJIT HOT_LUA WORKDIR ROUNDS REPEATS
 # Prints markdown.
@@ -104,30 +103,18 @@ for theirs in sorted(set(jit_states) | set(jp_states)):
         print("| %s | %.1f%% | %.0f%% | %+.1f |" % (theirs, a, b, a - b))
 print()
 
-# functions: generated code (traces by start function) plus blamed samples
-total = re.search(r"samples: (\d+) total", report)
-total = int(total.group(1)) if total else 0
-per_fn = {}
-section = None
-for line in report.splitlines():
-    if line.startswith("% of generated vm code: methods"):
-        section = "gen"
+# functions: the innermost Lua frame of each sample (folded stacks), as -jp=F
+folded = subprocess.run([VMP, "flame", path], capture_output=True, text=True).stdout
+per_fn, total = {}, 0
+for line in folded.splitlines():
+    if " " not in line:
         continue
-    if line.startswith("time blamed on JIT units"):
-        section = "blame"
-        continue
-    if not line.strip() or (section and line.startswith(("%", "generated", "GC"))):
-        if section == "gen" and not line.strip():
-            section = None
-        continue
-    parts = line.split()
-    if section == "gen" and len(parts) >= 5 and parts[0].endswith("%") and parts[0] != "%":
-        name = parts[4].rsplit("/", 1)[-1]
-        per_fn[name] = per_fn.get(name, 0) + int(parts[2])
-    elif section == "blame" and len(parts) >= 4 and parts[0].endswith("%"):
-        name = parts[-2].rsplit("/", 1)[-1] if parts[-1] == "[trace]" else None
-        if name:
-            per_fn[name] = per_fn.get(name, 0) + int(parts[1])
+    stack, w = line.rsplit(" ", 1)
+    total += int(w)
+    lua = [f for f in stack.split(";") if re.search(r"\.lua:\d+$", f)]
+    if lua:
+        name = lua[-1].rsplit("/", 1)[-1]
+        per_fn[name] = per_fn.get(name, 0) + int(w)
 jp_f = subprocess.run([LUAJIT, "-jp=Fi1", HOT, "1", str(ROUNDS)], cwd=WORK, capture_output=True,
                       text=True).stdout
 jp_fns = {m.group(2).strip(): float(m.group(1))
@@ -135,7 +122,7 @@ jp_fns = {m.group(2).strip(): float(m.group(1))
 with open(HOT) as f:
     names_at = {n: m.group(1) for n, line in enumerate(f, 1)
                 for m in [re.match(r"local function (\w+)\(", line)] if m}
-print("| function | vmp (its traces + blamed on them) | luajit -jp=F | points |")
+print("| function (innermost Lua frame) | vmp | luajit -jp=F | points |")
 print("|---|---|---|---|")
 for name, n in sorted(per_fn.items(), key=lambda kv: -kv[1]):
     line = int(name.split(":")[-1]) if name.split(":")[-1].isdigit() else 0

@@ -15,8 +15,10 @@
  * on the calling thread.  The trace handler runs in the VM, outside any
  * signal handler: it asks jit.util for the trace's machine code and start
  * function.  The signal handler reads the pc from the signal context and
- * the VM state word, and calls vmp_writer_sample(): no lock, no allocation,
- * no Lua API.  The recording ends when the Lua state is closed (a
+ * the VM state word, queues the sample (no lock, no allocation, no Lua API)
+ * and calls the signal handler of LuaJIT's profiler, which makes the VM
+ * call on_lua_stack() at its next safe point: that reads the Lua stack and
+ * writes the queued samples with it.  The recording ends when the Lua state is closed (a
  * finalizer in the registry) or at exit() (os.exit), whichever comes first.
  *
  * The VM state: LuaJIT keeps it in global_State.vmstate (lj_obj.h): ~state
@@ -96,6 +98,8 @@ static struct {
     /* jit_State.parent: the trace of the last exit (or the parent of the
      * side trace being recorded), or NULL */
     volatile uint32_t *last_exit;
+    /* LuaJIT's profiler's SIGPROF handler: schedules on_lua_stack() */
+    void (*lj_signal)(int);
     uint64_t tid;          /* the sampled thread */
     int mechanism;         /* enum vmp_agent_mechanism */
     vmp_agent_clock clock; /* its CPU-time clock */
@@ -324,6 +328,128 @@ static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
     return exit_events >= 8 && exit_n == 1 ? exit_candidates[0] : NULL;
 }
 
+/* ---- Samples waiting for their Lua stack ------------------------------------------------ */
+
+/* A sample taken by the signal handler, written once LuaJIT's profiler
+ * calls back at a safe point with the Lua stack (on_lua_stack()).  One
+ * producer (the handler) and one consumer (the callback), on the same
+ * thread: the handler fills a slot before it moves the head. */
+typedef struct pending {
+    uint64_t pc, generation, blame;
+    uint32_t state, weight;
+    int own; /* the pc is the innermost Lua frame's: in its trace, or the interpreter */
+} pending;
+
+#define PENDING 4096
+static pending pend[PENDING];
+static volatile uint32_t pend_head, pend_tail;
+
+/* In the handler: queue `s` at the writer's current generation.
+ * @return 1, or 0 when the queue is full (write it without a stack). */
+static int pend_push(const vmp_sample *s, int own)
+{
+    uint32_t h = pend_head;
+    pending *p;
+    if (h - pend_tail >= PENDING)
+        return 0;
+    p = &pend[h % PENDING];
+    p->pc = s->pc;
+    p->generation = vmp_writer_generation(g.w);
+    p->blame = s->blame;
+    p->state = s->state;
+    p->weight = s->weight;
+    p->own = own;
+    atomic_signal_fence(memory_order_seq_cst);
+    pend_head = h + 1;
+    return 1;
+}
+
+/* Write the queued samples with `lua` (n Lua frames, innermost first):
+ * in the running trace's code and in the interpreter the Lua frames alone
+ * (the pc says where the innermost one ran), elsewhere (C functions and
+ * the VM's helpers, GC, the JIT) the pc's frame first. */
+static void pend_flush(const vmp_frame *lua, uint32_t n)
+{
+    vmp_frame frames[1 + 128];
+    vmp_sample s;
+
+    memcpy(frames + 1, lua, n * sizeof *lua);
+    while (pend_tail != pend_head) {
+        const pending *p = &pend[pend_tail % PENDING];
+        int own = p->own;
+        memset(&s, 0, sizeof s);
+        s.thread = g.tid;
+        s.pc = p->pc;
+        s.generation = p->generation;
+        s.blame = p->blame;
+        s.state = p->state;
+        s.weight = p->weight;
+        frames[0].kind = VMP_FRAME_PC;
+        frames[0].value = p->pc;
+        frames[0].bcpc = VMP_BCPC_NONE;
+        s.frames = own && n > 0 ? frames + 1 : frames;
+        s.depth = own && n > 0 ? n : n + 1;
+        vmp_writer_sample(g.w, &s);
+        atomic_signal_fence(memory_order_seq_cst);
+        pend_tail = pend_tail + 1;
+    }
+}
+
+static uint64_t function_for(lua_State *L, const char *source, int first, int last);
+
+/* The FUNCTION ids of the frames seen, by their chunk name's address (an
+ * interned string) and lines: function_for() costs a formatted key and a
+ * table lookup, this a few loads.  A miss or a collision asks
+ * function_for(). */
+#define FN_CACHE 4096
+
+static struct {
+    const char *source;
+    int first, last;
+    uint64_t id;
+} fn_cache[FN_CACHE];
+
+static uint64_t frame_function(lua_State *L, const lua_Debug *ar)
+{
+    uintptr_t h = ((uintptr_t)ar->source >> 4) ^ (uintptr_t)ar->linedefined * 2654435761u;
+    size_t i = (size_t)(h ^ (h >> 13)) % FN_CACHE;
+    if (fn_cache[i].source == ar->source && fn_cache[i].first == ar->linedefined &&
+        fn_cache[i].last == ar->lastlinedefined && fn_cache[i].id != 0)
+        return fn_cache[i].id;
+    fn_cache[i].id = function_for(L, ar->source, ar->linedefined, ar->lastlinedefined);
+    fn_cache[i].source = ar->source;
+    fn_cache[i].first = ar->linedefined;
+    fn_cache[i].last = ar->lastlinedefined;
+    return fn_cache[i].id;
+}
+
+/* LuaJIT's profiler callback, at a safe point of the VM on the profiled
+ * thread: the Lua stack (lua_getstack, innermost first, Lua functions
+ * only) for the samples queued since the last call. */
+static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
+{
+    vmp_frame lua[128];
+    lua_Debug ar;
+    uint32_t n = 0;
+    int level;
+
+    (void)data;
+    (void)samples;
+    (void)vmstate;
+    if (g.w == NULL || atomic_load(&g.closed))
+        return;
+    for (level = 0; n < 128 && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.what == NULL || ar.what[0] == 'C')
+            continue;
+        lua[n].kind = VMP_FRAME_FUNCTION;
+        lua[n].value = frame_function(L, &ar);
+        lua[n].bcpc = ar.currentline > 0 ? (uint32_t)ar.currentline : VMP_BCPC_NONE;
+        if (lua[n].value != 0)
+            n++;
+    }
+    pend_flush(lua, n);
+}
+
 /* ---- The signal handler ------------------------------------------------------------- */
 
 static uint64_t pc_of(const void *uc)
@@ -375,8 +501,13 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         f.bcpc = VMP_BCPC_NONE;
         s.frames = &f;
         s.depth = 1;
-        if (s.weight > 0)
+        if (s.weight > 0 && (g.lj_signal == NULL ||
+                             !pend_push(&s, s.state == ST_INTERP ||
+                                                (st > 0 && st < MAX_TRACES &&
+                                                 s.pc - g.traces[st].start < g.traces[st].size))))
             vmp_writer_sample(g.w, &s);
+        if (g.lj_signal != NULL)
+            g.lj_signal(SIGPROF); /* LuaJIT's profiler: call on_lua_stack() soon */
     }
     if (g.clock_started)
         vmp_agent__clock_rearm(&g.clock, si);
@@ -424,33 +555,24 @@ static void free_trace(uint32_t tr)
     }
 }
 
-/* The FUNCTION id of Lua function at stack index `fi`, writing its record
- * the first time (keyed by its prototype: source and first line, in a
- * registry table).  0 for a function without a prototype. */
-static uint64_t function_id(lua_State *L, int fi)
+/* The FUNCTION id of the Lua function defined at lines `first`..`last`
+ * of chunk `source`, writing its record the first time (keyed by source and
+ * first line, in a registry table).  A frame's position is its current
+ * source line (the debug API gives lines, not bytecode positions): the
+ * record's line table maps each line of the function to itself.  0 when
+ * out of memory. */
+static uint64_t function_for(lua_State *L, const char *source, int first, int last)
 {
     static const char key = 0; /* the registry table's key: its address */
     char name[512];
-    const char *source;
-    int line;
     uint64_t id = 0;
     vmp_function fn;
-    int top = lua_gettop(L);
+    uint32_t *lines = NULL;
+    int top = lua_gettop(L), n = 0, line;
 
-    if (!push_jit_util(L, "funcinfo"))
-        goto out;
-    lua_pushvalue(L, fi);
-    if (lua_pcall(L, 1, 1, 0) != 0 || !lua_istable(L, -1))
-        goto out;
-    lua_getfield(L, -1, "source");
-    lua_getfield(L, -2, "linedefined");
-    source = lua_tostring(L, -2);
-    line = (int)lua_tointeger(L, -1);
-    if (source == NULL)
-        goto out;
     if (source[0] == '@' || source[0] == '=')
         source++;
-    snprintf(name, sizeof name, "%s:%d", source, line);
+    snprintf(name, sizeof name, "%s:%d", source, first);
     lua_pushlightuserdata(L, (void *)&key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     if (!lua_istable(L, -1)) {
@@ -463,19 +585,50 @@ static uint64_t function_id(lua_State *L, int fi)
     lua_getfield(L, -1, name);
     if (lua_isnumber(L, -1)) {
         id = (uint64_t)lua_tonumber(L, -1);
-        goto out;
+        lua_settop(L, top);
+        return id;
     }
     lua_pop(L, 1);
     id = ++g.next_function_id;
     lua_pushnumber(L, (lua_Number)id);
     lua_setfield(L, -2, name);
+    lua_settop(L, top);
+    if (first < 1) /* the main chunk: its lines from 1 */
+        first = 1;
+    if (last >= first && last - first < 100000)
+        lines = malloc(2 * (size_t)(last - first + 1) * sizeof *lines);
+    for (line = first; lines != NULL && line <= last; line++, n++)
+        lines[2 * n] = lines[2 * n + 1] = (uint32_t)line;
     memset(&fn, 0, sizeof fn);
     fn.id = id;
     fn.name = name; /* "chunk:line", as luajit -jp names functions */
     fn.file = source;
-    fn.first_line = line > 0 ? (uint32_t)line : 0;
+    fn.first_line = (uint32_t)first;
+    fn.lines = lines;
+    fn.n_lines = (size_t)n;
     check_write(vmp_writer_function(g.w, &fn));
-out:
+    free(lines);
+    return id;
+}
+
+/* The FUNCTION id of the Lua function at stack index `fi` (its prototype
+ * from jit.util.funcinfo), or 0. */
+static uint64_t function_id(lua_State *L, int fi)
+{
+    uint64_t id = 0;
+    int top = lua_gettop(L);
+
+    if (push_jit_util(L, "funcinfo")) {
+        lua_pushvalue(L, fi);
+        if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+            lua_getfield(L, -1, "source");
+            lua_getfield(L, -2, "linedefined");
+            lua_getfield(L, -3, "lastlinedefined");
+            if (lua_isstring(L, -3))
+                id = function_for(L, lua_tostring(L, -3), (int)lua_tointeger(L, -2),
+                                  (int)lua_tointeger(L, -1));
+        }
+    }
     lua_settop(L, top);
     return id;
 }
@@ -565,6 +718,7 @@ static void stop_recording(void)
     }
     if (g.w == NULL || atomic_load(&g.in_handler) != 0)
         return;
+    pend_flush(NULL, 0); /* those the profiler did not call back for */
     memset(&tot, 0, sizeof tot);
     if (vmp_writer_close(g.w, &tot) < 0)
         fprintf(stderr, "vmp: error writing %s: %s\n", g.file,
@@ -589,7 +743,7 @@ static void at_exit(void)
 }
 
 /* Install the handler and start the thread's CPU-time clock. */
-static int start_clock(void)
+static int start_clock(lua_State *L)
 {
     struct sigaction sa;
 
@@ -601,6 +755,18 @@ static int start_clock(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGPROF, &sa, NULL) != 0)
         return -1;
+    if (L != NULL) {
+        /* LuaJIT's profiler, for the Lua stacks: it installs its own SIGPROF
+         * handler (and puts ours back when it stops); its own timer, at
+         * 1000 s, stays silent.  Ours calls its handler after each sample. */
+        struct sigaction lj;
+        luaJIT_profile_start(L, "i1000000", on_lua_stack, NULL);
+        if (sigaction(SIGPROF, NULL, &lj) == 0 && !(lj.sa_flags & SA_SIGINFO) &&
+            lj.sa_handler != SIG_DFL && lj.sa_handler != SIG_IGN)
+            g.lj_signal = lj.sa_handler;
+        if (sigaction(SIGPROF, &sa, NULL) != 0)
+            return -1;
+    }
     g.clock.fd = -1;
     if (vmp_agent__clock_start(&g.clock, g.tid, 0) != 0)
         return -1;
@@ -708,7 +874,7 @@ int luaopen_vmp_luajit(lua_State *L)
     luaL_ref(L, LUA_REGISTRYINDEX);
     atexit(at_exit);
     atomic_store(&g.sampling, 1);
-    if (start_clock() != 0)
+    if (start_clock(L) != 0)
         fprintf(stderr, "vmp: cannot start the CPU-time timer: %s; no samples\n", strerror(errno));
     return 1;
 }

@@ -5,7 +5,8 @@
 # `vmp record -- luajit ...`.
 #
 #   hot:    examples/luajit/hot.lua: the file validates, the hot function's
-#           trace leads the generated code, and the VM-state shares agree
+#           trace leads the generated code, the Lua stacks put it under the
+#           main chunk, blame and the VM-state shares agree
 #           with luajit's own profiler (-jp=v) on the same workload (a floor
 #           of 15 points here; bench/run prints the figure).
 #   flush:  jit.flush() after every round, so trace numbers are reused at new
@@ -105,6 +106,19 @@ for mine, theirs in (("trace", "Compiled"), ("gc", "Garbage Collector"),
                      ("interp", "Interpreted")):
     a, b = ours.get(mine, 0.0), jp.get(theirs, 0.0)
     check(abs(a - b) <= 15, "hot: state %s %.1f%% against -jp's %s %.0f%%" % (mine, a, theirs, b))
+
+# Lua stacks: the main chunk calls the hot function (folded stacks)
+rc, out, err = vmp("flame", path)
+folded = [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1]))
+          for line in out.splitlines() if " " in line]
+total_w = sum(w for (_, w) in folded) or 1
+under_hot = sum(w for (fr, w) in folded if len(fr) >= 2 and fr[0].endswith("hot.lua:0") and
+                fr[1].endswith(HOT))
+under_tables = sum(w for (fr, w) in folded if len(fr) >= 2 and fr[1].endswith(TABLES))
+print("hot: folded stacks: %.1f%% main chunk > %s, %.1f%% main chunk > %s" %
+      (under_hot * 100.0 / total_w, HOT, under_tables * 100.0 / total_w, TABLES))
+check(under_hot > 0.5 * total_w, "hot: Lua stacks: most weight under main chunk > hot function")
+check(under_tables > 0.1 * total_w, "hot: Lua stacks: the GC's time under the tables function")
 
 # blame: samples outside compiled code carry the trace that last ran
 rc, out, err = vmp("report", path)
