@@ -821,6 +821,7 @@ static void write_thread_name(jthread thread, JNIEnv *jni, uint64_t tid, int end
  * mode; the handler finds the slot from now on. */
 static void start_slot_locked(vmp_jvmti_thread *t, uint64_t tid, int from_birth)
 {
+    t->blocked = 0;
     /* published first: the clock's first signal may come before its start
      * returns */
     vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_LIVE);
@@ -962,6 +963,14 @@ static void scan_threads_locked(int initial)
             known[at] = 1;
             if (!t->named && t->scans > 0)
                 name_from_comm_locked(t, 0);
+            /* a thread found blocking SIGPROF may have been a new one in
+             * the instant before it set its signal mask (pthread_create
+             * starts it with every signal blocked): sampled once it does */
+            if (t->blocked && t->status == VMP_JVMTI_SLOT_RETIRED &&
+                !vmp_jvmti__task_blocks(t->tid, SIGPROF)) {
+                t->blocked = 0;
+                start_slot_locked(t, t->tid, 1);
+            }
             t->scans++;
             continue;
         }
@@ -984,8 +993,9 @@ static void scan_threads_locked(int initial)
         t->role = vmp_jvmti__thread_role(t->comm);
         if (vmp_jvmti__task_blocks(tids[i], SIGPROF)) {
             /* a signal would stay pending (the agent's and the writer's
-             * threads): named, not sampled */
+             * threads): named, not sampled while it blocks it */
             name_from_comm_locked(t, 0);
+            t->blocked = 1;
             vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
             continue;
         }

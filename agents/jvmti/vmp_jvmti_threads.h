@@ -50,6 +50,7 @@ typedef struct vmp_jvmti_thread {
     int status;     /* enum vmp_jvmti_slot_status (atomic) */
     int java;       /* registered through JVMTI: the handler has its JNIEnv */
     int role;       /* enum vmp_jvmti_role */
+    int blocked;    /* found blocking SIGPROF: checked again at each scan */
     int named;      /* a THREAD record gave its name */
     uint32_t scans; /* scans that have seen it */
     vmp_agent_clock clock;
