@@ -76,10 +76,11 @@ enum {
     KIND_TRACE
 };
 
-static const char *const event_kinds[] = {"flush"};
+static const char *const event_kinds[] = {"flush", "gc"};
 
 enum {
-    EVT_FLUSH
+    EVT_FLUSH,
+    EVT_GC
 };
 
 #define MAX_TRACES 65536 /* LuaJIT's trace numbers are below 65535 */
@@ -100,6 +101,7 @@ static struct {
     volatile uint32_t *last_exit;
     /* LuaJIT's profiler's SIGPROF handler: schedules on_lua_stack() */
     void (*lj_signal)(int);
+    int need_sentinel;     /* a GC sentinel is to be made at a safe point */
     uint64_t tid;          /* the sampled thread */
     int mechanism;         /* enum vmp_agent_mechanism */
     vmp_agent_clock clock; /* its CPU-time clock */
@@ -396,6 +398,7 @@ static void pend_flush(const vmp_frame *lua, uint32_t n)
 }
 
 static uint64_t function_for(lua_State *L, const char *source, int first, int last);
+static void new_gc_sentinel(lua_State *L);
 
 /* The FUNCTION ids of the frames seen, by their chunk name's address (an
  * interned string) and lines: function_for() costs a formatted key and a
@@ -448,6 +451,10 @@ static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
             n++;
     }
     pend_flush(lua, n);
+    if (g.need_sentinel) {
+        g.need_sentinel = 0;
+        new_gc_sentinel(L);
+    }
 }
 
 /* ---- The signal handler ------------------------------------------------------------- */
@@ -730,6 +737,42 @@ static void stop_recording(void)
     g.w = NULL;
 }
 
+/* ---- GC cycles --------------------------------------------------------------------- */
+
+static void new_gc_sentinel(lua_State *L);
+
+/* The finalizer of an unreachable userdata runs when a GC cycle ends: an
+ * event "gc" at that time, and a new sentinel for the next cycle. */
+static int on_gc_cycle(lua_State *L)
+{
+    if (g.w == NULL || atomic_load(&g.closed))
+        return 0;
+    {
+        lua_Debug ar;
+
+        check_write(vmp_writer_event(g.w, EVT_GC, 0, 0, g.tid, 0, NULL));
+        /* the next sentinel, unless no Lua function runs below this finalizer:
+         * lua_close() runs every finalizer with an empty stack, and must not
+         * get new objects then; on_lua_stack() makes it in that case */
+        if (lua_getstack(L, 1, &ar))
+            new_gc_sentinel(L);
+        else
+            g.need_sentinel = 1;
+    }
+    return 0;
+}
+
+/* A userdata that nothing refers to, with on_gc_cycle() as its finalizer. */
+static void new_gc_sentinel(lua_State *L)
+{
+    lua_newuserdata(L, 1);
+    lua_newtable(L);
+    lua_pushcfunction(L, on_gc_cycle);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+}
+
 static int on_close(lua_State *L)
 {
     (void)L;
@@ -872,6 +915,7 @@ int luaopen_vmp_luajit(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     luaL_ref(L, LUA_REGISTRYINDEX);
+    new_gc_sentinel(L);
     atexit(at_exit);
     atomic_store(&g.sampling, 1);
     if (start_clock(L) != 0)

@@ -120,6 +120,11 @@ print("hot: folded stacks: %.1f%% main chunk > %s, %.1f%% main chunk > %s" %
 check(under_hot > 0.5 * total_w, "hot: Lua stacks: most weight under main chunk > hot function")
 check(under_tables > 0.1 * total_w, "hot: Lua stacks: the GC's time under the tables function")
 
+# GC cycles as events
+rc, out, err = vmp("report", path)
+m = re.search(r"^\s+gc\s+(\d+) events", out, re.M)
+check(m and int(m.group(1)) > 10, "hot: GC cycles as events (%s)" % (m.group(0).strip() if m else "none"))
+
 # blame: samples outside compiled code carry the trace that last ran
 rc, out, err = vmp("report", path)
 heading = re.search(r"samples: (\d+) total; (\d+) \([\d.]+%\) in generated vm code", out)
