@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_signal.h"
 #include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
@@ -213,19 +214,6 @@ static void check_write(vmp_status st)
 
 /* ---- The signal handler --------------------------------------------------- */
 
-static uint64_t pc_of(void *uc)
-{
-    const ucontext_t *u = uc;
-#if defined(__x86_64__)
-    return (uint64_t)u->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uint64_t)u->uc_mcontext.pc;
-#else
-    (void)u;
-    return 0;
-#endif
-}
-
 /* Append AsyncGetCallTrace's `n` Java frames to the `nf` native frames
  * (innermost first) in vf, cut at `cap` frames (the writer counts a cut past
  * the depth), and write the sample. */
@@ -341,7 +329,7 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
 
     memset(&s, 0, sizeof s);
     s.thread = t->tid;
-    s.pc = pc_of(uc);
+    s.pc = vmp_agent__pc(uc);
     s.generation = VMP_GENERATION_CURRENT;
     /* cpu mode: the intervals of the thread's CPU time since its previous
      * sample, on its random grid (vmp_agent_clock.h); wall mode: 1 */
@@ -1079,12 +1067,9 @@ static void *service_main(void *arg)
     const pid_t pid = getpid();
     uint64_t last_drain = 0, last_modules = now_ns();
     struct timespec next;
-    sigset_t set;
 
     (void)arg;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    vmp_agent__block_sigprof();
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!atomic_load(&g.stop_service)) {
         uint64_t t;
@@ -1131,19 +1116,6 @@ static void *service_main(void *arg)
 }
 
 /* ---- Life cycle ------------------------------------------------------------------ */
-
-/* Wait until no handler runs: then none uses a writer it read before
- * (bounded: a thread stopped forever inside a handler must not hang the
- * JVM).  @return 1 when none runs. */
-static int wait_handlers(void)
-{
-    int waited;
-    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return atomic_load(&g.in_handler) == 0;
-}
 
 /* Close the writer of `o` (taken out of g: nothing else uses it) and free
  * what it was told.  `report`: one line on stderr with its totals. */
@@ -1192,7 +1164,7 @@ static void stop_recording(void)
         g.service_started = 0;
     }
     /* Handlers that saw sampling == 1 are counted in in_handler. */
-    wait_handlers();
+    vmp_agent__wait_handlers(&g.in_handler);
     pthread_mutex_lock(&g.lock);
     drain_gc_locked();
     out = g.out;
@@ -1285,7 +1257,8 @@ static void rotate(JNIEnv *jni)
     memset(&g.next, 0, sizeof g.next);
     g.file_no = n;
     pthread_mutex_unlock(&g.lock);
-    if (!wait_handlers()) {
+    /* then none uses the writer it read before the switch */
+    if (!vmp_agent__wait_handlers(&g.in_handler)) {
         fprintf(stderr, "vmp: a sampling handler did not finish; %s left without END\n", old.path);
         vmp_jvmti__idset_free(&old.functions);
         vmp_jvmti__codemap_free(&old.code);
@@ -1301,12 +1274,9 @@ static void *rotator_main(void *arg)
 {
     JNIEnv *jni = NULL;
     struct timespec next;
-    sigset_t set;
 
     (void)arg;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    vmp_agent__block_sigprof();
     tls_agent_thread = 1; /* its ThreadStart registers nothing */
     if ((*g.vm)->AttachCurrentThreadAsDaemon(g.vm, (void **)&jni, NULL) != JNI_OK || jni == NULL) {
         fprintf(stderr, "vmp: loop: cannot attach a thread to the VM; recording into one file\n");

@@ -46,10 +46,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_signal.h"
 #include "vmp_writer.h"
 
 /* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
@@ -459,19 +459,6 @@ static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
 
 /* ---- The signal handler ------------------------------------------------------------- */
 
-static uint64_t pc_of(const void *uc)
-{
-    const ucontext_t *u = uc;
-#if defined(__x86_64__)
-    return (uint64_t)u->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uint64_t)u->uc_mcontext.pc;
-#else
-    (void)u;
-    return 0;
-#endif
-}
-
 /* ASYNC-SIGNAL-SAFE: reads the pc and the state word, writes one sample. */
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
@@ -485,7 +472,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     if (atomic_load(&g.sampling) && g.w != NULL) {
         memset(&s, 0, sizeof s);
         s.thread = g.tid;
-        s.pc = pc_of(uc);
+        s.pc = vmp_agent__pc(uc);
         s.generation = VMP_GENERATION_CURRENT;
         /* the intervals of the thread's CPU time since its previous sample
          * (vmp_agent_clock.h); 0: the signal came early, no sample */
@@ -712,18 +699,13 @@ static int on_trace(lua_State *L)
 static void stop_recording(void)
 {
     vmp_writer_totals tot;
-    int waited;
 
     if (atomic_exchange(&g.closed, 1))
         return;
     atomic_store(&g.sampling, 0);
     if (g.clock_started)
         vmp_agent__clock_stop(&g.clock);
-    for (waited = 0; atomic_load(&g.in_handler) != 0 && waited < 5000; waited++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    if (g.w == NULL || atomic_load(&g.in_handler) != 0)
+    if (!vmp_agent__wait_handlers(&g.in_handler) || g.w == NULL)
         return;
     pend_flush(NULL, 0); /* those the profiler did not call back for */
     memset(&tot, 0, sizeof tot);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_agent_signal.h - what the agents' SIGPROF handlers and their own
+ * threads share: the interrupted pc, blocking the sampling signal on a
+ * thread of the agent, and waiting until no handler is in flight.
+ *
+ * Internal to the agents (header only).
+ */
+#ifndef VMP_AGENT_SIGNAL_H
+#define VMP_AGENT_SIGNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <ucontext.h>
+
+/** The machine pc where the signal interrupted the thread (`uc`: the
+ *  handler's third argument), or 0 on an unsupported architecture.
+ *  ASYNC-SIGNAL-SAFE. */
+static inline uint64_t vmp_agent__pc(const void *uc)
+{
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uint64_t)u->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uint64_t)u->uc_mcontext.pc;
+#else
+    (void)u;
+    return 0;
+#endif
+}
+
+/** Block SIGPROF on the calling thread (an agent's own thread, which the
+ *  sampling signal must never interrupt). */
+static inline void vmp_agent__block_sigprof(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/** Wait until `*in_handler` (the handlers running now) is 0, at most about
+ *  5 s: a thread stopped forever inside a handler must not hang the VM.
+ *  @return 1 when none runs. */
+static inline int vmp_agent__wait_handlers(atomic_int *in_handler)
+{
+    int waited;
+    for (waited = 0; atomic_load(in_handler) != 0 && waited < 5000; waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(in_handler) == 0;
+}
+
+#endif
