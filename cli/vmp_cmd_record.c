@@ -490,6 +490,34 @@ static int stop_pid(pid_t pid, const char *agent)
     return 0;
 }
 
+/* The profile's path: `out`, else vmp-PID.vmp. */
+static void output_file(char *file, size_t size, const char *out, pid_t pid)
+{
+    if (out != NULL)
+        snprintf(file, size, "%s", out);
+    else
+        snprintf(file, size, "vmp-%ld.vmp", (long)pid);
+}
+
+/* The environment that makes every JVM the command starts load the agent:
+ * "-agentpath:AGENT=file=FILE,OPTIONS" appended to JAVA_TOOL_OPTIONS.
+ * @return 0, or -1. */
+static int java_env(const char *agent, const char *file, const char *options)
+{
+    const char *old = getenv("JAVA_TOOL_OPTIONS");
+    size_t len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(options) + 32;
+    char *opts = malloc(len);
+    int ok;
+
+    if (opts == NULL)
+        return -1;
+    snprintf(opts, len, "%s%s-agentpath:%s=file=%s,%s", old ? old : "", old && *old ? " " : "",
+             agent, file, options);
+    ok = setenv("JAVA_TOOL_OPTIONS", opts, 1) == 0;
+    free(opts);
+    return ok ? 0 : -1;
+}
+
 /* The environment that makes luajit load the agent (a Lua C module):
  * LUA_CPATH finds it, LUA_INIT requires it before the script (then runs the
  * user's LUA_INIT), VMP_LUAJIT_OPTIONS are its options.  @return 0, or -1. */
@@ -705,7 +733,7 @@ int vmp_cmd_record(int argc, char **argv)
         /* the JVM opens the file from its own working directory */
         char name[64];
         int n = -1;
-        snprintf(name, sizeof name, "vmp-%ld.vmp", (long)pid);
+        output_file(name, sizeof name, NULL, pid);
         if (out != NULL && out[0] == '/')
             n = snprintf(file, sizeof file, "%s", out);
         else if (getcwd(cwd, sizeof cwd) != NULL && !unsafe_for_agent(cwd))
@@ -734,35 +762,16 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_fail("record", "fork: %s", strerror(errno));
     }
     if (pid == 0) {
-        const char *old = getenv("JAVA_TOOL_OPTIONS");
-        size_t len;
-        char *opts;
-
-        if (out != NULL)
-            snprintf(file, sizeof file, "%s", out);
-        else
-            snprintf(file, sizeof file, "vmp-%ld.vmp", (long)getpid());
-        if (which == AGENT_LUAJIT && luajit_env(agent, file, interval) != 0)
+        output_file(file, sizeof file, out, getpid());
+        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval)
+                                   : java_env(agent, file, tail)) != 0)
             _exit(126);
-        if (which == AGENT_LUAJIT)
-            goto run;
-        len = (old ? strlen(old) : 0) + strlen(agent) + strlen(file) + strlen(tail) + 32;
-        opts = malloc(len);
-        if (opts == NULL)
-            _exit(126);
-        snprintf(opts, len, "%s%s-agentpath:%s=file=%s,%s", old ? old : "", old && *old ? " " : "",
-                 agent, file, tail);
-        setenv("JAVA_TOOL_OPTIONS", opts, 1);
-    run:
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "vmp record: cannot run %s: %s\n", argv[optind], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
     free(tail);
-    if (out != NULL)
-        snprintf(file, sizeof file, "%s", out);
-    else
-        snprintf(file, sizeof file, "vmp-%ld.vmp", (long)pid);
+    output_file(file, sizeof file, out, pid);
     /* Ctrl-C reaches the JVM too, which exits cleanly and closes the profile;
      * stay alive to report on it. */
     signal(SIGINT, SIG_IGN);
