@@ -981,8 +981,9 @@ static void scan_threads_locked(int initial)
         t->role = vmp_jvmti__thread_role(t->comm);
         if (vmp_jvmti__task_blocks(tids[i], SIGPROF)) {
             /* a signal would stay pending (the agent's and the writer's
-             * threads): named, not sampled while it blocks it */
-            name_from_comm_locked(t, 0);
+             * threads, or a new thread that has not set its signal mask
+             * yet): not sampled while it blocks it.  Named by a later scan,
+             * as a new thread still starting has its creator's name. */
             t->blocked = 1;
             vmp_jvmti__threads_set_status(t, VMP_JVMTI_SLOT_RETIRED);
             continue;
