@@ -190,6 +190,10 @@ typedef struct vmp_asample {
     int has_pc;
     uint32_t stack; /* resolved stack (innermost node), 0 == none (failed or empty) */
     uint32_t leaf;  /* resolved frame of the executing pc, 0 == none (no pc and no stack) */
+    /* The code object (code id) whose placement at the sample's generation
+     * holds its pc (a failed sample's too): the JIT unit it ran in; 0 when
+     * it has no pc or its pc is in no generated code.  Added in 0.5. */
+    uint64_t code;
 } vmp_asample;
 
 /** Analysis options.  Zero means default for every field but `version`. */
@@ -344,6 +348,10 @@ VMP_API const char *vmp_analysis_zone_name(vmp_analysis *a, uint64_t id);
 /** Path of module `id` (its MODULE record), "module#ID" when no record gave
  *  one.  Borrowed; valid until vmp_analysis_free().  Added in 0.2. */
 VMP_API const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id);
+/** The name of the code object `code_id` (its CODE_OBJECT's key 4, "" when
+ *  it has none), at any generation; NULL when no CODE_OBJECT record defined
+ *  `code_id`.  Borrowed; valid until vmp_analysis_free().  Added in 0.5. */
+VMP_API const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id);
 /** The resolved function (vmp_afunction id, named as the naming rules say)
  *  of the code object `code_id` fed so far, at any generation: a code id is
  *  never reused, so a freed code object still answers (this is how a
@@ -496,6 +504,19 @@ VMP_API const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p,
 /** Weight of the samples that carried a blame (whatever their executing
  *  code): 0 when the file has no blame at all.  Added in 0.2. */
 VMP_API uint64_t vmp_profile_blamed_samples(const vmp_profile *p);
+
+/** Weight of the samples whose pc ran in code object `code`
+ *  (vmp_asample.code): the JIT units' own time.  Sums to the samples with
+ *  such a pc. */
+typedef struct vmp_profile_code {
+    uint64_t code; /* code id */
+    uint64_t weight;
+} vmp_profile_code;
+
+/** The code objects that samples ran in, in order of first sample; `*n_out`
+ *  receives their count.  Borrowed: valid until the next feed or
+ *  vmp_profile_free().  Added in 0.5. */
+VMP_API const vmp_profile_code *vmp_profile_code_weights(const vmp_profile *p, size_t *n_out);
 
 /** One distinct (resolved stack, thread, state) with its weight. */
 typedef struct vmp_profile_stack_entry {

@@ -55,6 +55,10 @@ struct vmp_profile {
     } blame_cache[BLAME_CACHE];
 
     uint64_t blamed;
+    vmp_profile_code *code;
+    size_t n_code, cap_code;
+    vmp_hmap code_idx;  /* code id -> index + 1 */
+    uint32_t last_code; /* index + 1 of the last sample's code, or 0 */
     int any_sample;
 };
 
@@ -109,6 +113,8 @@ void vmp_profile_free(vmp_profile *p)
     free(p->stack_recent);
     free(p->blame);
     vmp_hmap__free(&p->blame_idx);
+    free(p->code);
+    vmp_hmap__free(&p->code_idx);
     free(p);
 }
 
@@ -185,6 +191,23 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
         p->blame_cache[slot].state = state;
         p->blame_cache[slot].bi = bi;
         p->blame[bi - 1].weight += w;
+    }
+
+    if (s->code) {
+        uint32_t ci = p->last_code;
+        if (!ci || p->code[ci - 1].code != s->code)
+            ci = vmp_hmap__get(&p->code_idx, s->code, 0);
+        if (!ci) {
+            if (vmp_grow__((void **)&p->code, &p->cap_code, p->n_code + 1, sizeof *p->code))
+                return VMP_ERR_NOMEM;
+            p->code[p->n_code].code = s->code;
+            p->code[p->n_code].weight = 0;
+            ci = (uint32_t)++p->n_code;
+            if (vmp_hmap__put(&p->code_idx, s->code, 0, ci))
+                return VMP_ERR_NOMEM;
+        }
+        p->last_code = ci;
+        p->code[ci - 1].weight += w;
     }
 
     tslot = cache_slot(s->thread, THREAD_CACHE);
@@ -431,4 +454,10 @@ const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p, size_t 
 uint64_t vmp_profile_blamed_samples(const vmp_profile *p)
 {
     return p->blamed;
+}
+
+const vmp_profile_code *vmp_profile_code_weights(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->n_code;
+    return p->code;
 }

@@ -1630,44 +1630,54 @@ static uint32_t module_offset_func(vmp_analysis *a, const module_rec *m, uint64_
     return id;
 }
 
-static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
+/* The placement at generation gen that holds addr: its span, or NULL (none,
+ * or *failed set to 1 when the generation's index could not be built). */
+static const span *span_at(vmp_analysis *a, uint64_t addr, uint64_t gen, int *failed)
 {
     size_t n, i;
     const span *s = index_at(a, gen, &n);
+    *failed = n == SIZE_MAX;
+    if (!s || n == 0 || n == SIZE_MAX)
+        return NULL;
+    i = span_lower(s, n, addr);
+    return i > 0 && addr < s[i - 1].end ? &s[i - 1] : NULL;
+}
+
+static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
+{
+    int failed;
+    const span *sp = span_at(a, addr, gen, &failed);
     a->hit_obj = 0;
-    if (n == SIZE_MAX)
+    if (failed)
         return 0;
-    if (s && n) {
-        i = span_lower(s, n, addr);
-        if (i > 0 && addr < s[i - 1].end) {
-            code_obj *o = &a->codes[s[i - 1].obj];
-            a->hit_obj = (size_t)s[i - 1].obj + 1;
-            a->hit_off = addr - s[i - 1].start;
-            uint32_t fn = code_afunc(a, o);
-            uint64_t off = addr - s[i - 1].start;
-            size_t lo = vmp_upper_bound(o->pc_map, o->n_map, 2 * sizeof *o->pc_map, 0, off);
-            uint64_t first, last;
-            if (!fn)
-                return 0;
-            if (lo == 0)
-                return intern_frame(a, fn, 0, 0, 0);
-            first = o->pc_map[2 * (lo - 1) + 1];
-            if (lo < o->n_map) {
-                uint64_t next = o->pc_map[2 * lo + 1];
-                last = next > first ? next - 1 : first;
-            } else {
-                /* the code object's own function: several functions may
-                 * share a name (and so an afunction) */
-                const fdef *d = find_fn(a, o->function);
-                uint64_t bcs = d ? d->bytecode_size : 0;
-                last = bcs && bcs - 1 >= first ? bcs - 1 : first;
-            }
-            if (first > UINT32_MAX)
-                first = UINT32_MAX;
-            if (last > UINT32_MAX)
-                last = UINT32_MAX;
-            return intern_frame(a, fn, 1, (uint32_t)first, (uint32_t)last);
+    if (sp) {
+        code_obj *o = &a->codes[sp->obj];
+        a->hit_obj = (size_t)sp->obj + 1;
+        a->hit_off = addr - sp->start;
+        uint32_t fn = code_afunc(a, o);
+        uint64_t off = addr - sp->start;
+        size_t lo = vmp_upper_bound(o->pc_map, o->n_map, 2 * sizeof *o->pc_map, 0, off);
+        uint64_t first, last;
+        if (!fn)
+            return 0;
+        if (lo == 0)
+            return intern_frame(a, fn, 0, 0, 0);
+        first = o->pc_map[2 * (lo - 1) + 1];
+        if (lo < o->n_map) {
+            uint64_t next = o->pc_map[2 * lo + 1];
+            last = next > first ? next - 1 : first;
+        } else {
+            /* the code object's own function: several functions may
+             * share a name (and so an afunction) */
+            const fdef *d = find_fn(a, o->function);
+            uint64_t bcs = d ? d->bytecode_size : 0;
+            last = bcs && bcs - 1 >= first ? bcs - 1 : first;
         }
+        if (first > UINT32_MAX)
+            first = UINT32_MAX;
+        if (last > UINT32_MAX)
+            last = UINT32_MAX;
+        return intern_frame(a, fn, 1, (uint32_t)first, (uint32_t)last);
     }
     if (!a->syms_sorted && sort_syms(a))
         return 0;
@@ -2166,6 +2176,13 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
         if (!failed)
             out->stack = st;
     }
+    if (s->has_pc) {
+        int no_index;
+        const span *sp = span_at(a, s->pc, gen, &no_index);
+        if (no_index)
+            return VMP_ERR_NOMEM;
+        out->code = sp ? a->codes[sp->obj].id : 0;
+    }
     return VMP_OK;
 }
 
@@ -2383,6 +2400,12 @@ const char *vmp_analysis_zone_name(vmp_analysis *a, uint64_t id)
 const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id)
 {
     return name_or_id(a, vmp_hmap__get(&a->module_names, id, 0), "module", id);
+}
+
+const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id)
+{
+    const code_obj *o = a && code_id ? find_code(a, code_id) : NULL;
+    return o ? str_of(a, o->name_sid) : NULL;
 }
 
 uint32_t vmp_analysis_code_function(vmp_analysis *a, uint64_t code_id)

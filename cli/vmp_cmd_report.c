@@ -13,7 +13,7 @@
 #include "vmp_cli.h"
 
 static const char report_usage[] =
-    "usage: vmp report [--by function|module|thread|state] [--top N]\n"
+    "usage: vmp report [--by function|module|thread|state|unit] [--top N]\n"
     "                  [--min-percent P] [--no-ranges]\n"
     "                  [--format text|json|csv] [-o FILE] FILE\n"
     "\n"
@@ -38,31 +38,43 @@ static const char report_usage[] =
     "  '% of symbolic frames': innermost symbolic frames whose pc was in none\n"
     "  of the frame's code (C code, a stub, unknown) or who have no pc;\n"
     "  generated code by kind; the four sections sum to the total;\n"
+    "  '% of generated vm code by JIT unit', when code objects have names of\n"
+    "  their own (a tracing JIT's traces, 'TRACE 3 hot.lua:12 loop'): the\n"
+    "  samples whose pc ran in each unit (code objects of one name, at\n"
+    "  whatever generation), with its kind and function (json: 'jit_units',\n"
+    "  always);\n"
     "  GC, code compactions, events and counters; VM states (summing to 100%);\n"
     "  threads (a renamed thread as 'first (latest)'); failed samples by reason;\n"
     "  when any sample carries a blame (the code id of the JIT unit its thread\n"
     "  last exited, spec.md 5.12 key 8): 'time blamed on JIT units', a matrix of\n"
     "  the samples not in generated code (interpreter, GC, primitives, C, ...):\n"
-    "  one row per blamed unit (its method name, whatever the generation; a\n"
-    "  freed unit still counts) plus '[no blame]' for samples without one, one\n"
-    "  column per VM state, with row and column totals (json: 'blame').\n"
+    "  one row per blamed unit (its name as above, else its method's,\n"
+    "  whatever the generation; a freed unit still counts) plus '[no blame]'\n"
+    "  for samples without one, one\n"
+    "  column per VM state, with row and column totals (json: 'blame', each\n"
+    "  unit with its function).\n"
     "\n"
-    "With --by module|thread|state, print instead one ranked table of all\n"
+    "With --by module|thread|state|unit, print instead one ranked table of all\n"
     "samples (share, samples, cumulative share) per key:\n"
     "  module: the module (path) of a C function; '[generated code: ZONE]' for\n"
     "  JIT code, by its code zone ('[generated code]' for inlined and\n"
     "  interpreted frames of symbolic stacks); '[symbolic]' for symbolic frames;\n"
     "  '[unknown]' for unknown pcs and samples without any frame;\n"
     "  thread: the thread's name as above (threads of one name are one key);\n"
-    "  state: the VM state.\n"
+    "  state: the VM state;\n"
+    "  unit: the JIT unit the pc ran in, named as above ('[not in generated\n"
+    "  code]' for the rest).\n"
     "--top and --min-percent (of all samples) apply to text and json; csv has\n"
     "one row per key (KEY,samples) and sums to the total.\n"
     "A stack deeper than 65536 frames keeps its innermost 65535 under one\n"
     "'[truncated N frames]' frame; the report says how many stacks were (json:\n"
     "'truncated_stacks').\n"
-    "\n"
+    "\n";
+/* the rest (a C string literal has a portable length limit) */
+static const char report_options[] =
     "options:\n"
-    "  --by K            function (default: the full report), module, thread, state\n"
+    "  --by K            function (default: the full report), module, thread, state,\n"
+    "                    unit\n"
     "  --top N           list at most N entries per section (0 = all; default 30);\n"
     "                    the rest are summed as '...others...'\n"
     "  --min-percent P   list entries of at least P% of their section (default 0)\n"
@@ -86,7 +98,8 @@ enum {
     BY_FUNCTION,
     BY_MODULE,
     BY_THREAD,
-    BY_STATE
+    BY_STATE,
+    BY_UNIT
 };
 
 typedef struct rep_opts {
@@ -116,6 +129,8 @@ typedef struct report {
 
 static void text_blame(FILE *f, const report *r, const rep_opts *o);
 static void json_blame(FILE *f, const report *r, const rep_opts *o);
+static void text_units(FILE *f, const report *r, const rep_opts *o);
+static void json_units(FILE *f, const report *r, const rep_opts *o);
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -399,6 +414,7 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
                  VMP_CLASS_GENERATED, 2);
     text_section(f, r, o, "% of generated vm code: PICs (closed and open)", VMP_CLASS_GENERATED, 1);
     text_kinds(f, r);
+    text_units(f, r, o);
     text_section(f, r, o, "% of vanilla vm code", VMP_CLASS_NATIVE, 0);
     if (symbolic > 0)
         text_section(f, r, o,
@@ -595,6 +611,7 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
             t->samples, t->generated, t->native, t->unknown, symbolic_total(t), t->failed,
             t->generations);
     json_section(f, r, o, "generated_code", VMP_CLASS_GENERATED);
+    json_units(f, r, o);
     json_section(f, r, o, "vanilla_code", VMP_CLASS_NATIVE);
     json_section(f, r, o, "symbolic_frames", VMP_CLASS_SYMBOLIC);
     fprintf(f,
@@ -697,7 +714,148 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
         fprintf(f, "unknown,unknown,[unknown],,%" PRIu64 "\n", frameless);
 }
 
-/* ---- --by module|thread|state --------------------------------------------- */
+/* ---- JIT units ------------------------------------------------------------ */
+
+/* The name a JIT unit (code id) is listed under: its code object's own
+ * name (a LuaJIT trace's "TRACE 3 hot.lua:10 loop"), else its function's
+ * (HotSpot's nmethods); code objects of one name are one unit. */
+static const char *unit_name(const report *r, uint64_t code)
+{
+    const char *name = vmp_analysis_code_name(r->a, code);
+    uint32_t fn;
+    if (name && *name)
+        return name;
+    fn = name ? vmp_analysis_code_function(r->a, code) : 0;
+    return fn ? fn_of(r, fn)->name : "[undefined code]";
+}
+
+typedef struct unit {
+    const char *name; /* unit_name(), borrowed from the analysis */
+    uint32_t fn;      /* afunction of its first code object, 0 == none */
+    uint64_t w;
+} unit;
+
+static int cmp_unit_name(const void *x, const void *y)
+{
+    return strcmp(((const unit *)x)->name, ((const unit *)y)->name);
+}
+
+static int cmp_unit_weight(const void *x, const void *y)
+{
+    const unit *a = x, *b = y;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The JIT units that samples ran in (vmp_profile_code_weights()), one per
+ * name, ranked by weight then name; `*total` receives their weight, `*named`
+ * whether a unit has a name of its own (not its function's).  NULL on no
+ * memory; an empty table is not NULL. */
+static unit *units_table(const report *r, size_t *n_out, uint64_t *total, int *named)
+{
+    size_t n, i, m = 0;
+    const vmp_profile_code *c = vmp_profile_code_weights(r->p, &n);
+    unit *u = malloc((n + 1) * sizeof *u);
+    *n_out = 0;
+    *total = 0;
+    *named = 0;
+    if (!u)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        u[i].name = unit_name(r, c[i].code);
+        u[i].fn = vmp_analysis_code_function(r->a, c[i].code);
+        u[i].w = c[i].weight;
+        *total += c[i].weight;
+        if (u[i].fn && strcmp(u[i].name, fn_of(r, u[i].fn)->name) != 0)
+            *named = 1;
+    }
+    qsort(u, n, sizeof *u, cmp_unit_name); /* stable enough: fn of the first kept */
+    for (i = 0; i < n; i++) {
+        if (m && strcmp(u[m - 1].name, u[i].name) == 0)
+            u[m - 1].w += u[i].w;
+        else
+            u[m++] = u[i];
+    }
+    qsort(u, m, sizeof *u, cmp_unit_weight);
+    *n_out = m;
+    return u;
+}
+
+/* Units shown under --top and --min-percent (of their section). */
+static size_t units_shown(const rep_opts *o, const unit *u, size_t n, uint64_t total)
+{
+    size_t k = 0;
+    while (k < n && (o->top == 0 || k < o->top) && pct(u[k].w, total) >= o->min_percent)
+        k++;
+    return k;
+}
+
+/* Generated code by JIT unit, when units have names of their own (a tracing
+ * JIT's traces, where the function table merges every trace of a
+ * function). */
+static void text_units(FILE *f, const report *r, const rep_opts *o)
+{
+    size_t n, k, i;
+    uint64_t total, cum = 0, rest = 0;
+    int named;
+    unit *u = units_table(r, &n, &total, &named);
+    if (!u || !named) {
+        free(u);
+        return;
+    }
+    fprintf(f, "\n%% of generated vm code by JIT unit (%" PRIu64 " samples, %.2f%% of total)\n",
+            total, pct(total, r->t->samples));
+    fprintf(f, "  %8s %8s %10s %8s  %s\n", "%", "% total", "samples", "cumul.",
+            "JIT unit [kind] (function)");
+    k = units_shown(o, u, n, total);
+    for (i = 0; i < n; i++) {
+        const vmp_afunction *fn = u[i].fn ? fn_of(r, u[i].fn) : NULL;
+        if (i >= k) {
+            rest += u[i].w;
+            continue;
+        }
+        cum += u[i].w;
+        fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  %s", pct(u[i].w, total),
+                pct(u[i].w, r->t->samples), u[i].w, pct(cum, total), u[i].name);
+        if (fn && strcmp(fn->name, u[i].name) != 0)
+            fprintf(f, " [%s] (%s)\n", fn->kind, fn->name);
+        else
+            fprintf(f, " [%s]\n", fn ? fn->kind : "?");
+    }
+    if (k < n)
+        fprintf(f, "  %7.2f%% %7.2f%% %10" PRIu64 " %7.2f%%  ...others... (%zu)\n",
+                pct(rest, total), pct(rest, r->t->samples), rest, 100.0, n - k);
+    free(u);
+}
+
+static void json_units(FILE *f, const report *r, const rep_opts *o)
+{
+    size_t n, k, i;
+    uint64_t total, rest = 0;
+    int named;
+    unit *u = units_table(r, &n, &total, &named);
+    if (!u)
+        return;
+    k = units_shown(o, u, n, total);
+    fprintf(f, ",\"jit_units\":{\"samples\":%" PRIu64 ",\"units\":[", total);
+    for (i = 0; i < k; i++) {
+        const vmp_afunction *fn = u[i].fn ? fn_of(r, u[i].fn) : NULL;
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        json_str(f, u[i].name);
+        fprintf(f, ",\"function\":");
+        json_str(f, fn ? fn->name : "");
+        fprintf(f, ",\"kind\":");
+        json_str(f, fn ? fn->kind : "");
+        fprintf(f, ",\"samples\":%" PRIu64 "}", u[i].w);
+    }
+    for (i = k; i < n; i++)
+        rest += u[i].w;
+    fprintf(f, "],\"others\":{\"units\":%zu,\"samples\":%" PRIu64 "}}", n - k, rest);
+    free(u);
+}
+
+/* ---- --by module|thread|state|unit --------------------------------------------- */
 
 typedef struct kentry {
     const char *name; /* borrowed from the analysis, static, or `owned` */
@@ -783,6 +941,12 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
         for (i = 0; i < m; i++)
             if (sw[i])
                 ADD_KEY(vmp_analysis_state_name(r->a, (uint32_t)i), NULL, sw[i]);
+    } else if (by == BY_UNIT) {
+        const vmp_profile_code *c = vmp_profile_code_weights(r->p, &m);
+        for (i = 0; i < m; i++)
+            ADD_KEY(unit_name(r, c[i].code), NULL, c[i].weight);
+        if (r->t->samples > sum)
+            ADD_KEY("[not in generated code]", NULL, r->t->samples - sum);
     } else {
         for (i = 1; i < r->n_fw; i++) {
             const vmp_afunction *fn = fn_of(r, (uint32_t)i);
@@ -830,7 +994,7 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
     return e;
 }
 
-static const char *const by_names[] = {"function", "module", "thread", "state"};
+static const char *const by_names[] = {"function", "module", "thread", "state", "unit"};
 
 static void by_report(
     FILE *f, const report *r, const rep_opts *o, const char *path, const kentry *e, size_t n)
@@ -889,11 +1053,9 @@ static void by_report(
 
 /* ---- time blamed on JIT units ---------------------------------------------- */
 
-#define ROW_NO_BLAME  UINT32_MAX       /* samples without blame */
-#define ROW_UNDEFINED (UINT32_MAX - 1) /* blame naming no CODE_OBJECT */
-
 typedef struct brow {
-    uint32_t fn; /* afunction of the blamed code, or ROW_* */
+    const char *name; /* the blamed unit's (unit_name()), or "[no blame]" */
+    uint32_t fn;      /* afunction of its first code object, 0 == none */
     uint64_t total;
     uint64_t *cells; /* n_states weights */
 } brow;
@@ -909,7 +1071,7 @@ static int cmp_brow(const void *x, const void *y)
     const brow *a = x, *b = y;
     if (a->total != b->total)
         return a->total > b->total ? -1 : 1;
-    return a->fn < b->fn ? -1 : a->fn > b->fn;
+    return strcmp(a->name, b->name);
 }
 
 static void bmatrix_free(bmatrix *m)
@@ -920,8 +1082,8 @@ static void bmatrix_free(bmatrix *m)
 }
 
 /* Build the matrix from the profile's (blame, state) cells: one row per
- * blamed function (code objects of one function are one row).  -1 on no
- * memory. */
+ * blamed JIT unit (code objects of one name are one row, see unit_name()).
+ * -1 on no memory. */
 static int bmatrix_build(const report *r, bmatrix *m)
 {
     size_t n, i, j;
@@ -942,16 +1104,12 @@ static int bmatrix_build(const report *r, bmatrix *m)
         return -1;
     }
     for (i = 0; i < n; i++) {
-        uint32_t fn = ROW_NO_BLAME;
-        if (b[i].code) {
-            fn = vmp_analysis_code_function(r->a, b[i].code);
-            if (!fn)
-                fn = ROW_UNDEFINED;
-        }
-        for (j = 0; j < m->n_rows && m->rows[j].fn != fn; j++)
+        const char *name = b[i].code ? unit_name(r, b[i].code) : "[no blame]";
+        for (j = 0; j < m->n_rows && strcmp(m->rows[j].name, name) != 0; j++)
             ;
         if (j == m->n_rows) {
-            m->rows[j].fn = fn;
+            m->rows[j].name = name;
+            m->rows[j].fn = b[i].code ? vmp_analysis_code_function(r->a, b[i].code) : 0;
             m->n_rows++;
         }
         row_of[i] = (uint32_t)j;
@@ -970,18 +1128,9 @@ static int bmatrix_build(const report *r, bmatrix *m)
     return 0;
 }
 
-static const char *brow_name(const report *r, const brow *row)
-{
-    if (row->fn == ROW_NO_BLAME)
-        return "[no blame]";
-    if (row->fn == ROW_UNDEFINED)
-        return "[undefined code]";
-    return fn_of(r, row->fn)->name;
-}
-
 static const char *brow_kind(const report *r, const brow *row)
 {
-    return row->fn == ROW_NO_BLAME || row->fn == ROW_UNDEFINED ? "" : fn_of(r, row->fn)->kind;
+    return row->fn ? fn_of(r, row->fn)->kind : "";
 }
 
 /* Rows shown under --top and --min-percent (of the matrix total). */
@@ -1027,10 +1176,10 @@ static void text_blame(FILE *f, const report *r, const rep_opts *o)
         for (s = 0; s < m.n_states; s++)
             if (m.col[s])
                 fprintf(f, " %12" PRIu64, row->cells[s]);
-        if (row->fn == ROW_NO_BLAME || row->fn == ROW_UNDEFINED)
-            fprintf(f, "  %s\n", brow_name(r, row));
+        if (row->fn)
+            fprintf(f, "  %s [%s]\n", row->name, brow_kind(r, row));
         else
-            fprintf(f, "  %s [%s]\n", brow_name(r, row), brow_kind(r, row));
+            fprintf(f, "  %s\n", row->name);
     }
     if (k < m.n_rows) {
         uint64_t w = 0;
@@ -1073,7 +1222,9 @@ static void json_blame(FILE *f, const report *r, const rep_opts *o)
     for (i = 0; i < k; i++) {
         const brow *row = &m.rows[i];
         fprintf(f, "%s{\"name\":", i ? "," : "");
-        json_str(f, brow_name(r, row));
+        json_str(f, row->name);
+        fprintf(f, ",\"function\":");
+        json_str(f, row->fn ? fn_of(r, row->fn)->name : "");
         fprintf(f, ",\"kind\":");
         json_str(f, brow_kind(r, row));
         fprintf(f, ",\"samples\":%" PRIu64 ",\"by_state\":[", row->total);
@@ -1127,9 +1278,10 @@ int vmp_cmd_report(int argc, char **argv)
             break;
         case 'b': {
             int k;
-            for (k = 0; k < 4 && strcmp(optarg, by_names[k]) != 0; k++)
+            const int n_by = (int)(sizeof by_names / sizeof by_names[0]);
+            for (k = 0; k < n_by && strcmp(optarg, by_names[k]) != 0; k++)
                 ;
-            if (k == 4)
+            if (k == n_by)
                 return vmp_cli_usage_error("report", "unknown --by '%s'", optarg);
             o.by = k;
             break;
@@ -1148,7 +1300,8 @@ int vmp_cmd_report(int argc, char **argv)
             out_path = optarg;
             break;
         case 'h':
-            return vmp_cli_help(report_usage);
+            fputs(report_usage, stdout);
+            return vmp_cli_help(report_options);
         default:
             return vmp_cli_bad_option("report", argv, c);
         }

@@ -109,8 +109,14 @@ static struct {
     uint64_t zone;
     uint64_t next_code_id;
     uint64_t next_function_id;
-    live_trace *traces;          /* indexed by trace number */
-    uint32_t parent[MAX_TRACES]; /* at "start": parent trace, exit << 16 */
+    live_trace *traces; /* indexed by trace number */
+    /* The trace being recorded (LuaJIT records one at a time): its number,
+     * and its name's start as luajit -jv prints it, "(P/E) chunk:line" */
+    uint32_t recording;
+    char recording_start[256];
+    /* the "trace" handler the agent's replaced, called after it: a
+     * registry reference, or LUA_NOREF */
+    int trace_next;
     atomic_int sampling;
     atomic_int in_handler;
     atomic_int closed;
@@ -212,6 +218,8 @@ static volatile int32_t *vmstate_probe(lua_State *L, uintptr_t gs)
 {
     volatile int32_t *words;
     size_t i;
+    lua_Hook hook = lua_gethook(L);
+    int hook_mask = lua_gethookmask(L), hook_count = lua_gethookcount(L);
 
     if (gs == 0)
         return NULL;
@@ -226,28 +234,112 @@ static volatile int32_t *vmstate_probe(lua_State *L, uintptr_t gs)
     lua_sethook(L, probe_hook, LUA_MASKCOUNT, 1);
     if (luaL_dostring(L, "local x = 0 for i = 1, 3 do x = x + i end") != 0)
         lua_pop(L, 1);
-    lua_sethook(L, NULL, 0, 0);
+    lua_sethook(L, hook, hook_mask, hook_count); /* the program's hook, if it had one */
     return probe_hits > 0 && probe_n == 1 ? probe_candidates[0] : NULL;
 }
 
-/* jit.attach(f, event), or jit.attach(f) to detach f.  @return 0, or -1. */
-static int jit_attach(lua_State *L, lua_CFunction f, const char *event)
+/* ---- LuaJIT's VM event handlers -------------------------------------------------
+ * jit.attach keeps one handler per event, in the registry table _VMEVENTS at
+ * an index hashed from the event's name (lib_jit.c): attaching replaces the
+ * handler that another tool attached (luajit -jv, -jdump), and detaching
+ * needs the very function object that was attached.  So the agent takes the
+ * handler that was there, and gives it back (the probes) or calls it after
+ * its own (on_trace). */
+
+/* Push _VMEVENTS and return the index of `event` in it (jit.attach's hash);
+ * 0 with nothing pushed when there is no such table (no handler yet). */
+static int vmevents(lua_State *L, const char *event)
 {
-    int ok;
-    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+    const unsigned char *p;
+    uint32_t h = (uint32_t)strlen(event);
+
+    lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
     if (!lua_istable(L, -1)) {
         lua_pop(L, 1);
+        return 0;
+    }
+    for (p = (const unsigned char *)event; *p; p++)
+        h = h ^ (((h << 6) | (h >> 26)) + *p);
+    return (int)(h << 3);
+}
+
+/* The handler of `event` now: a reference in the registry (luaL_ref), or
+ * LUA_NOREF when it has none. */
+static int take_handler(lua_State *L, const char *event)
+{
+    int i = vmevents(L, event), ref = LUA_NOREF;
+
+    if (i == 0)
+        return LUA_NOREF;
+    lua_rawgeti(L, -1, i);
+    if (lua_isfunction(L, -1))
+        ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    else
+        lua_pop(L, 1);
+    lua_pop(L, 1);
+    return ref;
+}
+
+/* Pop a function or nil and make it the handler of `event`: jit.attach(f,
+ * event), which also tells the VM to look again; for nil the slot is
+ * cleared (the VM notices at the next event).  @return 0, or -1. */
+static int set_handler(lua_State *L, const char *event)
+{
+    int ok, i;
+
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        if ((i = vmevents(L, event)) != 0) {
+            lua_pushnil(L);
+            lua_rawseti(L, -2, i);
+            lua_pop(L, 1);
+        }
+        return 0;
+    }
+    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 2);
         return -1;
     }
     lua_getfield(L, -1, "attach");
-    lua_pushcfunction(L, f);
-    if (event != NULL)
-        lua_pushstring(L, event);
-    ok = lua_pcall(L, event != NULL ? 2 : 1, 0, 0) == 0;
+    lua_pushvalue(L, -3);
+    lua_pushstring(L, event);
+    ok = lua_pcall(L, 2, 0, 0) == 0;
     if (!ok)
         lua_pop(L, 1);
-    lua_pop(L, 1);
+    lua_pop(L, 2);
     return ok ? 0 : -1;
+}
+
+static int attach(lua_State *L, lua_CFunction f, const char *event)
+{
+    lua_pushcfunction(L, f);
+    return set_handler(L, event);
+}
+
+/* Give `event` back the handler that take_handler() returned `ref` for. */
+static void give_back(lua_State *L, const char *event, int ref)
+{
+    if (ref == LUA_NOREF) {
+        lua_pushnil(L);
+    } else {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    }
+    set_handler(L, event);
+}
+
+/* Whether C function f is the handler of `event`. */
+static int is_handler(lua_State *L, lua_CFunction f, const char *event)
+{
+    int i = vmevents(L, event), yes;
+
+    if (i == 0)
+        return 0;
+    lua_rawgeti(L, -1, i);
+    yes = lua_iscfunction(L, -1) && lua_tocfunction(L, -1) == f;
+    lua_pop(L, 2);
+    return yes;
 }
 
 /* The last exit: jit_State.parent, followed by jit_State.exitno, both
@@ -283,6 +375,42 @@ static int probe_texit(lua_State *L)
     return 0;
 }
 
+/* The traces the probe made, flushed after it so that the program's traces
+ * get the numbers luajit -jv would give them. */
+static uint32_t probe_traces[64];
+static int probe_traces_n;
+
+static int probe_trace(lua_State *L)
+{
+    const char *what = lua_tostring(L, 1);
+    if (what != NULL && strcmp(what, "stop") == 0 && probe_traces_n < 64)
+        probe_traces[probe_traces_n++] = (uint32_t)lua_tointeger(L, 2);
+    return 0;
+}
+
+/* jit.flush(tr) for each trace the probe made (a side trace goes with its
+ * root; flushing it alone does nothing), then a full collection, which frees
+ * their numbers. */
+static void probe_flush(lua_State *L)
+{
+    int i;
+    for (i = 0; i < probe_traces_n; i++) {
+        lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+        if (!lua_istable(L, -1)) {
+            lua_pop(L, 1);
+            return;
+        }
+        lua_getfield(L, -1, "flush");
+        lua_pushinteger(L, (lua_Integer)probe_traces[i]);
+        if (lua_pcall(L, 1, 0, 0) != 0)
+            lua_pop(L, 1);
+        lua_pop(L, 1);
+    }
+    if (probe_traces_n > 0) /* their numbers are free once collected */
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    probe_traces_n = 0;
+}
+
 /* The end of the mapping that holds `addr` (/proc/self/maps), or 0. */
 static uintptr_t mapping_end(uintptr_t addr)
 {
@@ -314,6 +442,7 @@ static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
                                 "end\n"
                                 "return x\n";
     uintptr_t end = gs ? mapping_end(gs) : 0;
+    int texit, trace;
 
     if (gs == 0 || end <= gs)
         return NULL;
@@ -321,12 +450,15 @@ static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
     exit_scan_end = end - gs > 65536 ? gs + 65536 : end;
     exit_n = -1;
     exit_events = 0;
-    if (jit_attach(L, probe_texit, "texit") != 0)
-        return NULL;
-    if (luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=vmp_luajit probe") != 0 ||
-        lua_pcall(L, 0, 0, 0) != 0)
+    texit = take_handler(L, "texit");
+    trace = take_handler(L, "trace");
+    if (attach(L, probe_texit, "texit") == 0 && attach(L, probe_trace, "trace") == 0 &&
+        (luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=vmp_luajit probe") != 0 ||
+         lua_pcall(L, 0, 0, 0) != 0))
         lua_pop(L, 1); /* the error message */
-    jit_attach(L, probe_texit, NULL);
+    give_back(L, "texit", texit);
+    give_back(L, "trace", trace);
+    probe_flush(L);
     return exit_events >= 8 && exit_n == 1 ? exit_candidates[0] : NULL;
 }
 
@@ -429,6 +561,8 @@ static uint64_t frame_function(lua_State *L, const lua_Debug *ar)
 /* LuaJIT's profiler callback, at a safe point of the VM on the profiled
  * thread: the Lua stack (lua_getstack, innermost first, Lua functions
  * only) for the samples queued since the last call. */
+static void keep_trace_handler(lua_State *L);
+
 static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
 {
     vmp_frame lua[128];
@@ -451,6 +585,7 @@ static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
             n++;
     }
     pend_flush(lua, n);
+    keep_trace_handler(L);
     if (g.need_sentinel) {
         g.need_sentinel = 0;
         new_gc_sentinel(L);
@@ -627,13 +762,77 @@ static uint64_t function_id(lua_State *L, int fi)
     return id;
 }
 
-/* A trace stopped recording and has machine code: its code object. */
+/* The location of bytecode `pc` of the function at stack index `fi` as
+ * luajit -jv names it, into buf: "chunk:line" (jit.util.funcinfo's loc), a
+ * fast function's name ("os.clock"), else "?". */
+static void location(lua_State *L, int fi, lua_Integer pc, char *buf, size_t size)
+{
+    int top = lua_gettop(L);
+
+    snprintf(buf, size, "?");
+    if (push_jit_util(L, "funcinfo")) {
+        lua_pushvalue(L, fi);
+        lua_pushinteger(L, pc);
+        if (lua_pcall(L, 2, 1, 0) == 0 && lua_istable(L, -1)) {
+            lua_getfield(L, -1, "loc");
+            lua_getfield(L, -2, "ffid");
+            if (lua_isstring(L, -2)) {
+                snprintf(buf, size, "%s", lua_tostring(L, -2));
+            } else if (lua_isnumber(L, -1)) { /* a fast function: its name */
+                lua_getfield(L, LUA_GLOBALSINDEX, "require");
+                lua_pushstring(L, "jit.vmdef");
+                if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+                    lua_getfield(L, -1, "ffnames");
+                    if (lua_istable(L, -1)) {
+                        lua_rawgeti(L, -1, (int)lua_tointeger(L, -3));
+                        if (lua_isstring(L, -1))
+                            snprintf(buf, size, "%s", lua_tostring(L, -1));
+                    }
+                }
+            }
+        }
+    }
+    lua_settop(L, top);
+}
+
+/* The end of trace `tr`'s name, how it links, as luajit -jv prints it:
+ * "loop", "-> 3", "-> return", "-> 0 interpreter", "stitch", ... */
+static void link_of(lua_State *L, uint32_t tr, char *buf, size_t size)
+{
+    int top = lua_gettop(L);
+
+    buf[0] = 0;
+    if (push_jit_util(L, "traceinfo")) {
+        lua_pushinteger(L, (lua_Integer)tr);
+        if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+            lua_Integer link;
+            const char *type;
+            lua_getfield(L, -1, "link");
+            lua_getfield(L, -2, "linktype");
+            link = lua_tointeger(L, -2);
+            type = lua_isstring(L, -1) ? lua_tostring(L, -1) : "?";
+            if (strcmp(type, "interpreter") == 0 || strcmp(type, "stitch") == 0 ||
+                link == (lua_Integer)tr || link == 0)
+                snprintf(buf, size, "%s", type);
+            else if (strcmp(type, "root") == 0)
+                snprintf(buf, size, "-> %ld", (long)link);
+            else
+                snprintf(buf, size, "-> %ld %s", (long)link, type);
+        }
+    }
+    lua_settop(L, top);
+}
+
+/* A trace stopped recording and has machine code: its code object, named as
+ * luajit -jv names it: "TRACE 3 hot.lua:10 loop", "TRACE 6 (4/3) hot.lua:22
+ * -> 4", "TRACE 9 (6/3) hot.lua:33 stitch os.clock" (number, parent trace
+ * and exit of a side trace, start location, link). */
 static void add_trace(lua_State *L, uint32_t tr, int fi)
 {
-    char name[128];
+    char name[512], link[64];
     uint64_t start, size;
     vmp_code_object co;
-    uint32_t i, parent = g.parent[tr];
+    uint32_t i;
     int top = lua_gettop(L);
 
     if (!push_jit_util(L, "tracemc"))
@@ -654,10 +853,14 @@ static void add_trace(lua_State *L, uint32_t tr, int fi)
         if (t->code_id != 0 && t->start < start + size && start < t->start + t->size)
             free_trace(i);
     }
-    if (parent != 0)
-        snprintf(name, sizeof name, "trace %u (side of %u/%u)", tr, parent & 0xffff, parent >> 16);
-    else
-        snprintf(name, sizeof name, "trace %u", tr);
+    link_of(L, tr, link, sizeof link);
+    if (strcmp(link, "stitch") == 0) { /* and the function it stitches to */
+        size_t n = strlen(link);
+        link[n++] = ' ';
+        location(L, fi, 0, link + n, sizeof link - n);
+    }
+    snprintf(name, sizeof name, "TRACE %u %s %s", tr, g.recording == tr ? g.recording_start : "?",
+             link);
     memset(&co, 0, sizeof co);
     co.id = ++g.next_code_id;
     co.zone = g.zone;
@@ -681,9 +884,18 @@ static int on_trace(lua_State *L)
 
     if (what == NULL || g.w == NULL || atomic_load(&g.closed))
         return 0;
-    if (strcmp(what, "start") == 0 && tr < MAX_TRACES) {
-        uint32_t parent = (uint32_t)lua_tointeger(L, 5), ex = (uint32_t)lua_tointeger(L, 6);
-        g.parent[tr] = parent != 0 ? (parent & 0xffff) | (ex << 16) : 0;
+    if (strcmp(what, "start") == 0) {
+        char loc[200], from[40] = "";
+        if (lua_tointeger(L, 5) != 0) { /* a side trace: (parent/exit) */
+            lua_Integer ex = lua_tointeger(L, 6);
+            if (ex == -1)
+                snprintf(from, sizeof from, "(%ld/stitch) ", (long)lua_tointeger(L, 5));
+            else
+                snprintf(from, sizeof from, "(%ld/%ld) ", (long)lua_tointeger(L, 5), (long)ex);
+        }
+        location(L, 3, lua_tointeger(L, 4), loc, sizeof loc);
+        g.recording = tr;
+        snprintf(g.recording_start, sizeof g.recording_start, "%s%s", from, loc);
     } else if (strcmp(what, "stop") == 0 && tr > 0 && tr < MAX_TRACES) {
         add_trace(L, tr, 3);
     } else if (strcmp(what, "flush") == 0) {
@@ -692,6 +904,85 @@ static int on_trace(lua_State *L)
         check_write(vmp_writer_event(g.w, EVT_FLUSH, 0, 0, 0, 0, NULL));
     }
     return 0;
+}
+
+/* jit.attach handler of "trace": the agent's, then the one it replaced
+ * (luajit -jv's, say) with the same arguments. */
+static int on_trace_event(lua_State *L)
+{
+    int n = lua_gettop(L), i;
+
+    on_trace(L);
+    lua_settop(L, n);
+    if (g.trace_next != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, g.trace_next);
+        for (i = 1; i <= n; i++)
+            lua_pushvalue(L, i);
+        if (lua_pcall(L, n, 0, 0) != 0)
+            lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* jit.attach as the agent installs it while it records: a "trace" handler
+ * that a tool attaches (luajit -jv, -jdump) becomes the one the agent's
+ * calls, in its place as jit.attach would have put it in the agent's;
+ * detaching it (jit.attach(f)) removes it.  Everything else goes to
+ * LuaJIT's jit.attach. */
+static int attach_wrapper(lua_State *L)
+{
+    const char *event = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    if (event != NULL && strcmp(event, "trace") == 0 &&
+        !(lua_iscfunction(L, 1) && lua_tocfunction(L, 1) == on_trace_event)) {
+        if (g.trace_next != LUA_NOREF)
+            luaL_unref(L, LUA_REGISTRYINDEX, g.trace_next);
+        lua_pushvalue(L, 1);
+        g.trace_next = luaL_ref(L, LUA_REGISTRYINDEX);
+        return 0;
+    }
+    if (event == NULL && g.trace_next != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, g.trace_next);
+        if (lua_rawequal(L, -1, 1)) {
+            luaL_unref(L, LUA_REGISTRYINDEX, g.trace_next);
+            g.trace_next = LUA_NOREF;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1)); /* LuaJIT's jit.attach */
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 0);
+    return 0;
+}
+
+/* Put attach_wrapper() in the place of jit.attach. */
+static void wrap_jit_attach(lua_State *L)
+{
+    lua_getfield(L, LUA_GLOBALSINDEX, "jit");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "attach");
+        if (lua_isfunction(L, -1)) {
+            lua_pushcclosure(L, attach_wrapper, 1);
+            lua_setfield(L, -2, "attach");
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* At a safe point: when a tool attached its own "trace" handler past the
+ * wrapper (with a jit.attach it had kept from before the agent loaded), the
+ * agent's comes back first and calls that one after it. */
+static void keep_trace_handler(lua_State *L)
+{
+    if (is_handler(L, on_trace_event, "trace"))
+        return;
+    if (g.trace_next != LUA_NOREF)
+        luaL_unref(L, LUA_REGISTRYINDEX, g.trace_next);
+    g.trace_next = take_handler(L, "trace");
+    attach(L, on_trace_event, "trace");
 }
 
 /* ---- Life cycle -------------------------------------------------------------------- */
@@ -888,8 +1179,11 @@ int luaopen_vmp_luajit(lua_State *L)
     open_writer();
     if (g.w == NULL)
         return 1;
-    if (jit_attach(L, on_trace, "trace") != 0)
+    g.trace_next = take_handler(L, "trace");
+    if (attach(L, on_trace_event, "trace") != 0)
         fprintf(stderr, "vmp: jit.attach failed: no traces in the profile\n");
+    else
+        wrap_jit_attach(L);
     /* a finalizer in the registry: lua_close() ends the recording */
     lua_newuserdata(L, 1);
     lua_newtable(L);

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 #
-# report_by.cmake - `vmp report --by module|thread|state` and the blame
+# report_by.cmake - `vmp report --by module|thread|state|unit` and the blame
 # section (spec.md §5.12 key 8) seen from the command line: every csv table
 # sums to the samples of the json report, the blame matrix's total row sums
-# to the samples not in generated code, and a file without blame has no
-# blame section.
+# to the samples not in generated code, the JIT units to those in it, and a
+# file without blame has no blame section.
 #
 # usage: cmake -DSIMVM=... -DVMP=... -DWORK_DIR=... -P report_by.cmake
 
@@ -39,9 +39,14 @@ math(EXPR not_generated "${samples} - ${generated}")
 if(NOT blame_total EQUAL not_generated)
   message(FATAL_ERROR "json blame.samples ${blame_total} != samples - generated ${not_generated}")
 endif()
+# the JIT units hold exactly the samples in generated code
+string(JSON unit_total GET "${json}" jit_units samples)
+if(NOT unit_total EQUAL generated)
+  message(FATAL_ERROR "json jit_units.samples ${unit_total} != generated ${generated}")
+endif()
 
 # csv: one row per key, summing to every sample; the header names the key
-foreach(by module thread state)
+foreach(by module thread state unit)
   run_report(csv --by ${by} --format csv ${with})
   string(REPLACE "\n" ";" lines "${csv}")
   list(GET lines 0 head)

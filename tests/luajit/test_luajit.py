@@ -14,6 +14,9 @@
 #           covered its pc at its generation (the two functions split the
 #           time as the workload does); prints how many samples a single
 #           end-of-run trace listing would have misattributed.
+#   units:  traces ranked as JIT units, named as luajit -jv names them; with
+#           -jv on the command line both the agent and -jv see the traces;
+#           no probe handler stays attached.
 #   exits:  a Lua error and os.exit close the file (it validates); kill -9
 #           mid-run leaves a file the report reads.
 #
@@ -155,9 +158,53 @@ if heading and total_row:
     check(unblamed <= 0.05 * total_row[1],
           "hot: interpreter, GC and C samples carry a trace's blame (%d of %d without)" %
           (unblamed, total_row[1]))
-    gc_top = max(matrix, key=lambda e: e[2].get("gc", 0))
-    check(gc_top[0].endswith(TABLES + " [trace]"),
-          "hot: GC time is blamed on the table-building function's trace (%s)" % gc_top[0])
+    rc, out, err = vmp("report", "--format", "json", "--top", "0", path)
+    blame = json.loads(out)["blame"]
+    gc = blame["states"].index("gc") if "gc" in blame["states"] else -1
+    gc_top = max(blame["units"], key=lambda u: u["by_state"][gc] if gc >= 0 else 0)
+    check(gc_top["function"].endswith(TABLES) and gc_top["kind"] == "trace",
+          "hot: GC time is blamed on a trace of the table-building function (%s in %s)" %
+          (gc_top["name"], gc_top["function"]))
+
+# traces as JIT units, named as luajit -jv names them
+units = json.loads(out)["jit_units"]["units"]
+p = subprocess.run([LUAJIT, "-jv", hot_lua, "1", "3"], cwd=WORK, capture_output=True,
+                   text=True, timeout=120)
+jv = {re.sub(r"\s+", " ", m.group(1)) for m in re.finditer(r"\[(TRACE\s+\d+ [^\]]*)\]",
+                                                            p.stdout + p.stderr)}
+print("hot: JIT units %s; luajit -jv: %s" % ([(u["name"], u["samples"]) for u in units[:4]],
+                                             sorted(jv)))
+check(units and re.match(r"TRACE \d+ hot\.lua:\d+ loop$", units[0]["name"]) and
+      units[0]["function"].endswith(HOT),
+      "hot: the hot loop's trace leads the JIT units (%s)" % (units[:1],))
+check(units and units[0]["name"] in jv, "hot: its name is the one luajit -jv prints")
+rc, text, err = vmp("report", path)
+check("% of generated vm code by JIT unit" in text and units[0]["name"] in text,
+      "hot: the text report ranks the JIT units")
+
+# luajit -jv runs after the agent (LUA_INIT) and attaches its own trace
+# handler: both see the traces
+path_jv = os.path.join(WORK, "hot-jv.vmp")
+p = subprocess.run([VMP, "record", "-o", path_jv, "--", LUAJIT, "-jv", hot_lua, "1", "3"],
+                   cwd=WORK, capture_output=True, text=True, timeout=120)
+rc, out, err = vmp("report", "--format", "json", path_jv)
+jv_units = json.loads(out)["jit_units"]["units"] if rc == 0 else []
+check(p.returncode == 0 and "[TRACE" in p.stderr, "-jv: luajit -jv still prints its traces")
+check(rc == 0 and jv_units and re.match(r"TRACE \d+ hot\.lua:\d+ loop$", jv_units[0]["name"])
+      and jv_units[0]["function"].endswith(HOT),
+      "-jv: the profile still has its traces: the hot loop's leads (%s)" % (jv_units[:1],))
+
+# the agent leaves no handler of its probes attached (a trace-exit handler
+# would run at every exit of every trace)
+script = write_script("handlers.lua", """
+local n = 0
+for _ in pairs(debug.getregistry()._VMEVENTS or {}) do n = n + 1 end
+print("handlers=" .. n)
+""")
+p = subprocess.run([VMP, "record", "-o", os.path.join(WORK, "handlers.vmp"), "--", LUAJIT,
+                    script], cwd=WORK, capture_output=True, text=True, timeout=120)
+check("handlers=1" in p.stdout, "handlers: only the agent's trace handler is attached (%s)" %
+      p.stdout.strip())
 
 # ---- flush: trace numbers reused ---------------------------------------------------
 flush_lua = write_script("flush.lua", """
