@@ -352,6 +352,13 @@ VMP_API const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id);
  *  it has none), at any generation; NULL when no CODE_OBJECT record defined
  *  `code_id`.  Borrowed; valid until vmp_analysis_free().  Added in 0.5. */
 VMP_API const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id);
+/** The name a JIT unit (code object `code_id`, at any generation) is listed
+ *  under: the code object's own name (a LuaJIT trace's "TRACE 1 hot.lua:12
+ *  loop"), else its resolved function's name (a HotSpot nmethod's method);
+ *  code objects of one name are one unit.  NULL when no CODE_OBJECT record
+ *  defined `code_id`, or out of memory.  Borrowed; valid until
+ *  vmp_analysis_free().  Added in 0.5. */
+VMP_API const char *vmp_analysis_unit_name(vmp_analysis *a, uint64_t code_id);
 /** The resolved function (vmp_afunction id, named as the naming rules say)
  *  of the code object `code_id` fed so far, at any generation: a code id is
  *  never reused, so a freed code object still answers (this is how a

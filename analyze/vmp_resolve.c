@@ -2408,6 +2408,18 @@ const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id)
     return o ? str_of(a, o->name_sid) : NULL;
 }
 
+const char *vmp_analysis_unit_name(vmp_analysis *a, uint64_t code_id)
+{
+    code_obj *o = a && code_id ? find_code(a, code_id) : NULL;
+    uint32_t fn;
+    if (!o)
+        return NULL;
+    if (o->name_sid)
+        return str_of(a, o->name_sid);
+    fn = code_afunc(a, o);
+    return fn ? vmp_analysis_function(a, fn)->name : NULL;
+}
+
 uint32_t vmp_analysis_code_function(vmp_analysis *a, uint64_t code_id)
 {
     code_obj *o;

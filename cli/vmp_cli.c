@@ -197,6 +197,9 @@ int vmp_cli_flame_option(const char *cmd,
     case VMP_CLI_OPT_STATE:
         fo->flags |= VMP_FLAME_STATE;
         break;
+    case VMP_CLI_OPT_UNITS:
+        fo->flags |= VMP_FLAME_UNITS;
+        break;
     case VMP_CLI_OPT_TIERS:
         fo->flags |= VMP_FLAME_TIERS;
         break;

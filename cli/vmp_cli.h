@@ -170,7 +170,7 @@ struct vmp_flame_options;
 struct vmp_flame_svg_options;
 
 /** getopt_long() values of the options both commands take (--thread-root,
- *  --state, --tiers, --title, --icicle, --width, --min-width); each command
+ *  --state, --units, --tiers, --title, --icicle, --width, --min-width); each command
  *  numbers its own long-only options from VMP_CLI_OPT_FLAME_END. */
 enum {
     VMP_CLI_OPT_THREAD_ROOT = 256,
@@ -181,6 +181,7 @@ enum {
     VMP_CLI_OPT_WIDTH,
     VMP_CLI_OPT_MIN_WIDTH,
     VMP_CLI_OPT_NO_GROUP_HIDDEN,
+    VMP_CLI_OPT_UNITS,
     VMP_CLI_OPT_FLAME_END
 };
 
@@ -197,6 +198,7 @@ enum {
 #define VMP_CLI_FLAME_LONGOPTS                                       \
     {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},     \
     {"state", no_argument, NULL, VMP_CLI_OPT_STATE},                 \
+    {"units", no_argument, NULL, VMP_CLI_OPT_UNITS},                 \
     {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},                 \
     {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},           \
     {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \

@@ -716,17 +716,11 @@ static void csv_report(FILE *f, const report *r, const rep_opts *o)
 
 /* ---- JIT units ------------------------------------------------------------ */
 
-/* The name a JIT unit (code id) is listed under: its code object's own
- * name (a LuaJIT trace's "TRACE 3 hot.lua:10 loop"), else its function's
- * (HotSpot's nmethods); code objects of one name are one unit. */
+/* The name a JIT unit (code id) is listed under (vmp_analysis_unit_name()). */
 static const char *unit_name(const report *r, uint64_t code)
 {
-    const char *name = vmp_analysis_code_name(r->a, code);
-    uint32_t fn;
-    if (name && *name)
-        return name;
-    fn = name ? vmp_analysis_code_function(r->a, code) : 0;
-    return fn ? fn_of(r, fn)->name : "[undefined code]";
+    const char *name = vmp_analysis_unit_name(r->a, code);
+    return name ? name : "[undefined code]";
 }
 
 typedef struct unit {

@@ -52,7 +52,12 @@ extern "C" {
  *                         weights add up to the total sample weight;
  *   "[unknown]"           a sample with neither pc nor stack;
  *   thread name           with VMP_FLAME_THREAD_ROOT, the outermost frame;
- *   "[<state>]"           with VMP_FLAME_STATE, the VM state under the root.
+ *   "[<state>]"           with VMP_FLAME_STATE, the VM state under the root;
+ *   "[<JIT unit>]"        with VMP_FLAME_UNITS, below the innermost frame of
+ *                         a sample whose pc ran in generated code: the unit
+ *                         as vmp_analysis_unit_name() names it (a LuaJIT
+ *                         trace, "[TRACE 1 hot.lua:12 loop]"); a failed
+ *                         sample keeps its one frame.
  *
  * With VMP_FLAME_TIERS the frames of resolved functions get the suffixes of
  * async-profiler's folded output, which flamegraph.pl's java palette colours:
@@ -67,10 +72,11 @@ extern "C" {
 
 typedef struct vmp_flame vmp_flame;
 
-#define VMP_FLAME_THREAD_ROOT 1u /* thread name as the outermost frame */
-#define VMP_FLAME_STATE       2u /* "[state]" frame under the root */
-#define VMP_FLAME_RANGES      4u /* "name A->B" frame below each frame that has a range */
-#define VMP_FLAME_TIERS       8u /* _[j] _[i] _[0] _[k] suffixes */
+#define VMP_FLAME_THREAD_ROOT 1u  /* thread name as the outermost frame */
+#define VMP_FLAME_STATE       2u  /* "[state]" frame under the root */
+#define VMP_FLAME_RANGES      4u  /* "name A->B" frame below each frame that has a range */
+#define VMP_FLAME_TIERS       8u  /* _[j] _[i] _[0] _[k] suffixes */
+#define VMP_FLAME_UNITS       16u /* "[JIT unit]" frame below the innermost one */
 
 /** Flame options.  Zero means default for every field but `version`. */
 typedef struct vmp_flame_options {

@@ -313,6 +313,7 @@ enum {
 typedef struct fentry {
     uint64_t thread;
     uint64_t weight;
+    uint64_t code;  /* with VMP_FLAME_UNITS: the code object the pc ran in, 0 == none */
     uint32_t stack; /* E_STACK: resolved stack, 0 == none */
     uint32_t state;
     uint32_t reason; /* E_FAILED */
@@ -326,14 +327,15 @@ typedef struct etable {
 
 static uint64_t entry_hash(const fentry *e)
 {
-    return vmp_hash64(e->thread ^ vmp_hash64((uint64_t)e->stack << 32 ^ e->state ^
-                                             (uint64_t)e->reason << 20 ^ (uint64_t)e->kind << 62));
+    return vmp_hash64(e->thread ^ vmp_hash64(e->code) ^
+                      vmp_hash64((uint64_t)e->stack << 32 ^ e->state ^ (uint64_t)e->reason << 20 ^
+                                 (uint64_t)e->kind << 62));
 }
 
 static int entry_same(const fentry *a, const fentry *b)
 {
     return a->kind == b->kind && a->stack == b->stack && a->state == b->state &&
-           a->thread == b->thread && a->reason == b->reason;
+           a->thread == b->thread && a->reason == b->reason && a->code == b->code;
 }
 
 static int etable_add(etable *t, const fentry *k, uint64_t w)
@@ -574,6 +576,14 @@ static vmp_status place_entry(builder *b, const fentry *e)
         node = child_str(f, node, "[unknown]", VMP_FCAT_UNKNOWN);
     } else {
         node = stack_node(b, node, e->stack);
+        if (e->code && node != UINT32_MAX) {
+            const char *unit = vmp_analysis_unit_name(b->a, e->code);
+            b->sb.len = 0;
+            if (!unit || sb_add(&b->sb, "[", 1) || sb_add_name(&b->sb, unit) ||
+                sb_add(&b->sb, "]", 1))
+                return VMP_ERR_NOMEM;
+            node = child_str(f, node, b->sb.p, VMP_FCAT_JIT);
+        }
     }
     if (node == UINT32_MAX)
         return VMP_ERR_NOMEM;
@@ -623,6 +633,8 @@ static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
         } else {
             k.kind = E_STACK;
             k.stack = s.stack;
+            if (f->flags & VMP_FLAME_UNITS)
+                k.code = s.code;
         }
         if (etable_add(&t, &k, s.weight)) {
             st = VMP_ERR_NOMEM;

@@ -30,9 +30,10 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-#define N_LABELS_MAX 5
+#define N_LABELS_MAX 6
 
-/* One distinct (stack, thread, state, failure) and its summed weight. */
+/* One distinct (stack, thread, state, failure, JIT unit) and its summed
+ * weight. */
 typedef struct agg {
     uint32_t stack; /* resolved stack; 0 for failed samples */
     uint32_t leaf;  /* the executing frame of a failed sample, 0 == none */
@@ -40,6 +41,8 @@ typedef struct agg {
     int failed;
     uint64_t thread;
     uint64_t weight;
+    int64_t unit; /* the name of the JIT unit the pc ran in (vmp_analysis_unit_name()) as
+                   * a string of the Profile's table, 0 == none */
 } agg;
 
 typedef struct pprof_conv {
@@ -49,20 +52,63 @@ typedef struct pprof_conv {
     agg *aggs;
     size_t n_aggs, cap_aggs;
     uint64_t samples, weight;
-    vmp_strtab out; /* the Profile's string table */
+    vmp_strtab out;   /* the Profile's string table */
+    vmp_hmap unit_of; /* code id -> the unit name's index in `out` (> 0) */
+    vmp_hmap pair_of; /* (stack or leaf, unit name index) -> pair number + 1 */
+    uint32_t n_pairs;
 } pprof_conv;
+
+static int64_t ostr(pprof_conv *c, const char *s);
+
+/* The aggregation key's first 32 bits for a sample whose stack (or failed
+ * leaf) is `base`: base itself, or with a JIT unit a number for the pair
+ * (base, unit) and bit 63 set.  The unit's name (agg.unit), through *unit.
+ * 0 on no memory. */
+static int base_key(
+    pprof_conv *c, const vmp_asample *s, uint32_t base, uint64_t *key, int64_t *unit)
+{
+    uint32_t u, pair;
+    *key = base;
+    *unit = 0;
+    if (!s->code)
+        return 1;
+    u = vmp_hmap__get(&c->unit_of, s->code, 0);
+    if (!u) {
+        const char *name = vmp_analysis_unit_name(c->a, s->code);
+        int64_t i;
+        if (!name)
+            return 1;
+        i = c->out.n == 0 && ostr(c, "") != 0 ? -1 : ostr(c, name); /* "" is string 0 */
+        if (i == 0)                                                 /* an empty name: no label */
+            return 1;
+        if (i < 0 || i >= UINT32_MAX || vmp_hmap__put(&c->unit_of, s->code, 0, (uint32_t)i))
+            return 0;
+        u = (uint32_t)i;
+    }
+    *unit = u;
+    pair = vmp_hmap__get(&c->pair_of, base, u);
+    if (!pair) {
+        if (c->n_pairs >= UINT32_MAX - 1 || vmp_hmap__put(&c->pair_of, base, u, ++c->n_pairs))
+            return 0;
+        pair = c->n_pairs;
+    }
+    *key = (uint64_t)pair | 1ull << 63;
+    return 1;
+}
 
 static int take_sample(void *arg, const vmp_asample *s)
 {
     pprof_conv *c = arg;
     uint64_t key, st = s->state > 0xffff ? 0xffff : s->state;
     uint32_t idx;
+    int64_t unit;
     agg *g;
+    if (!base_key(c, s, s->failed ? s->leaf : s->stack, &key, &unit))
+        return -1;
     if (s->failed)
-        key = (uint64_t)s->leaf | (st << 32) |
-              ((uint64_t)(s->reason > 0x7ffe ? 0x7ffe : s->reason) + 1) << 48;
+        key |= (st << 32) | ((uint64_t)(s->reason > 0x7ffe ? 0x7ffe : s->reason) + 1) << 48;
     else
-        key = (uint64_t)s->stack | (st << 32);
+        key |= st << 32;
     c->samples++;
     c->weight += s->weight;
     idx = vmp_hmap__get(&c->by_key, key, s->thread);
@@ -82,6 +128,7 @@ static int take_sample(void *arg, const vmp_asample *s)
     g->failed = s->failed;
     g->thread = s->thread;
     g->weight = s->weight;
+    g->unit = unit;
     if (vmp_hmap__put(&c->by_key, key, s->thread, (uint32_t)c->n_aggs + 1))
         return -1;
     c->n_aggs++;
@@ -405,12 +452,13 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
     const vmp_rec_header *h = vmp_analysis_header(c->a);
     uint64_t interval = h ? h->interval_ns : 0;
     int64_t k_thread = ostr(c, "thread"), k_tid = ostr(c, "thread_id"), k_state = ostr(c, "state"),
-            k_kind = ostr(c, "code_kind"), k_failed = ostr(c, "failed");
+            k_kind = ostr(c, "code_kind"), k_failed = ostr(c, "failed"),
+            k_unit = ostr(c, "jit_unit");
     uint64_t *loc_ids = NULL;
     uint32_t *chain = NULL;
     size_t cap_ids = 0, cap_chain = 0, i;
     int rc = -1;
-    if (k_thread < 0 || k_tid < 0 || k_state < 0 || k_kind < 0 || k_failed < 0)
+    if (k_thread < 0 || k_tid < 0 || k_state < 0 || k_kind < 0 || k_failed < 0 || k_unit < 0)
         return -1;
     for (i = 0; i < c->n_aggs; i++) {
         const agg *ag = &c->aggs[i];
@@ -471,6 +519,11 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
         if (ag->failed && add_label_str(c, &lab[nlab++], k_failed,
                                         vmp_analysis_failure_reason_name(c->a, ag->reason)))
             goto cleanup;
+        if (ag->unit) {
+            perftools__profiles__label__init(&lab[nlab]);
+            lab[nlab].key = k_unit;
+            lab[nlab++].str = ag->unit;
+        }
         for (k = 0; k < nlab; k++)
             labp[k] = &lab[k];
         s.label = labp;
@@ -704,6 +757,8 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_strtab__free(&c.out);
     vmp_convmeta__free(&c.m);
     vmp_hmap__free(&c.by_key);
+    vmp_hmap__free(&c.unit_of);
+    vmp_hmap__free(&c.pair_of);
     free(c.aggs);
     vmp_analysis_free(c.a);
     return st;

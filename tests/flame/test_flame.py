@@ -99,6 +99,24 @@ for seed, samples, threads in ((11, 20000, 3), (12, 3000, 5)):
     want = {s["state"]: s["samples"] for s in rep["states"] if s["samples"]}
     check(states == want, "per-state sums %r == report states %r" % (states, want))
 
+    # --units adds the JIT unit below the innermost frame, with the report's sums.
+    rc, out, err = run("flame", "--units", prof)
+    rows = folded(out)
+    check(rc == 0 and sum(c for _, c in rows) == total, "sum with --units")
+    per_unit = {}
+    for fr, c in rows:
+        if len(fr) >= 2 and re.fullmatch(r"\[.+\]", fr[-1]) and not fr[-1].startswith("[failed"):
+            per_unit[fr[-1][1:-1]] = per_unit.get(fr[-1][1:-1], 0) + c
+    rc, out, err = run("report", "--by", "unit", "--format", "json", "--top", "0", prof)
+    want = {e["name"]: e["samples"] for e in json.loads(out)["entries"]
+            if e["name"] != "[not in generated code]"}
+    got = {k: v for k, v in per_unit.items() if k in want}
+    # failed samples keep their one frame: their units are the difference
+    check(want and all(v <= want[k] for k, v in got.items()) and
+          0 <= sum(want.values()) - sum(got.values()) <= rep["failed"],
+          "per-unit sums of --units (%d units, %d samples) == report --by unit's (%d) but for "
+          "failed samples" % (len(want), sum(got.values()), sum(want.values())))
+
     # --ranges and --tiers change names, never the counts.
     for opts in (["--ranges"], ["--tiers"], ["--ranges", "--tiers", "--state"]):
         rc, out, err = run("flame", *opts, prof)

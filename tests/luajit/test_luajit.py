@@ -181,6 +181,13 @@ check(units and units[0]["name"] in jv, "hot: its name is the one luajit -jv pri
 rc, text, err = vmp("report", path)
 check("% of generated vm code by JIT unit" in text and units[0]["name"] in text,
       "hot: the text report ranks the JIT units")
+rc, out, err = vmp("flame", "--units", path)
+leaf = "[%s]" % units[0]["name"] if units else "?"
+w = sum(int(line.rsplit(" ", 1)[1]) for line in out.splitlines()
+        if units and line.rsplit(" ", 1)[0].split(";")[-2:] == [units[0]["function"], leaf])
+check(units and units[0]["samples"] >= w >= 0.95 * units[0]["samples"],
+      "hot: flame --units puts the trace below its function (%s: %d of %d)" %
+      (leaf, w, units[0]["samples"] if units else 0))
 
 # luajit -jv runs after the agent (LUA_INIT) and attaches its own trace
 # handler: both see the traces

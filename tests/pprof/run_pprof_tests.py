@@ -158,8 +158,18 @@ def test_go(vmp, simvm_bin, work):
     check(raw_total(raw) == total, "-raw sample total %d == vmp info's %d" % (raw_total(raw), total))
     check("PeriodType: cpu nanoseconds" in raw, "-raw shows the period type cpu/nanoseconds")
     check("Period: %d" % info["interval_ns"] in raw, "-raw shows the period = the interval")
-    for label in ("thread:[", "thread_id:[", "state:[", "code_kind:["):
+    for label in ("thread:[", "thread_id:[", "state:[", "code_kind:[", "jit_unit:["):
         check(label in raw, "-raw shows the label " + label)
+    # the JIT units: the label's totals are vmp report --by unit's
+    rows = list(csv.reader(io.StringIO(
+        run([vmp, "report", "--by", "unit", "--format", "csv", path]).stdout.decode())))[1:]
+    units = [(name, int(n)) for name, n in rows if not name.startswith("[")]
+    check(len(units) >= 3, "the file has JIT units (%d)" % len(units))
+    for name, n in units[:3]:
+        rx = "".join("\\" + ch if ch in "[](){}.*+?^$|\\" else ch for ch in name)
+        t = raw_total(pprof(env, "-raw", "-tagfocus=jit_unit=^%s$" % rx, out))
+        check(t == n, "-tagfocus=jit_unit=%s: %d samples == vmp report --by unit's %d" %
+              (name, t, n))
 
     # function level: -noinlines drops the bytecode-range Lines
     fun = by_function(report_rows(vmp, path, False))
