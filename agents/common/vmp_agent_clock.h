@@ -81,8 +81,9 @@ void vmp_agent__clock_stop(vmp_agent_clock *c);
 
 /** In the SIGPROF handler, on the thread `c` samples (NULL: none): the number
  *  of grid points its CPU clock passed since the previous call (0 when the
- *  signal came early: a record of weight 0 counts no sample, spec.md
- *  R-SMP-4).  1 without a started clock (wall mode).  Async-signal-safe. */
+ *  signal came early: the agent takes no sample then; vmp_writer_sample()
+ *  would count weight 0 as 1).  1 without a started clock (wall mode).
+ *  Async-signal-safe. */
 uint32_t vmp_agent__clock_weight(vmp_agent_clock *c);
 
 /** In the SIGPROF handler, last, on the thread `c` samples (NULL: nothing):

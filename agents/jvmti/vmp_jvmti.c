@@ -49,7 +49,9 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_interval.h"
 #include "vmp_agent_signal.h"
+#include "vmp_agent_write.h"
 #include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
@@ -205,11 +207,7 @@ static uint64_t now_ns(void)
 /* Called with g.lock held after each writer call: one warning per run. */
 static void check_write(vmp_status st)
 {
-    if ((st == VMP_ERR_CLOSED || st == VMP_ERR_IO) && !g.warned_write) {
-        g.warned_write = 1;
-        fprintf(stderr, "vmp: cannot write %s: %s; the program continues without profiling\n",
-                g.out.path, vmp_status_str(st));
-    }
+    vmp_agent__check_write(st, g.out.path, &g.warned_write);
 }
 
 /* ---- The signal handler --------------------------------------------------- */
@@ -334,7 +332,9 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     /* cpu mode: the intervals of the thread's CPU time since its previous
      * sample, on its random grid (vmp_agent_clock.h); wall mode: 1 */
     s.weight = vmp_agent__clock_weight(&t->clock);
-    if (w == NULL || vf == NULL)
+    /* an early signal (weight 0) is no sample: the writer would count its
+     * record as 1 (vmp_sample.weight 0 == 1) */
+    if (w == NULL || vf == NULL || s.weight == 0)
         return;
     /* the JIT compilers' threads are Java threads too, without Java frames:
      * they keep their role's state */
@@ -1395,7 +1395,7 @@ static int open_output(output *o, const char *path)
     uint64_t zone = 0;
     vmp_status st;
 
-    vmp_jvmti__format_interval(interval, sizeof interval, g.opts.interval_ns);
+    vmp_agent__format_interval(interval, sizeof interval, g.opts.interval_ns);
     snprintf(depth, sizeof depth, "%u", (unsigned)g.opts.depth);
     own[n_own++] = "command";
     own[n_own++] = command ? command : "";

@@ -6,6 +6,7 @@
 #include "vmp_jvmti_opts.h"
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_interval.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,47 +28,6 @@ static void warnf(char *warn, size_t warn_size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(warn + used, warn_size - used, fmt, ap);
     va_end(ap);
-}
-
-int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text)
-{
-    static const struct {
-        const char *suffix;
-        uint64_t mul;
-    } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-
-    uint64_t v = 0;
-    const char *p = text;
-    size_t i;
-
-    if (text == NULL || *p < '0' || *p > '9')
-        return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    for (i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(p, units[i].suffix) == 0) {
-            if (v > UINT64_MAX / units[i].mul)
-                return -1;
-            *out_ns = v * units[i].mul;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-void vmp_jvmti__format_interval(char *buf, size_t size, uint64_t ns)
-{
-    if (ns != 0 && ns % 1000000000u == 0)
-        snprintf(buf, size, "%llus", (unsigned long long)(ns / 1000000000u));
-    else if (ns != 0 && ns % 1000000u == 0)
-        snprintf(buf, size, "%llums", (unsigned long long)(ns / 1000000u));
-    else if (ns != 0 && ns % 1000u == 0)
-        snprintf(buf, size, "%lluus", (unsigned long long)(ns / 1000u));
-    else
-        snprintf(buf, size, "%lluns", (unsigned long long)ns);
 }
 
 /* Copy `name` into `out`, replacing every "%p" with the pid. */
@@ -227,8 +187,8 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "interval") == 0) {
             uint64_t ns;
-            if (vmp_jvmti__parse_interval(&ns, val) != 0 || ns < VMP_JVMTI_MIN_INTERVAL_NS ||
-                ns > VMP_JVMTI_MAX_INTERVAL_NS) {
+            if (vmp_agent__parse_interval(&ns, val, strlen(val)) != 0 ||
+                ns < VMP_JVMTI_MIN_INTERVAL_NS || ns > VMP_JVMTI_MAX_INTERVAL_NS) {
                 warnf(warn, warn_size,
                       "interval '%s' is not a duration from 1us to 10s (e.g. 1ms, 100us); "
                       "using 1ms\n",
@@ -279,8 +239,8 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "loop") == 0) {
             uint64_t ns;
-            if (vmp_jvmti__parse_interval(&ns, val) != 0 || ns < VMP_JVMTI_MIN_LOOP_NS ||
-                ns > VMP_JVMTI_MAX_LOOP_NS) {
+            if (vmp_agent__parse_interval(&ns, val, strlen(val)) != 0 ||
+                ns < VMP_JVMTI_MIN_LOOP_NS || ns > VMP_JVMTI_MAX_LOOP_NS) {
                 warnf(warn, warn_size,
                       "loop '%s' is not a duration from 100ms to 7 days (e.g. 60s); one file\n",
                       val);
@@ -290,8 +250,8 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "keep") == 0) {
             uint64_t k;
-            if (vmp_jvmti__parse_interval(&k, val) != 0 || k == 0 || k > VMP_JVMTI_MAX_KEEP ||
-                strspn(val, "0123456789") != vlen) {
+            if (vmp_agent__parse_interval(&k, val, strlen(val)) != 0 || k == 0 ||
+                k > VMP_JVMTI_MAX_KEEP || strspn(val, "0123456789") != vlen) {
                 warnf(warn, warn_size, "keep '%s' is not a number from 1 to %u; keeping all\n", val,
                       VMP_JVMTI_MAX_KEEP);
                 problems++;
@@ -300,8 +260,8 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "depth") == 0) {
             uint64_t d;
-            if (vmp_jvmti__parse_interval(&d, val) != 0 || d == 0 || d > VMP_JVMTI_MAX_DEPTH ||
-                strspn(val, "0123456789") != vlen) {
+            if (vmp_agent__parse_interval(&d, val, strlen(val)) != 0 || d == 0 ||
+                d > VMP_JVMTI_MAX_DEPTH || strspn(val, "0123456789") != vlen) {
                 warnf(warn, warn_size, "depth '%s' is not a number from 1 to %u; using %u\n", val,
                       VMP_JVMTI_MAX_DEPTH, VMP_JVMTI_DEFAULT_DEPTH);
                 problems++;

@@ -54,11 +54,6 @@ typedef struct vmp_jvmti_options {
     uint32_t n_labels;
 } vmp_jvmti_options;
 
-/** Parse an interval: a decimal number with an optional unit ns, us, ms or s
- *  (no unit == ns).  @param[out] out_ns receives the value on success.
- *  @return 0 on success, -1 if the text is not an interval or overflows. */
-int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
-
 /** Parse the agent option string `text` (may be NULL or empty) into `*out`.
  *
  * Options are comma-separated key=value pairs: file, interval, mode (cpu or
@@ -83,10 +78,6 @@ int vmp_jvmti__parse_interval(uint64_t *out_ns, const char *text);
  */
 int vmp_jvmti__parse_options(
     vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size);
-
-/** Format `ns` as the shortest exact text with a unit ("1ms", "100us",
- *  "1500ns") into `buf`. */
-void vmp_jvmti__format_interval(char *buf, size_t size, uint64_t ns);
 
 /** The HEADER labels of an agent (spec.md §5.1): its own `n_own` key,
  *  value pairs in `own`, each unless a label= option gave its key, then the

@@ -49,7 +49,9 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_interval.h"
 #include "vmp_agent_signal.h"
+#include "vmp_agent_write.h"
 #include "vmp_writer.h"
 
 /* ---- Header vocabulary (spec.md §5.1) ------------------------------------ */
@@ -124,25 +126,6 @@ static struct {
 
 /* ---- Options ------------------------------------------------------------------ */
 
-/* "1ms", "100us", "250000ns", "1s" (no unit: ns) into ns; 0 when bad. */
-static uint64_t parse_interval(const char *s, size_t len)
-{
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
-
-    uint64_t v = 0;
-    size_t i = 0, k;
-    for (; i < len && s[i] >= '0' && s[i] <= '9' && v < 100000000000u; i++)
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    for (k = 0; i > 0 && k < sizeof units / sizeof units[0]; k++) {
-        if (len - i == strlen(units[k].unit) && memcmp(s + i, units[k].unit, len - i) == 0)
-            return v * units[k].mul;
-    }
-    return 0;
-}
-
 /* VMP_LUAJIT_OPTIONS: comma-separated file=PATH and interval=TIME (1us to
  * 1s).  A bad option is said on stderr and its default kept. */
 static void parse_options(const char *text)
@@ -156,12 +139,14 @@ static void parse_options(const char *text)
         size_t klen = eq ? (size_t)(eq - text) : len;
         const char *val = eq ? eq + 1 : "";
         size_t vlen = eq ? len - klen - 1 : 0;
+        uint64_t ns;
         if (klen == 4 && memcmp(text, "file", 4) == 0 && vlen > 0 && vlen < sizeof g.file) {
             memcpy(g.file, val, vlen);
             g.file[vlen] = '\0';
         } else if (klen == 8 && memcmp(text, "interval", 8) == 0 &&
-                   parse_interval(val, vlen) >= 1000 && parse_interval(val, vlen) <= 1000000000) {
-            g.interval_ns = parse_interval(val, vlen);
+                   vmp_agent__parse_interval(&ns, val, vlen) == 0 && ns >= 1000 &&
+                   ns <= 1000000000) {
+            g.interval_ns = ns;
         } else if (len > 0) {
             fprintf(stderr, "vmp: option '%.*s' not understood; ignored\n", (int)len, text);
         }
@@ -649,11 +634,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 static void check_write(vmp_status st)
 {
     static int warned;
-    if ((st == VMP_ERR_CLOSED || st == VMP_ERR_IO) && !warned) {
-        warned = 1;
-        fprintf(stderr, "vmp: cannot write %s: %s; the program continues without profiling\n",
-                g.file, vmp_status_str(st));
-    }
+    vmp_agent__check_write(st, g.file, &warned);
 }
 
 /* Push jit.util's function `name` (require "jit.util").  @return 1, or 0
@@ -1098,7 +1079,7 @@ static void open_writer(void)
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
     vmp_status st;
 
-    snprintf(interval, sizeof interval, "%lluns", (unsigned long long)g.interval_ns);
+    vmp_agent__format_interval(interval, sizeof interval, g.interval_ns);
     labels[0] = "interval";
     labels[1] = interval;
     labels[2] = "vmstate";

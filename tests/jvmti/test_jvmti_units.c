@@ -15,12 +15,15 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_interval.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
 #include "vmp_jvmti_threads.h"
 #include "vmp_test.h"
+
+#define PARSE(text) vmp_agent__parse_interval(&ns, text, strlen(text))
 
 static void test_options_defaults(void)
 {
@@ -83,16 +86,19 @@ static void test_options_units(void)
 {
     uint64_t ns = 0;
 
-    CHECK(vmp_jvmti__parse_interval(&ns, "250") == 0 && ns == 250);
-    CHECK(vmp_jvmti__parse_interval(&ns, "250ns") == 0 && ns == 250);
-    CHECK(vmp_jvmti__parse_interval(&ns, "3us") == 0 && ns == 3000);
-    CHECK(vmp_jvmti__parse_interval(&ns, "2ms") == 0 && ns == 2000000);
-    CHECK(vmp_jvmti__parse_interval(&ns, "1s") == 0 && ns == 1000000000);
-    CHECK(vmp_jvmti__parse_interval(&ns, "1m") != 0);
-    CHECK(vmp_jvmti__parse_interval(&ns, "ms") != 0);
-    CHECK(vmp_jvmti__parse_interval(&ns, "-1ms") != 0);
-    CHECK(vmp_jvmti__parse_interval(&ns, "99999999999999999999") != 0);
-    CHECK(vmp_jvmti__parse_interval(&ns, "18446744073709551615s") != 0);
+    CHECK(PARSE("250") == 0 && ns == 250);
+    CHECK(PARSE("250ns") == 0 && ns == 250);
+    CHECK(PARSE("3us") == 0 && ns == 3000);
+    CHECK(PARSE("2ms") == 0 && ns == 2000000);
+    CHECK(PARSE("1s") == 0 && ns == 1000000000);
+    /* a length, not a NUL: the option parsers hand over a slice */
+    CHECK(vmp_agent__parse_interval(&ns, "2ms,file=x", 3) == 0 && ns == 2000000);
+    CHECK(vmp_agent__parse_interval(&ns, "2ms", 0) != 0);
+    CHECK(PARSE("1m") != 0);
+    CHECK(PARSE("ms") != 0);
+    CHECK(PARSE("-1ms") != 0);
+    CHECK(PARSE("99999999999999999999") != 0);
+    CHECK(PARSE("18446744073709551615s") != 0);
 }
 
 static void test_options_bad_values_keep_defaults(void)
@@ -239,13 +245,13 @@ static void test_format_interval(void)
 {
     char buf[32];
 
-    vmp_jvmti__format_interval(buf, sizeof buf, 1000000);
+    vmp_agent__format_interval(buf, sizeof buf, 1000000);
     CHECK_STR(buf, "1ms");
-    vmp_jvmti__format_interval(buf, sizeof buf, 100000);
+    vmp_agent__format_interval(buf, sizeof buf, 100000);
     CHECK_STR(buf, "100us");
-    vmp_jvmti__format_interval(buf, sizeof buf, 1500);
+    vmp_agent__format_interval(buf, sizeof buf, 1500);
     CHECK_STR(buf, "1500ns");
-    vmp_jvmti__format_interval(buf, sizeof buf, 2000000000);
+    vmp_agent__format_interval(buf, sizeof buf, 2000000000);
     CHECK_STR(buf, "2s");
 }
 
