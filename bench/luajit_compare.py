@@ -8,7 +8,8 @@
 #           unprofiled, under vmp at 1 ms and 100 us, and under -jp at 1 ms,
 #           alternated in the same run; medians, and ratios to unprofiled.
 #   size:   bytes per sample record of vmp's file at 1 ms and 100 us.
-#   truth:  VM-state shares (vmp report --by state against -jp=v) and the
+#   truth:  VM-state shares (vmp report --by state against -jp=v, both over
+#           the REPEATS runs, with -jp's own sampling error) and the
 #           functions' shares (the innermost Lua frame of the samples' stacks,
 #           as -jp=F counts them) at 1 ms, in points.
 #
@@ -78,16 +79,31 @@ for tag in ("1ms", "100us"):
 print()
 
 # ---- shares against -jp -------------------------------------------------------------
+# VM states over the REPEATS runs of each at 1 ms (vmp's samples summed, -jp's
+# shares averaged): one -jp run has a few hundred samples (setitimer: at most
+# one per tick), so its own sampling error is a couple of points.
 path = os.path.join(WORK, "v1ms-0.vmp")
-report = subprocess.run([VMP, "report", path], capture_output=True, text=True).stdout
-states = subprocess.run([VMP, "report", "--by", "state", path], capture_output=True,
-                        text=True).stdout
-ours_states = {m.group(2): float(m.group(1))
-               for m in re.finditer(r"^\s+([\d.]+)%\s+\d+\s+[\d.]+%\s+(\w+)$", states, re.M)}
-jp_v = subprocess.run([LUAJIT, "-jp=vi1", HOT, "1", str(ROUNDS)], cwd=WORK, capture_output=True,
-                      text=True).stdout
-jp_states = {m.group(2).strip(): float(m.group(1))
-             for m in re.finditer(r"^\s*(\d+)%\s+(.+)$", jp_v, re.M)}
+state_w = {}
+for i in range(REPEATS):
+    csv_out = subprocess.run([VMP, "report", "--by", "state", "--format", "csv",
+                              os.path.join(WORK, "v1ms-%d.vmp" % i)], capture_output=True,
+                             text=True).stdout
+    for line in csv_out.splitlines()[1:]:
+        name, n = line.rsplit(",", 1)
+        state_w[name] = state_w.get(name, 0) + int(n)
+state_total = sum(state_w.values()) or 1
+ours_states = {k: v * 100.0 / state_total for k, v in state_w.items()}
+jp_runs = []
+for i in range(REPEATS):
+    try:
+        with open(os.path.join(WORK, "jp-%d.txt" % i)) as f:
+            jp_runs.append({m.group(2).strip(): float(m.group(1))
+                            for m in re.finditer(r"^\s*(\d+)%\s+(.+)$", f.read(), re.M)})
+    except OSError:
+        pass
+jp_states = {k: sum(r.get(k, 0.0) for r in jp_runs) / len(jp_runs)
+             for r0 in jp_runs for k in r0} if jp_runs else {}
+jp_samples = median(cpu["luajit -jp 1ms"]) * 250  # at most one per 4 ms tick
 names = {"trace": "Compiled", "interp": "Interpreted", "c": "C code", "gc": "Garbage Collector",
          "exit": "Trace exit", "record": "JIT Compiler", "opt": "JIT Compiler",
          "asm": "JIT Compiler"}
@@ -95,12 +111,18 @@ jit_states = {}
 for ours, theirs in names.items():
     jit_states.setdefault(theirs, 0.0)
     jit_states[theirs] += ours_states.get(ours, 0.0)
-print("| VM state | vmp | luajit -jp=v | points |")
-print("|---|---|---|---|")
+print("VM states over the %d runs at 1 ms (vmp: %d samples; -jp=v: the mean of its %d runs' "
+      "shares, each of some %d samples):" % (REPEATS, state_total, len(jp_runs), jp_samples))
+print()
+print("| VM state | vmp | luajit -jp=v | points | -jp's sampling error (1 sigma, mean of %d) |"
+      % len(jp_runs))
+print("|---|---|---|---|---|")
 for theirs in sorted(set(jit_states) | set(jp_states)):
     a, b = jit_states.get(theirs, 0.0), jp_states.get(theirs, 0.0)
+    err = (b / 100 * (1 - b / 100) / (jp_samples * max(len(jp_runs), 1))) ** 0.5 * 100 \
+        if jp_samples else 0.0
     if a or b:
-        print("| %s | %.1f%% | %.0f%% | %+.1f |" % (theirs, a, b, a - b))
+        print("| %s | %.1f%% | %.1f%% | %+.1f | %.1f |" % (theirs, a, b, a - b, err))
 print()
 
 # functions: the innermost Lua frame of each sample (folded stacks), as -jp=F
