@@ -103,6 +103,10 @@ static struct {
     volatile uint32_t *last_exit;
     /* LuaJIT's profiler's SIGPROF handler: schedules on_lua_stack() */
     void (*lj_signal)(int);
+    /* &ProfileState.g of LuaJIT's profiler: NULL once it has stopped (the
+     * first thing lua_close() does), and its handler must not run then */
+    void *volatile *lj_profile_g;
+    uintptr_t gs;          /* global_State */
     int need_sentinel;     /* a GC sentinel is to be made at a safe point */
     uint64_t tid;          /* the sampled thread */
     int mechanism;         /* enum vmp_agent_mechanism */
@@ -586,6 +590,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     vmp_sample s;
     vmp_frame f;
     int32_t st;
+    int lj;
 
     (void)sig;
     atomic_fetch_add(&g.in_handler, 1);
@@ -615,16 +620,19 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
         f.bcpc = VMP_BCPC_NONE;
         s.frames = &f;
         s.depth = 1;
-        if (s.weight > 0 && (g.lj_signal == NULL ||
-                             !pend_push(&s, s.state == ST_INTERP ||
-                                                (st > 0 && st < MAX_TRACES &&
-                                                 s.pc - g.traces[st].start < g.traces[st].size))))
+        lj = g.lj_signal != NULL && *g.lj_profile_g != NULL;
+        if (s.weight > 0 &&
+            (!lj || !pend_push(&s, s.state == ST_INTERP ||
+                                       (st > 0 && st < MAX_TRACES &&
+                                        s.pc - g.traces[st].start < g.traces[st].size))))
             vmp_writer_sample(g.w, &s);
-        if (g.lj_signal != NULL)
-            g.lj_signal(SIGPROF); /* LuaJIT's profiler: call on_lua_stack() soon */
+        if (lj) /* LuaJIT's profiler, still running: call on_lua_stack() soon */
+            g.lj_signal(SIGPROF);
     }
-    if (g.clock_started)
-        vmp_agent__clock_rearm(&g.clock, si);
+    /* always (a no-op for other signals): the clock's first signal can come
+     * before start_clock() has returned, and an overflow not re-armed stops
+     * the clock for good (it did, in about one run in 60 at 100 us) */
+    vmp_agent__clock_rearm(&g.clock, si);
     atomic_fetch_sub(&g.in_handler, 1);
     errno = saved_errno;
 }
@@ -1039,6 +1047,56 @@ static void at_exit(void)
     stop_recording();
 }
 
+/* &ProfileState.g of LuaJIT's profiler (lj_profile.c: a static struct whose
+ * first members are g, cb, data), found after luaJIT_profile_start() by
+ * their values (this VM's global_State, on_lua_stack, NULL) in the writable
+ * mappings of the object that holds luaJIT_profile_start (its data, and its
+ * bss right after).  luaJIT_profile_stop() clears it before it puts the
+ * previous SIGPROF handler back; the signal handler runs on the same thread,
+ * so reading it there is exact.  NULL when not found. */
+static void *volatile *find_profile_g(void)
+{
+    uintptr_t fn = (uintptr_t)&luaJIT_profile_start, prev_end = 0;
+    char line[600], obj[512] = "";
+    void *volatile *found = NULL;
+    int prev_mine = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+
+    if (f == NULL)
+        return NULL;
+    while (fgets(line, sizeof line, f) != NULL) { /* the object's path */
+        unsigned long lo, hi;
+        char path[512] = "";
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) == 3 && lo <= fn &&
+            fn < hi) {
+            snprintf(obj, sizeof obj, "%s", path);
+            break;
+        }
+    }
+    rewind(f);
+    while (found == NULL && obj[0] != '\0' && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        char perms[8] = "", path[512] = "";
+        int n = sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path);
+        int mine = n == 4 && strcmp(path, obj) == 0;
+        int bss = n == 3 && prev_mine && lo == prev_end;
+        if (n >= 3 && perms[0] == 'r' && perms[1] == 'w' && (mine || bss)) {
+            const uintptr_t *w = (const uintptr_t *)lo;
+            size_t k, nw = (hi - lo) / sizeof *w;
+            for (k = 0; k + 2 < nw; k++) {
+                if (w[k] == g.gs && w[k + 1] == (uintptr_t)on_lua_stack && w[k + 2] == 0) {
+                    found = (void *volatile *)&w[k];
+                    break;
+                }
+            }
+        }
+        prev_mine = mine;
+        prev_end = hi;
+    }
+    fclose(f);
+    return found;
+}
+
 /* Install the handler and start the thread's CPU-time clock. */
 static int start_clock(lua_State *L)
 {
@@ -1046,6 +1104,7 @@ static int start_clock(lua_State *L)
 
     if (g.mechanism == VMP_AGENT_MECH_NONE)
         return -1;
+    g.clock.fd = -1; /* no perf event yet: the handler re-arms none */
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -1058,13 +1117,17 @@ static int start_clock(lua_State *L)
          * 1000 s, stays silent.  Ours calls its handler after each sample. */
         struct sigaction lj;
         luaJIT_profile_start(L, "i1000000", on_lua_stack, NULL);
-        if (sigaction(SIGPROF, NULL, &lj) == 0 && !(lj.sa_flags & SA_SIGINFO) &&
-            lj.sa_handler != SIG_DFL && lj.sa_handler != SIG_IGN)
+        g.lj_profile_g = g.gs != 0 ? find_profile_g() : NULL;
+        if (g.lj_profile_g != NULL && sigaction(SIGPROF, NULL, &lj) == 0 &&
+            !(lj.sa_flags & SA_SIGINFO) && lj.sa_handler != SIG_DFL && lj.sa_handler != SIG_IGN)
             g.lj_signal = lj.sa_handler;
+        if (g.lj_signal == NULL) {
+            luaJIT_profile_stop(L);
+            fprintf(stderr, "vmp: LuaJIT's profiler state not found; samples have no Lua stack\n");
+        }
         if (sigaction(SIGPROF, &sa, NULL) != 0)
             return -1;
     }
-    g.clock.fd = -1;
     if (vmp_agent__clock_start(&g.clock, g.tid, 0) != 0)
         return -1;
     g.clock_started = 1;
@@ -1145,6 +1208,7 @@ int luaopen_vmp_luajit(lua_State *L)
     if (g.traces == NULL)
         return 1;
     gs = find_global_state(L);
+    g.gs = gs;
     g.vmstate = vmstate_probe(L, gs);
     if (g.vmstate == NULL)
         fprintf(stderr, "vmp: LuaJIT's VM state word not found; samples have state unknown\n");
