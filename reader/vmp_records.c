@@ -199,7 +199,7 @@ static void *alloc_items(dec *d, uint64_t n, size_t size)
 /* The inline record `in` (spec §5.7: [offset, f1, b1, f2, b2, ...]). */
 static vmp_status read_inline(dec *d, vmp_rec_inline *in)
 {
-    uint64_t m, j;
+    uint64_t m = 0, j;
     uint64_t *frames;
     vmp_status st = read_array(d, 3, 1, &m);
 
@@ -289,7 +289,7 @@ static size_t item_size(const vmp_field *f)
  * arena items; the pointer at f->off, the number of items at f->aux. */
 static vmp_status read_list(dec *d, const vmp_field *f)
 {
-    uint64_t n, i, sum = 0;
+    uint64_t n = 0, i, sum = 0;
     size_t size = item_size(f);
     char *v;
     vmp_status st;
