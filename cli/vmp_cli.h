@@ -37,6 +37,7 @@ enum {
 
 /* ---- Commands: argv[0] is the command name, as for main(). -------------- */
 
+int vmp_cmd_archive(int argc, char **argv);
 int vmp_cmd_info(int argc, char **argv);
 int vmp_cmd_decode(int argc, char **argv);
 int vmp_cmd_diff(int argc, char **argv);
@@ -248,6 +249,10 @@ enum {
     VMP_CLI_DIFFSTAT_CSV = 1,
     VMP_CLI_DIFFSTAT_JSON = 2
 };
+
+/** Parse --alpha `arg`, a significance level in (0, 1), into `*out`.
+ *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
+int vmp_cli_parse_alpha(const char *cmd, const char *arg, double *out);
 
 /** Print the rows of vmp_diffstat() to `f` as text (a heading that says
  *  where the noise estimate comes from, then one line per function:

@@ -241,7 +241,6 @@ static int parse_options(int argc, char **argv, int runs, diff_opts *o)
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *cmd = "diff";
-    char *end;
     int c;
 
     memset(o, 0, sizeof *o);
@@ -262,10 +261,8 @@ static int parse_options(int argc, char **argv, int runs, diff_opts *o)
                                        c == OPT_NORMALIZE ? "--normalize" : "--folded");
         switch (c) {
         case OPT_ALPHA:
-            o->alpha = strtod(optarg, &end);
-            if (*end || end == optarg || !(o->alpha > 0 && o->alpha < 1))
-                return vmp_cli_usage_error(cmd, "bad --alpha '%s' (a number between 0 and 1)",
-                                           optarg);
+            if (vmp_cli_parse_alpha(cmd, optarg, &o->alpha) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
             break;
         case OPT_RANGES:
             o->fo.flags |= VMP_FLAME_RANGES;

@@ -5,6 +5,7 @@
  * -- NEW...` and `vmp archive diff`.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmp_cli.h"
@@ -27,6 +28,15 @@ static void json_names(FILE *f, const char *const *names, size_t n)
         vmp_cli_put_json_string(f, names[i], strlen(names[i]));
     }
     fputc(']', f);
+}
+
+int vmp_cli_parse_alpha(const char *cmd, const char *arg, double *out)
+{
+    char *end;
+    *out = strtod(arg, &end);
+    if (*end || end == arg || !(*out > 0 && *out < 1))
+        return vmp_cli_usage_error(cmd, "bad --alpha '%s' (a number between 0 and 1)", arg);
+    return VMP_EXIT_OK;
 }
 
 void vmp_cli_diffstat_print(FILE *f,

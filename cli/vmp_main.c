@@ -24,6 +24,8 @@ typedef struct vmp_command {
 
 /* One line per command; keep sorted by name. */
 static const vmp_command commands[] = {
+    {"archive", "index many profiles in an SQLite database: add, ls, diff by label",
+     vmp_cmd_archive},
     {"decode", "print every record of a profile, one per line (text or JSON Lines)",
      vmp_cmd_decode},
     {"diff", "compare two profiles per function, or as a differential flame graph", vmp_cmd_diff},

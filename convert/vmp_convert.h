@@ -209,11 +209,14 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
 
 /** One run's per-function weights: the input of vmp_diffstat(). */
 typedef struct vmp_run_weights {
-    uint64_t total;      /* the run's total sample weight (failed samples included) */
-    size_t n;            /* functions */
-    char **names;        /* n names (as `vmp diff` names frames) */
-    uint64_t *self;      /* n self weights */
-    uint64_t *inclusive; /* n total weights (once per sample) */
+    uint64_t total;          /* the run's total sample weight (failed samples included) */
+    size_t n;                /* functions */
+    char **names;            /* n names (as `vmp diff` names frames) */
+    uint64_t *self;          /* n self weights */
+    uint64_t *inclusive;     /* n total weights (once per sample) */
+    unsigned char *is_range; /* n flags: 1 for a bytecode range row ("name A->B"),
+                              * 0 for a function; NULL == all functions.  Added
+                              * in 0.5 (vmp_run_weights_read() sets it). */
 } vmp_run_weights;
 
 /** Read one profile into per-function weights, with the frame names of a
@@ -229,7 +232,7 @@ VMP_API vmp_status vmp_run_weights_read(vmp_run_weights *out,
                                         const vmp_flame_options *opts);
 
 /** Release what vmp_run_weights_read() or the caller allocated with malloc()
- *  in `w` (names, self, inclusive); leaves it empty.  Accepts NULL. */
+ *  in `w` (names, self, inclusive, is_range); leaves it empty.  Accepts NULL. */
 VMP_API void vmp_run_weights_free(vmp_run_weights *w);
 
 /** One function of a repeated-run comparison.  Shares in [0, 1]. */

@@ -23,6 +23,7 @@ void vmp_run_weights_free(vmp_run_weights *w)
     free(w->names);
     free(w->self);
     free(w->inclusive);
+    free(w->is_range);
     memset(w, 0, sizeof *w);
 }
 
@@ -41,6 +42,7 @@ static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
 {
     uint64_t *self, *total;
     uint32_t *stamp;
+    unsigned char *range;
     size_t i, n = 0, names = f->n_names ? f->n_names : 1;
     vmp_status st = vmp_flame__finalize(f);
 
@@ -49,7 +51,8 @@ static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
     self = calloc(names, sizeof *self);
     total = calloc(names, sizeof *total);
     stamp = calloc(names, sizeof *stamp);
-    if (!self || !total || !stamp)
+    range = calloc(names, sizeof *range);
+    if (!self || !total || !stamp || !range)
         goto nomem;
     for (i = 1; i < f->n_nodes; i++) {
         const vmp_fnode *nd = &f->nodes[i];
@@ -58,8 +61,10 @@ static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
             continue;
         fnode = function_node(f, (uint32_t)i);
         self[f->nodes[fnode].name] += nd->self[0];
-        if (nd->is_range)
+        if (nd->is_range) {
             self[nd->name] += nd->self[0];
+            range[nd->name] = 1;
+        }
         for (a = (uint32_t)i; a; a = f->nodes[a].parent) {
             uint32_t name = f->nodes[a].name;
             if (stamp[name] == (uint32_t)i)
@@ -74,7 +79,8 @@ static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
     out->names = calloc(n ? n : 1, sizeof *out->names);
     out->self = malloc((n ? n : 1) * sizeof *out->self);
     out->inclusive = malloc((n ? n : 1) * sizeof *out->inclusive);
-    if (!out->names || !out->self || !out->inclusive)
+    out->is_range = malloc(n ? n : 1);
+    if (!out->names || !out->self || !out->inclusive || !out->is_range)
         goto nomem;
     for (i = 0; i < f->n_names; i++) {
         if (!total[i])
@@ -84,16 +90,19 @@ static vmp_status weights_of(vmp_flame *f, vmp_run_weights *out)
             goto nomem;
         out->self[out->n] = self[i];
         out->inclusive[out->n] = total[i];
+        out->is_range[out->n] = range[i];
         out->n++;
     }
     free(self);
     free(total);
     free(stamp);
+    free(range);
     return VMP_OK;
 nomem:
     free(self);
     free(total);
     free(stamp);
+    free(range);
     vmp_run_weights_free(out);
     return VMP_ERR_NOMEM;
 }

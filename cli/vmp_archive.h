@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_archive.h - the index of `vmp archive`: an SQLite database of profiles
+ * (one row per run: the file's content hash, its header and labels, and the
+ * self and total weight of every function, the per-run input of the
+ * repeated-run statistics of vmp_diffstat()).  The schema is documented for
+ * users in docs/archive.md; the SQL that creates it is in vmp_archive_db.c
+ * and the two are kept equal by tests/archive.
+ *
+ * Every function that can fail returns 0 on success and -1 after writing a
+ * one-line message (naming the database file) to `err`.
+ *
+ * Thread safety: an archive handle is used by one thread at a time.  Several
+ * processes may use one database file: SQLite locks it, writers wait (a
+ * busy timeout) for each other's transactions.  Nothing is signal-safe.
+ */
+#ifndef VMP_ARCHIVE_H
+#define VMP_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmp_convert.h"
+#include "vmp_record.h"
+
+/** The schema version written in table archive, key 'schema'. */
+#define VMP_ARCHIVE_SCHEMA 1
+
+/** Room for one error message. */
+#define VMP_ARCHIVE_ERR_SIZE 512
+
+typedef struct vmp_archive vmp_archive;
+
+/** Open the archive database at `path`.
+ * @param create  non-zero: create the file and its schema when missing (an
+ *                empty existing file gets the schema too); zero: the file
+ *                must exist.  Either way an existing file must be a vmp
+ *                archive of schema VMP_ARCHIVE_SCHEMA.
+ * @param[out] out  receives the handle; the caller closes it.
+ * @param err  receives the message on failure (VMP_ARCHIVE_ERR_SIZE bytes).
+ * @return 0 or -1. */
+int vmp_archive_open(vmp_archive **out, const char *path, int create, char *err);
+
+/** Close the handle (the database is consistent after every call).  Accepts
+ *  NULL. */
+void vmp_archive_close(vmp_archive *a);
+
+/** What `vmp archive add` stores about one profile besides its weights. */
+typedef struct vmp_archive_run {
+    const char *path;          /* as given on the command line */
+    const char *sha256;        /* 64 lowercase hex digits of the file's bytes */
+    uint64_t file_bytes;       /* the file's size */
+    const vmp_rec_header *hdr; /* the file's HEADER record */
+    unsigned format_minor;     /* the file's format minor version */
+    int complete;              /* 1: the file ends with its END record */
+    int ranges;                /* 1: the weights hold bytecode range rows */
+} vmp_archive_run;
+
+/** Look up a profile by content hash.
+ * @param[out] run_id  receives its run id when found.
+ * @return 1 found, 0 not found, -1 error. */
+int vmp_archive_find(vmp_archive *a, const char *sha256, int64_t *run_id, char *err);
+
+/** The weight of the samples whose pc was executing in each function,
+ *  failed samples included (the samples column of `vmp report`). */
+typedef struct vmp_archive_executing {
+    const char **names; /* n function names (vmp_analyze.h naming), borrowed */
+    const uint64_t *weights;
+    size_t n;
+} vmp_archive_executing;
+
+/** Add one run, its labels, its weights `w` (as `vmp diff` counts them) and
+ *  `ex` in one transaction: after a crash or a kill the database holds all
+ *  of it or none of it.
+ * @param[out] run_id  receives the new run's id.
+ * @return 0 or -1 (nothing added). */
+int vmp_archive_add(vmp_archive *a,
+                    const vmp_archive_run *run,
+                    const vmp_run_weights *w,
+                    const vmp_archive_executing *ex,
+                    int64_t *run_id,
+                    char *err);
+
+/** Runs selected by labels: those with every key=value pair given. */
+typedef struct vmp_archive_filter {
+    const char **keys; /* n keys, borrowed */
+    const char **values;
+    size_t n;
+} vmp_archive_filter;
+
+/** One indexed run, as listed. */
+typedef struct vmp_archive_row {
+    int64_t run_id;
+    char *path;   /* owned by the list */
+    char *sha256; /* owned */
+    char *labels; /* "k=v k=v" in key order, owned ("" when none) */
+    char *vm_name;
+    uint64_t start_ns, file_bytes, total_weight;
+    int complete, ranges;
+} vmp_archive_row;
+
+/** Runs matching `filter` (NULL or n == 0: all), in time order (header
+ *  start_realtime_ns, then run id: the order they were added).
+ * @param[out] rows    receives an array; release with vmp_archive_rows_free().
+ * @param[out] n_rows  its length.
+ * @return 0 or -1. */
+int vmp_archive_select(vmp_archive *a,
+                       const vmp_archive_filter *filter,
+                       vmp_archive_row **rows,
+                       size_t *n_rows,
+                       char *err);
+
+/** Release the array of vmp_archive_select().  Accepts NULL. */
+void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
+
+/** Load run `run_id`'s weights as vmp_run_weights_read() read them from its
+ *  file: the run's total weight and one row per function (with `ranges`,
+ *  also its bytecode range rows, which the run must have been added with).
+ * @param[out] out  filled; release with vmp_run_weights_free().
+ * @return 0 or -1. */
+int vmp_archive_weights(
+    vmp_archive *a, int64_t run_id, int ranges, vmp_run_weights *out, char *err);
+
+#endif

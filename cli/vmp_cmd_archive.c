@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_cmd_archive.c - `vmp archive`: an index of many profiles in an SQLite
+ * database (cli/vmp_archive.h, docs/archive.md): add profiles, list runs,
+ * compare runs selected by label with the repeated-run statistics of
+ * `vmp diff BASE... -- NEW...` without reopening the files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "vmp_archive.h"
+#include "vmp_cli.h"
+#include "vmp_convert.h"
+
+static const char archive_usage[] =
+    "usage: vmp archive add [--ranges] ARCHIVE.db FILE...\n"
+    "       vmp archive ls [--label K=V]... [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
+    "       vmp archive diff --base K=V... --new K=V... [--alpha A] [--ranges]\n"
+    "                        [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
+    "\n"
+    "Keep an index of many profiles (nightly or per-commit benchmark runs) in\n"
+    "an SQLite database: one row per run with its header and labels, and the\n"
+    "self and total sample weight of every function (the names of `vmp flame`\n"
+    "and `vmp diff`).  The database is an ordinary SQLite file: query it with\n"
+    "the sqlite3 shell or any language; docs/archive.md documents its tables.\n"
+    "\n"
+    "add   index each FILE: read it once, skip it when a file with the same\n"
+    "      content (SHA-256) is indexed already, report a damaged or truncated\n"
+    "      file and skip it (exit status 1 at the end), add each run in one\n"
+    "      transaction (an interrupted add leaves every run whole or absent).\n"
+    "      Creates ARCHIVE.db when missing.  A progress line on stderr when it\n"
+    "      is a terminal.\n"
+    "        --ranges   also store each bytecode range (\"name A->B\")\n"
+    "ls    list the runs in time order (the header's start time, then the\n"
+    "      order of adding): run id, start time, total sample weight, VM,\n"
+    "      labels, file.\n"
+    "        --label K=V  only the runs with label K equal to V (repeatable: all\n"
+    "                     must match)\n"
+    "diff  compare the runs labelled --base with those labelled --new function\n"
+    "      by function, exactly as `vmp diff BASE... -- NEW...` compares the\n"
+    "      files (docs/diff-statistics.md), from the index alone.\n"
+    "        --base K=V, --new K=V  the labels of each side (repeatable)\n"
+    "        --alpha A    significance level, 0 < A < 1 (default 0.01)\n"
+    "        --ranges     also compare bytecode ranges (runs added with --ranges)\n"
+    "\n"
+    "  --format FMT  text (default), csv or json\n"
+    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
+    "  -h, --help    print this help\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (a damaged profile skipped, an\n"
+    "unreadable archive, a write error), 2 usage error.\n";
+
+enum {
+    OPT_RANGES = 256,
+    OPT_LABEL,
+    OPT_BASE,
+    OPT_NEW,
+    OPT_ALPHA,
+    OPT_FORMAT
+};
+
+/* ---- options shared by the subcommands -------------------------------------------- */
+
+typedef struct label_list {
+    const char **keys, **values;
+    char **owned; /* "K=V" copies split at the '=' */
+    size_t n;
+} label_list;
+
+static void labels_free(label_list *l)
+{
+    size_t i;
+    for (i = 0; i < l->n; i++)
+        free(l->owned[i]);
+    free(l->owned);
+    free(l->keys);
+    free(l->values);
+    memset(l, 0, sizeof *l);
+}
+
+/* Add "K=V" (`opt` names the option in messages); VMP_EXIT_OK or an exit
+ * status. */
+static int labels_add(label_list *l, const char *cmd, const char *opt, const char *arg)
+{
+    const char **keys, **values;
+    char **owned, *copy, *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return vmp_cli_usage_error(cmd, "bad %s '%s' (KEY=VALUE)", opt, arg);
+    keys = realloc(l->keys, (l->n + 1) * sizeof *keys);
+    if (keys)
+        l->keys = keys;
+    values = realloc(l->values, (l->n + 1) * sizeof *values);
+    if (values)
+        l->values = values;
+    owned = realloc(l->owned, (l->n + 1) * sizeof *owned);
+    if (owned)
+        l->owned = owned;
+    copy = strdup(arg);
+    if (!keys || !values || !owned || !copy) {
+        free(copy);
+        return vmp_cli_fail(cmd, "out of memory");
+    }
+    copy[eq - arg] = '\0';
+    l->owned[l->n] = copy;
+    l->keys[l->n] = copy;
+    l->values[l->n] = copy + (eq - arg) + 1;
+    l->n++;
+    return VMP_EXIT_OK;
+}
+
+static vmp_archive_filter filter_of(const label_list *l)
+{
+    vmp_archive_filter f;
+    f.keys = l->keys;
+    f.values = l->values;
+    f.n = l->n;
+    return f;
+}
+
+/* text, csv or json (VMP_CLI_DIFFSTAT_*); -1 after a usage error. */
+static int parse_format(const char *cmd, const char *arg)
+{
+    if (!arg || !strcmp(arg, "text"))
+        return VMP_CLI_DIFFSTAT_TEXT;
+    if (!strcmp(arg, "csv"))
+        return VMP_CLI_DIFFSTAT_CSV;
+    if (!strcmp(arg, "json"))
+        return VMP_CLI_DIFFSTAT_JSON;
+    vmp_cli_usage_error(cmd, "unknown format '%s' (text, csv or json)", arg);
+    return -1;
+}
+
+static int open_archive(vmp_archive **a, const char *cmd, const char *path, int create)
+{
+    char err[VMP_ARCHIVE_ERR_SIZE];
+    if (vmp_archive_open(a, path, create, err) != 0)
+        return vmp_cli_fail(cmd, "%s", err);
+    return VMP_EXIT_OK;
+}
+
+/* ---- add ------------------------------------------------------------------------------ */
+
+typedef struct add_counts {
+    size_t added, known, damaged;
+} add_counts;
+
+static void hex_sha256(const void *data, size_t size, char hex[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0, i;
+    EVP_Digest(data, size, md, &len, EVP_sha256(), NULL);
+    for (i = 0; i < len && i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    hex[64] = '\0';
+}
+
+/* The HEADER record and format version of the profile in memory; 0 or -1
+ * (the reader's message in `msg`). */
+static int read_header(const void *data,
+                       size_t size,
+                       const char *path,
+                       vmp_reader **r,
+                       vmp_record *hdr,
+                       const char **msg)
+{
+    vmp_status st = vmp_reader_open_memory(r, data, size, path, NULL);
+    if (st == VMP_OK)
+        st = vmp_reader_next(*r, hdr);
+    if (st == VMP_OK && hdr->type == VMP_REC_HEADER)
+        return 0;
+    *msg = st == VMP_OK ? "the first record is not a HEADER"
+           : *r         ? vmp_reader_errmsg(*r)
+                        : "out of memory";
+    return -1;
+}
+
+/* What `vmp report` counts per function: the weight of the samples whose pc
+ * was executing in it (failed samples too), read from the profile in memory
+ * into `ex` (names borrowed from `*p`, which the caller frees).  0, or -1
+ * with the reader's message in `msg`, or -2 when out of memory. */
+static int read_executing(const void *data,
+                          size_t size,
+                          const char *path,
+                          vmp_profile **p,
+                          vmp_archive_executing *ex,
+                          const char **msg)
+{
+    vmp_reader *r = NULL;
+    vmp_analysis *an;
+    const uint64_t *fw;
+    const char **names;
+    size_t n, i;
+    vmp_status st = vmp_profile_create(p, NULL);
+
+    if (st == VMP_OK)
+        st = vmp_reader_open_memory(&r, data, size, path, NULL);
+    if (st == VMP_OK)
+        st = vmp_profile_read(*p, r);
+    if (st < 0) {
+        static char why[VMP_ARCHIVE_ERR_SIZE];
+        snprintf(why, sizeof why, "%s", r && *vmp_reader_errmsg(r) ? vmp_reader_errmsg(r) : "");
+        vmp_reader_close(r);
+        if (st == VMP_ERR_NOMEM || !why[0])
+            return -2;
+        *msg = why;
+        return -1;
+    }
+    vmp_reader_close(r);
+    an = vmp_profile_analysis(*p);
+    fw = vmp_profile_function_weights(*p, &n);
+    names = malloc((n ? n : 1) * sizeof *names);
+    if (!names)
+        return -2;
+    for (i = 0; i < n; i++) {
+        const vmp_afunction *fn = vmp_analysis_function(an, (uint32_t)i);
+        names[i] = fn ? fn->name : "";
+    }
+    ex->names = names;
+    ex->weights = fw;
+    ex->n = fw ? n : 0;
+    return 0;
+}
+
+/* Index one profile.  Returns VMP_EXIT_OK when it was added or known (or
+ * damaged: counted), VMP_EXIT_FAIL when the archive failed. */
+static int add_one(
+    vmp_archive *a, const char *cmd, const char *path, const vmp_flame_options *fo, add_counts *c)
+{
+    char err[VMP_ARCHIVE_ERR_SIZE], sha[65];
+    vmp_reader *hr = NULL, *wr = NULL;
+    vmp_record hdr;
+    vmp_run_weights w;
+    vmp_reader_info info;
+    vmp_archive_run run;
+    vmp_archive_executing ex = {NULL, NULL, 0};
+    vmp_profile *prof = NULL;
+    const char *msg = NULL;
+    struct stat sb;
+    void *data = MAP_FAILED;
+    int64_t run_id;
+    int fd, rc = VMP_EXIT_OK, known;
+    vmp_status st;
+
+    memset(&w, 0, sizeof w);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path,
+                fd < 0 || errno ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        c->damaged++;
+        return VMP_EXIT_OK;
+    }
+    if (sb.st_size > 0)
+        data = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED) {
+        fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path,
+                sb.st_size ? strerror(errno) : "offset 0: empty file");
+        c->damaged++;
+        return VMP_EXIT_OK;
+    }
+    hex_sha256(data, (size_t)sb.st_size, sha);
+    known = vmp_archive_find(a, sha, &run_id, err);
+    if (known < 0) {
+        rc = vmp_cli_fail(cmd, "%s", err);
+        goto out;
+    }
+    if (known) {
+        c->known++;
+        goto out;
+    }
+    if (read_header(data, (size_t)sb.st_size, path, &hr, &hdr, &msg) != 0)
+        goto damaged;
+    st = vmp_reader_open_memory(&wr, data, (size_t)sb.st_size, path, NULL);
+    if (st == VMP_OK)
+        st = vmp_run_weights_read(&w, wr, fo);
+    if (st == VMP_ERR_NOMEM) {
+        rc = vmp_cli_fail(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    if (st < 0) {
+        msg = wr ? vmp_reader_errmsg(wr) : "out of memory";
+        goto damaged;
+    }
+    st = read_executing(data, (size_t)sb.st_size, path, &prof, &ex, &msg);
+    if (st == -2) {
+        rc = vmp_cli_fail(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    if (st < 0)
+        goto damaged;
+    vmp_reader_get_info(wr, &info);
+    run.path = path;
+    run.sha256 = sha;
+    run.file_bytes = (uint64_t)sb.st_size;
+    run.hdr = &hdr.u.header;
+    run.format_minor = info.format_minor;
+    run.complete = info.seen_end;
+    run.ranges = (fo->flags & VMP_FLAME_RANGES) != 0;
+    if (vmp_archive_add(a, &run, &w, &ex, &run_id, err) != 0)
+        rc = vmp_cli_fail(cmd, "%s", err);
+    else
+        c->added++;
+    goto out;
+damaged:
+    fprintf(stderr, "vmp %s: %s (skipped)\n", cmd, msg);
+    c->damaged++;
+out:
+    free(ex.names);
+    vmp_profile_free(prof);
+    vmp_run_weights_free(&w);
+    vmp_reader_close(wr);
+    vmp_reader_close(hr);
+    munmap(data, (size_t)sb.st_size);
+    return rc;
+}
+
+static int cmd_add(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"ranges", no_argument, NULL, OPT_RANGES},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *cmd = "archive add";
+    vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
+    add_counts counts = {0, 0, 0};
+    vmp_archive *a = NULL;
+    int c, rc, i, progress, n_files;
+
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h')
+            return vmp_cli_help(archive_usage);
+        if (c == OPT_RANGES)
+            fo.flags |= VMP_FLAME_RANGES;
+        else
+            return vmp_cli_bad_option(cmd, argv, c);
+    }
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
+    if (optind + 1 >= argc)
+        return vmp_cli_usage_error(cmd, "missing FILE (the profiles to add)");
+    /* names as `vmp diff` compares runs: hidden classes grouped by name alone */
+    vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
+    rc = open_archive(&a, cmd, argv[optind], 1);
+    if (rc != VMP_EXIT_OK)
+        return rc;
+    n_files = argc - optind - 1;
+    progress = isatty(STDERR_FILENO) && !getenv("CI");
+    for (i = 0; rc == VMP_EXIT_OK && i < n_files; i++) {
+        if (progress)
+            fprintf(stderr, "\rvmp %s: %d/%d files", cmd, i, n_files);
+        rc = add_one(a, cmd, argv[optind + 1 + i], &fo, &counts);
+    }
+    if (progress)
+        fprintf(stderr, "\r\033[K");
+    vmp_archive_close(a);
+    fprintf(stderr, "vmp %s: %zu added, %zu already indexed, %zu damaged (skipped)\n", cmd,
+            counts.added, counts.known, counts.damaged);
+    if (rc == VMP_EXIT_OK && counts.damaged)
+        rc = VMP_EXIT_FAIL;
+    return rc;
+}
+
+/* ---- ls -------------------------------------------------------------------------------- */
+
+static void print_rows(FILE *f, const vmp_archive_row *rows, size_t n, int format)
+{
+    char when[40];
+    size_t i;
+
+    if (format == VMP_CLI_DIFFSTAT_CSV)
+        fputs("run_id,start,total_weight,vm,labels,complete,ranges,sha256,path\n", f);
+    else if (format == VMP_CLI_DIFFSTAT_JSON)
+        fputs("[", f);
+    else
+        fprintf(f, "# %4s %-30s %12s %-10s %s\n", "run", "start (UTC)", "weight", "vm",
+                "labels  file");
+    for (i = 0; i < n; i++) {
+        const vmp_archive_row *r = &rows[i];
+        vmp_cli_format_utc(when, sizeof when, r->start_ns);
+        if (format == VMP_CLI_DIFFSTAT_CSV) {
+            fprintf(f, "%lld,%s,%llu,", (long long)r->run_id, when,
+                    (unsigned long long)r->total_weight);
+            vmp_cli_put_csv_field(f, r->vm_name);
+            fputc(',', f);
+            vmp_cli_put_csv_field(f, r->labels);
+            fprintf(f, ",%d,%d,%s,", r->complete, r->ranges, r->sha256);
+            vmp_cli_put_csv_field(f, r->path);
+            fputc('\n', f);
+        } else if (format == VMP_CLI_DIFFSTAT_JSON) {
+            fprintf(f,
+                    "%s\n{\"run_id\":%lld,\"start\":\"%s\",\"start_ns\":%llu,\"total_weight\":%llu,"
+                    "\"vm\":",
+                    i ? "," : "", (long long)r->run_id, when, (unsigned long long)r->start_ns,
+                    (unsigned long long)r->total_weight);
+            vmp_cli_put_json_string(f, r->vm_name, strlen(r->vm_name));
+            fputs(",\"labels\":", f);
+            vmp_cli_put_json_string(f, r->labels, strlen(r->labels));
+            fprintf(f, ",\"complete\":%s,\"ranges\":%s,\"sha256\":\"%s\",\"path\":",
+                    r->complete ? "true" : "false", r->ranges ? "true" : "false", r->sha256);
+            vmp_cli_put_json_string(f, r->path, strlen(r->path));
+            fputc('}', f);
+        } else {
+            fprintf(f, "%6lld %-30s %12llu %-10s %s  %s%s\n", (long long)r->run_id, when,
+                    (unsigned long long)r->total_weight, r->vm_name, r->labels, r->path,
+                    r->complete ? "" : " (no END record)");
+        }
+    }
+    if (format == VMP_CLI_DIFFSTAT_JSON)
+        fputs("]\n", f);
+}
+
+/* The options of ls and diff: labels, sides, alpha, ranges, format, output.
+ * Returns -1 to go on, else the exit status. */
+typedef struct query_opts {
+    label_list label, base, new_runs;
+    double alpha;
+    int ranges, format;
+    const char *outpath, *db;
+} query_opts;
+
+static const char *option_name(const struct option *o, int c)
+{
+    for (; o->name; o++)
+        if (o->val == c)
+            return o->name;
+    return "?";
+}
+
+static int parse_query(int argc, char **argv, const char *cmd, int is_diff, query_opts *o)
+{
+    static const struct option longopts[] = {{"label", required_argument, NULL, OPT_LABEL},
+                                             {"base", required_argument, NULL, OPT_BASE},
+                                             {"new", required_argument, NULL, OPT_NEW},
+                                             {"alpha", required_argument, NULL, OPT_ALPHA},
+                                             {"ranges", no_argument, NULL, OPT_RANGES},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *format = NULL;
+    int c, rc;
+
+    memset(o, 0, sizeof *o);
+    o->alpha = 0.01;
+    vmp_cli_getopt_begin();
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        rc = VMP_EXIT_OK;
+        if ((c == OPT_LABEL && is_diff) ||
+            ((c == OPT_BASE || c == OPT_NEW || c == OPT_ALPHA || c == OPT_RANGES) && !is_diff))
+            return vmp_cli_usage_error(cmd, "--%s applies to %s", option_name(longopts, c),
+                                       c == OPT_LABEL ? "archive ls" : "archive diff");
+        switch (c) {
+        case 'h':
+            return vmp_cli_help(archive_usage);
+        case 'o':
+            o->outpath = optarg;
+            break;
+        case OPT_FORMAT:
+            format = optarg;
+            break;
+        case OPT_LABEL:
+            rc = labels_add(&o->label, cmd, "--label", optarg);
+            break;
+        case OPT_BASE:
+            rc = labels_add(&o->base, cmd, "--base", optarg);
+            break;
+        case OPT_NEW:
+            rc = labels_add(&o->new_runs, cmd, "--new", optarg);
+            break;
+        case OPT_RANGES:
+            o->ranges = 1;
+            break;
+        case OPT_ALPHA:
+            if (vmp_cli_parse_alpha(cmd, optarg, &o->alpha) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
+        default:
+            return vmp_cli_bad_option(cmd, argv, c);
+        }
+        if (rc != VMP_EXIT_OK)
+            return rc;
+    }
+    o->format = parse_format(cmd, format);
+    if (o->format < 0)
+        return VMP_EXIT_USAGE;
+    if (optind >= argc)
+        return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
+    if (argc - optind > 1)
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    o->db = argv[optind];
+    if (is_diff && (!o->base.n || !o->new_runs.n))
+        return vmp_cli_usage_error(cmd, "give the labels of both sides (--base K=V --new K=V)");
+    return -1;
+}
+
+static void query_free(query_opts *o)
+{
+    labels_free(&o->label);
+    labels_free(&o->base);
+    labels_free(&o->new_runs);
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+    const char *cmd = "archive ls";
+    char err[VMP_ARCHIVE_ERR_SIZE];
+    vmp_archive *a = NULL;
+    vmp_archive_row *rows = NULL;
+    vmp_archive_filter filter;
+    vmp_cli_output out;
+    query_opts o;
+    size_t n = 0;
+    int rc = parse_query(argc, argv, cmd, 0, &o);
+
+    if (rc >= 0) {
+        query_free(&o);
+        return rc;
+    }
+    filter = filter_of(&o.label);
+    rc = open_archive(&a, cmd, o.db, 0);
+    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, &rows, &n, err) != 0)
+        rc = vmp_cli_fail(cmd, "%s", err);
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_output_open(&out, cmd, o.outpath);
+    if (rc == VMP_EXIT_OK) {
+        print_rows(out.f, rows, n, o.format);
+        rc = vmp_cli_output_close(&out, cmd);
+    }
+    vmp_archive_rows_free(rows, n);
+    vmp_archive_close(a);
+    query_free(&o);
+    return rc;
+}
+
+/* ---- diff ------------------------------------------------------------------------------ */
+
+/* Select one side's runs and load their weights into runs[*n ..]; the run
+ * names ("run N (path)") into names[*n ..]. */
+static int load_side(vmp_archive *a,
+                     const char *cmd,
+                     const label_list *labels,
+                     int ranges,
+                     vmp_run_weights **runs,
+                     char ***names,
+                     size_t *n)
+{
+    char err[VMP_ARCHIVE_ERR_SIZE];
+    vmp_archive_filter filter = filter_of(labels);
+    vmp_archive_row *rows = NULL;
+    size_t n_rows = 0, i;
+    int rc = VMP_EXIT_OK;
+
+    if (vmp_archive_select(a, &filter, &rows, &n_rows, err) != 0)
+        return vmp_cli_fail(cmd, "%s", err);
+    if (n_rows == 0) {
+        vmp_archive_rows_free(rows, n_rows);
+        return vmp_cli_fail(cmd, "no run has the labels of a side ('%s=%s'...)", labels->keys[0],
+                            labels->values[0]);
+    }
+    {
+        vmp_run_weights *r = realloc(*runs, (*n + n_rows) * sizeof *r);
+        char **nm = r ? realloc(*names, (*n + n_rows) * sizeof *nm) : NULL;
+        if (r)
+            *runs = r;
+        if (nm)
+            *names = nm;
+        if (!r || !nm) {
+            vmp_archive_rows_free(rows, n_rows);
+            return vmp_cli_fail(cmd, "out of memory");
+        }
+    }
+    for (i = 0; rc == VMP_EXIT_OK && i < n_rows; i++) {
+        (*names)[*n] = rows[i].path;
+        rows[i].path = NULL; /* moved */
+        if (vmp_archive_weights(a, rows[i].run_id, ranges, &(*runs)[*n], err) != 0) {
+            free((*names)[*n]);
+            rc = vmp_cli_fail(cmd, "%s", err);
+            break;
+        }
+        (*n)++;
+    }
+    vmp_archive_rows_free(rows, n_rows);
+    return rc;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    const char *cmd = "archive diff";
+    vmp_archive *a = NULL;
+    vmp_run_weights *runs = NULL;
+    vmp_diffstat_row *rows = NULL;
+    char **names = NULL;
+    size_t n = 0, n_base = 0, n_rows = 0, i;
+    vmp_cli_output out;
+    query_opts o;
+    int rc = parse_query(argc, argv, cmd, 1, &o);
+
+    if (rc >= 0) {
+        query_free(&o);
+        return rc;
+    }
+    rc = open_archive(&a, cmd, o.db, 0);
+    if (rc == VMP_EXIT_OK)
+        rc = load_side(a, cmd, &o.base, o.ranges, &runs, &names, &n);
+    n_base = n;
+    if (rc == VMP_EXIT_OK)
+        rc = load_side(a, cmd, &o.new_runs, o.ranges, &runs, &names, &n);
+    if (rc == VMP_EXIT_OK &&
+        vmp_diffstat(runs, n_base, n - n_base, o.alpha, &rows, &n_rows) != VMP_OK)
+        rc = vmp_cli_fail(cmd, "out of memory");
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_output_open(&out, cmd, o.outpath);
+    if (rc == VMP_EXIT_OK) {
+        vmp_cli_diffstat_print(out.f, rows, n_rows, (const char *const *)names, n_base,
+                               (const char *const *)names + n_base, n - n_base, o.alpha, o.format);
+        rc = vmp_cli_output_close(&out, cmd);
+    }
+    for (i = 0; i < n; i++) {
+        vmp_run_weights_free(&runs[i]);
+        free(names[i]);
+    }
+    free(runs);
+    free(names);
+    free(rows);
+    vmp_archive_close(a);
+    query_free(&o);
+    return rc;
+}
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+int vmp_cmd_archive(int argc, char **argv)
+{
+    if (argc < 2)
+        return vmp_cli_usage_error("archive", "missing subcommand (add, ls or diff)");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+        return vmp_cli_help(archive_usage);
+    if (!strcmp(argv[1], "add"))
+        return cmd_add(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "ls"))
+        return cmd_ls(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "diff"))
+        return cmd_diff(argc - 1, argv + 1);
+    return vmp_cli_usage_error("archive", "unknown subcommand '%s' (add, ls or diff)", argv[1]);
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# test_archive.py - `vmp archive` (docs/archive.md): 200 small profiles
+# indexed; each run's rows equal what `vmp report` and `vmp diff` compute
+# from the file; `archive diff` prints exactly what `vmp diff BASE... --
+# NEW...` prints on the files; adding the same files again changes nothing;
+# a truncated and a corrupt file are reported and skipped; an `add` killed
+# midway leaves a consistent database that a second `add` completes; the
+# documented schema is the one vmp creates, and the rows load into it with
+# the sqlite3 shell; usage errors.
+#
+# usage: test_archive.py VMP VMP_SIMVM WORKDIR
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+VMP, SIMVM, WORK = sys.argv[1:4]
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOC = os.path.join(HERE, "..", "..", "docs", "archive.md")
+failures = []
+
+
+def check(cond, what):
+    print(("ok: " if cond else "FAIL: ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(*args):
+    p = subprocess.run([VMP, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def simvm(name, seed, commit, slow=None):
+    args = [SIMVM, "--seed", "1", "--run-seed", str(seed), "--stacks", "20", "--samples", "1500",
+            "--label", "commit=" + commit, "-o", name]
+    if slow:
+        args += ["--slow", slow]
+    subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
+    return name
+
+
+def dump(db):
+    """Every row of every table but the time of adding, sorted."""
+    con = sqlite3.connect(db)
+    out = {}
+    for (t,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"):
+        rows = con.execute("SELECT * FROM %s" % t).fetchall()
+        if t == "runs":
+            cols = [d[0] for d in con.execute("SELECT * FROM runs LIMIT 0").description]
+            i = cols.index("added_ns")
+            rows = [r[:i] + r[i + 1:] for r in rows]
+        out[t] = sorted(rows)
+    con.close()
+    return out
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+os.chdir(WORK)
+
+SLOW = "String>>sortBlock:40"
+base = [simvm("a%03d.vmp" % i, i, "a") for i in range(100)]
+new = [simvm("b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(100)]
+files = base + new
+with open(base[0], "rb") as f:
+    data = f.read()
+with open("truncated.vmp", "wb") as f:
+    f.write(data[:len(data) // 2])
+with open("corrupt.vmp", "wb") as f:
+    f.write(data[:200] + bytes(b ^ 0x5A for b in data[200:400]) + data[400:])
+
+# ---- add ----------------------------------------------------------------------------
+t0 = time.monotonic()
+rc, out, err = run("archive", "add", "a.db", *files, "truncated.vmp", "corrupt.vmp")
+secs = time.monotonic() - t0
+check(rc == 1, "add with two damaged files exits 1 (%d)" % rc)
+check("200 added, 0 already indexed, 2 damaged" in err, "add counts: %s" % err.strip().splitlines()[-1])
+trunc_line = [l for l in err.splitlines() if "truncated.vmp" in l]
+check(len(trunc_line) == 1 and re.search(r"truncated\.vmp: offset \d+", trunc_line[0]) and
+      "skipped" in trunc_line[0], "the truncated file is named with its offset: %s" % trunc_line)
+check(any("corrupt.vmp: offset" in l for l in err.splitlines()),
+      "the corrupt file is named with its offset")
+print("add: 200 profiles in %.2f s (%.0f profiles/s)" % (secs, 200 / secs))
+
+con = sqlite3.connect("a.db")
+check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity_check ok")
+check(con.execute("SELECT count(*) FROM runs").fetchone()[0] == 200, "200 runs")
+check(con.execute("SELECT value FROM archive WHERE name = 'schema'").fetchone()[0] == "1",
+      "schema 1")
+paths = [r[0] for r in con.execute("SELECT path FROM runs ORDER BY run_id")]
+check(paths == files, "runs in the order added, with their paths")
+sha = con.execute("SELECT sha256 FROM runs WHERE path = ?", (base[0],)).fetchone()[0]
+import hashlib
+check(sha == hashlib.sha256(data).hexdigest(), "sha256 is the file's SHA-256")
+
+# Each run's weights are what `vmp report` (executing) and `vmp diff` (self,
+# total) compute from the file.
+for path in (base[0], base[57], new[3]):
+    rid, total = con.execute("SELECT run_id, total_weight FROM runs WHERE path = ?",
+                             (path,)).fetchone()
+    rows = {n: (s, t, e) for n, s, t, e in con.execute(
+        "SELECT f.name, w.self, w.total, w.executing FROM weights w JOIN functions f "
+        "USING (function_id) WHERE w.run_id = ? AND f.is_range = 0", (rid,))}
+    _, rep, _ = run("report", "--format", "json", "--top", "100000", path)
+    j = json.loads(rep)
+    check(j["samples"] == total, "%s: total weight %d is the report's samples" % (path, total))
+    funcs = j["generated_code"]["functions"] + j["vanilla_code"]["functions"]
+    bad = [f["name"] for f in funcs if rows.get(f["name"], (0, 0, 0))[2] != f["samples"]]
+    check(not bad and len(funcs) > 10,
+          "%s: executing weight = vmp report's samples for %d functions (%s)" %
+          (path, len(funcs), bad[:3]))
+    _, d, _ = run("diff", path, path)
+    diffrows = {}
+    for line in d.splitlines():
+        if not line.startswith("#"):
+            f = line.split(None, 10)
+            diffrows[f[10]] = (int(f[6]), int(f[8]))
+    want = {n: v for n, v in diffrows.items()}
+    got = {n: (s, t) for n, (s, t, e) in rows.items() if t}
+    check(want == got, "%s: self and total = vmp diff's for all %d functions" % (path, len(want)))
+con.close()
+
+# ---- ls ------------------------------------------------------------------------------
+rc, out, _ = run("archive", "ls", "a.db")
+lines = [l for l in out.splitlines() if not l.startswith("#")]
+check(rc == 0 and len(lines) == 200, "ls lists 200 runs")
+rc, out, _ = run("archive", "ls", "--label", "commit=b", "--format", "json", "a.db")
+j = json.loads(out)
+check(rc == 0 and [r["path"] for r in j] == new and all("commit=b" in r["labels"] for r in j),
+      "ls --label commit=b: the 100 new runs in order")
+rc, out, _ = run("archive", "ls", "--label", "commit=b", "--label", "mode=test", "--format",
+                 "csv", "a.db")
+check(rc == 0 and len(list(csv.reader(out.splitlines()))) == 101, "two labels, csv")
+rc, out, _ = run("archive", "ls", "--label", "commit=zzz", "a.db")
+check(rc == 0 and not [l for l in out.splitlines() if not l.startswith("#")],
+      "ls of a label nobody has: no run")
+
+# ---- diff: the same output as vmp diff on the files -----------------------------------
+for fmt in ("json", "text", "csv"):
+    rc1, a_out, a_err = run("archive", "diff", "--base", "commit=a", "--new", "commit=b",
+                            "--format", fmt, "a.db")
+    rc2, f_out, _ = run("diff", "--format", fmt, *base, "--", *new)
+    check(rc1 == 0 and rc2 == 0 and a_out == f_out,
+          "archive diff --format %s = vmp diff on the 200 files (%s)" % (fmt, a_err.strip()))
+j = json.loads(a_out) if False else json.loads(run("archive", "diff", "--base", "commit=a",
+                                                    "--new", "commit=b", "--format", "json",
+                                                    "a.db")[1])
+check(j["functions"][0]["function"] == "String>>sortBlock" and j["functions"][0]["significant"],
+      "the slowed function is first and significant")
+
+# ---- idempotent add -------------------------------------------------------------------
+before = dump("a.db")
+rc, out, err = run("archive", "add", "a.db", *files)
+check(rc == 0 and "0 added, 200 already indexed, 0 damaged" in err,
+      "adding the same files again adds nothing (%s)" % err.strip())
+shutil.copy(base[5], "copy-of-a005.vmp")
+rc, out, err = run("archive", "add", "a.db", "copy-of-a005.vmp")
+check(rc == 0 and "0 added, 1 already indexed" in err, "a copy under another name is known")
+check(dump("a.db") == before, "the database is unchanged")
+
+# ---- --ranges ----------------------------------------------------------------------------
+rc, _, err = run("archive", "add", "--ranges", "r.db", *base[:3], *new[:3])
+check(rc == 0, "add --ranges")
+rc1, a_out, a_err = run("archive", "diff", "--ranges", "--base", "commit=a", "--new", "commit=b",
+                        "--format", "json", "r.db")
+rc2, f_out, _ = run("diff", "--ranges", "--format", "json", *base[:3], "--", *new[:3])
+check(rc1 == 0 and a_out == f_out and "->" in a_out,
+      "archive diff --ranges = vmp diff --ranges (%s)" % a_err.strip())
+rc, _, err = run("archive", "diff", "--ranges", "--base", "commit=a", "--new", "commit=b", "a.db")
+check(rc == 1 and "without --ranges" in err, "--ranges on runs added without: %s" % err.strip())
+
+# ---- kill midway ------------------------------------------------------------------------
+for attempt in range(3):
+    for f in ("k.db", "k.db-wal", "k.db-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    p = subprocess.Popen([VMP, "archive", "add", "k.db", *files], stderr=subprocess.DEVNULL)
+    n = 0
+    deadline = time.monotonic() + 30
+    while p.poll() is None and time.monotonic() < deadline:
+        try:
+            c = sqlite3.connect("file:k.db?mode=ro", uri=True, timeout=0.05)
+            n = c.execute("SELECT count(*) FROM runs").fetchone()[0]
+            c.close()
+        except sqlite3.Error:
+            n = 0
+        if n >= 10:
+            p.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    p.wait()
+    if p.returncode == -signal.SIGKILL:
+        break
+check(p.returncode == -signal.SIGKILL, "add killed midway (after %d runs)" % n)
+con = sqlite3.connect("k.db")
+check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "killed: integrity_check ok")
+check(not con.execute("PRAGMA foreign_key_check").fetchall(), "killed: foreign keys hold")
+partial = con.execute(
+    "SELECT count(*) FROM runs r WHERE total_weight != "
+    "(SELECT coalesce(sum(self), 0) FROM weights w WHERE w.run_id = r.run_id)").fetchone()[0]
+kept = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+check(partial == 0 and 0 < kept < 200,
+      "killed: %d whole runs (each run's self weights sum to its total), none partial" % kept)
+con.close()
+rc, _, err = run("archive", "add", "k.db", *files)
+check(rc == 0 and ("%d added, %d already indexed" % (200 - kept, kept)) in err,
+      "a second add completes it: %s" % err.strip())
+check(dump("k.db")["weights"] == before["weights"] and
+      dump("k.db")["functions"] == before["functions"], "and it holds the same rows as a.db")
+
+# ---- the documented schema, loaded with the sqlite3 shell ---------------------------------
+doc = open(DOC).read()
+schema = re.search(r"## Schema 1.*?```sql\n(.*?)```", doc, re.S).group(1)
+
+
+def normal(sql):
+    return re.sub(r"\s+", " ", sql).strip()
+
+
+con = sqlite3.connect("a.db")
+made = {n: normal(s) for n, s in con.execute(
+    "SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL")}
+con.close()
+documented = {}
+for stmt in schema.split(";"):
+    if stmt.strip():
+        name = re.search(r"CREATE (?:TABLE|INDEX) (\w+)", stmt).group(1)
+        documented[name] = normal(stmt)
+check(made == documented, "docs/archive.md's schema is the one vmp creates (%s)" %
+      sorted(set(made.items()) ^ set(documented.items()))[:2])
+
+shell = shutil.which("sqlite3")
+check(shell is not None, "the sqlite3 shell is installed")
+if shell:
+    with open("schema.sql", "w") as f:
+        f.write(schema)
+    script = ".read schema.sql\n"
+    for t in ("archive", "runs", "labels", "functions", "weights"):
+        with open(t + ".csv", "w") as f:
+            subprocess.run([shell, "-csv", "-header", "a.db", "SELECT * FROM %s" % t], stdout=f,
+                           check=True)
+        script += ".import --csv --skip 1 %s.csv %s\n" % (t, t)
+    if os.path.exists("loaded.db"):
+        os.remove("loaded.db")
+    p = subprocess.run([shell, "loaded.db"], input=script.encode(), stderr=subprocess.PIPE)
+    check(p.returncode == 0 and not p.stderr, "the sqlite3 shell loads the exported rows into the "
+          "documented schema (%s)" % p.stderr.decode().strip())
+    check(dump("loaded.db") == dump("a.db"), "the loaded rows are the archive's")
+    # the trend query of docs/archive.md
+    q = re.search(r"## Queries.*?```sql\n(.*?)```", doc, re.S).group(1)
+    con = sqlite3.connect("loaded.db")
+    trend = con.execute(q).fetchall()
+    con.close()
+    _, rep, _ = run("diff", base[0], base[0])
+    self0 = [l.split(None, 10) for l in rep.splitlines()
+             if not l.startswith("#") and l.endswith(" String>>sortBlock")][0]
+    check(len(trend) == 200 and abs(trend[0][2] - float(self0[2])) < 0.005,
+          "the documented trend query: 200 runs, run 1's self share %.3f = vmp diff's %s" %
+          (trend[0][2], self0[2]))
+
+# ---- errors ------------------------------------------------------------------------------
+rc, _, err = run("archive", "ls", "missing.db")
+check(rc == 1 and "missing.db" in err, "ls of a missing archive: exit 1 (%s)" % err.strip())
+rc, _, err = run("archive", "ls", base[0])
+check(rc == 1 and base[0] in err, "ls of a profile, not an archive: exit 1 (%s)" % err.strip())
+for args in (["archive"], ["archive", "frob"], ["archive", "add", "a.db"],
+             ["archive", "diff", "--base", "commit=a", "a.db"],
+             ["archive", "ls", "--label", "nokey", "a.db"],
+             ["archive", "ls", "--format", "xml", "a.db"],
+             ["archive", "diff", "--base", "commit=a", "--new", "commit=b", "--alpha", "2", "a.db"],
+             ["archive", "ls", "--alpha", "0.1", "a.db"]):
+    rc, _, err = run(*args)
+    check(rc == 2, "usage error, exit 2: %s (%s)" % (" ".join(args[1:]), err.strip().splitlines()[0]))
+rc, out, _ = run("archive", "--help")
+check(rc == 0 and "vmp archive add" in out, "archive --help")
+rc, _, err = run("archive", "diff", "--base", "commit=zzz", "--new", "commit=b", "a.db")
+check(rc == 1 and "no run" in err, "a side without runs: exit 1 (%s)" % err.strip())
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)
+print("all checks passed")
