@@ -97,15 +97,23 @@ typedef struct vmp_archive_row {
     char *vm_name;
     uint64_t start_ns, file_bytes, total_weight;
     int complete, ranges;
+    /* the weights of the function asked for (vmp_archive_select()), 0 when
+     * the run has none: self and total as `vmp diff`, executing as `vmp
+     * report` counts them */
+    uint64_t self, total, executing;
 } vmp_archive_row;
 
 /** Runs matching `filter` (NULL or n == 0: all), in time order (header
  *  start_realtime_ns, then run id: the order they were added).
+ * @param function  NULL, or a function's (or bytecode range's) name whose
+ *                  weights fill each row's self, total and executing; a name
+ *                  the archive does not hold is an error.
  * @param[out] rows    receives an array; release with vmp_archive_rows_free().
  * @param[out] n_rows  its length.
  * @return 0 or -1. */
 int vmp_archive_select(vmp_archive *a,
                        const vmp_archive_filter *filter,
+                       const char *function,
                        vmp_archive_row **rows,
                        size_t *n_rows,
                        char *err);

@@ -361,8 +361,27 @@ void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows)
     free(rows);
 }
 
+/* The id of function `name` (a function row before a range row of the same
+ * name); 1 found, 0 not, -1 error. */
+static int function_id(vmp_archive *a, const char *name, int64_t *id, char *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (prepare(a, &st, "SELECT function_id FROM functions WHERE name = ? ORDER BY is_range", err))
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(a, err, "database error");
+    return rc == SQLITE_ROW;
+}
+
 int vmp_archive_select(vmp_archive *a,
                        const vmp_archive_filter *filter,
+                       const char *function,
                        vmp_archive_row **rows,
                        size_t *n_rows,
                        char *err)
@@ -371,8 +390,9 @@ int vmp_archive_select(vmp_archive *a,
         "SELECT r.run_id, r.path, r.sha256, "
         "coalesce((SELECT group_concat(name || '=' || value, ' ') FROM "
         "(SELECT name, value FROM labels l WHERE l.run_id = r.run_id ORDER BY name)), ''), "
-        "r.vm_name, r.start_ns, r.file_bytes, r.total_weight, r.complete, r.ranges "
-        "FROM runs r";
+        "r.vm_name, r.start_ns, r.file_bytes, r.total_weight, r.complete, r.ranges, "
+        "coalesce(w.self, 0), coalesce(w.total, 0), coalesce(w.executing, 0) "
+        "FROM runs r LEFT JOIN weights w ON w.run_id = r.run_id AND w.function_id = ?";
     static const char cond[] =
         " AND r.run_id IN (SELECT run_id FROM labels WHERE name = ? AND value = ?)";
     size_t n_filter = filter ? filter->n : 0, i, n = 0, cap = 0;
@@ -381,8 +401,19 @@ int vmp_archive_select(vmp_archive *a,
     sqlite3_stmt *st = NULL;
     int rc;
 
+    int64_t fid = -1;
+
     *rows = NULL;
     *n_rows = 0;
+    if (function) {
+        rc = function_id(a, function, &fid, err);
+        if (rc <= 0) {
+            free(sql);
+            if (rc == 0)
+                set_err(err, "%s: no function '%s' in any run", a->path, function);
+            return -1;
+        }
+    }
     if (!sql) {
         set_err(err, "%s: out of memory", a->path);
         return -1;
@@ -396,9 +427,10 @@ int vmp_archive_select(vmp_archive *a,
     free(sql);
     if (rc)
         return -1;
+    sqlite3_bind_int64(st, 1, fid);
     for (i = 0; i < n_filter; i++) {
-        sqlite3_bind_text(st, (int)(2 * i + 1), filter->keys[i], -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, (int)(2 * i + 2), filter->values[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, (int)(2 * i + 2), filter->keys[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, (int)(2 * i + 3), filter->values[i], -1, SQLITE_STATIC);
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vmp_archive_row *r;
@@ -421,6 +453,9 @@ int vmp_archive_select(vmp_archive *a,
         r->total_weight = (uint64_t)sqlite3_column_int64(st, 7);
         r->complete = sqlite3_column_int(st, 8);
         r->ranges = sqlite3_column_int(st, 9);
+        r->self = (uint64_t)sqlite3_column_int64(st, 10);
+        r->total = (uint64_t)sqlite3_column_int64(st, 11);
+        r->executing = (uint64_t)sqlite3_column_int64(st, 12);
         if (!r->path || !r->sha256 || !r->labels || !r->vm_name) {
             rc = SQLITE_NOMEM;
             break;

@@ -17,12 +17,15 @@
 #include <openssl/evp.h>
 
 #include "vmp_archive.h"
+#include "vmp_archive_trend.h"
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
 static const char archive_usage[] =
     "usage: vmp archive add [--ranges] ARCHIVE.db FILE...\n"
     "       vmp archive ls [--label K=V]... [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
+    "       vmp archive trend [--label K=V]... [--alpha A] [--format text|csv|json|svg]\n"
+    "                         [-o FILE] ARCHIVE.db FUNCTION\n"
     "       vmp archive diff --base K=V... --new K=V... [--alpha A] [--ranges]\n"
     "                        [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
     "\n"
@@ -44,6 +47,16 @@ static const char archive_usage[] =
     "      labels, file.\n"
     "        --label K=V  only the runs with label K equal to V (repeatable: all\n"
     "                     must match)\n"
+    "trend FUNCTION's share per run, in time order: self (samples executing in\n"
+    "      it, as `vmp report` counts them), total (samples with it on the\n"
+    "      stack) and innermost (`vmp diff`'s self), and the runs where a\n"
+    "      significant change begins: the split of the runs into before and\n"
+    "      after that the repeated-run test of `vmp diff` finds strongest, if\n"
+    "      significant at --alpha after adjusting for the splits tried, then\n"
+    "      again on each side (docs/archive.md).  --format svg (or -o FILE.svg)\n"
+    "      draws the shares with the changes marked.\n"
+    "        --label K=V  only the runs with these labels\n"
+    "        --alpha A    significance level, 0 < A < 1 (default 0.01)\n"
     "diff  compare the runs labelled --base with those labelled --new function\n"
     "      by function, exactly as `vmp diff BASE... -- NEW...` compares the\n"
     "      files (docs/diff-statistics.md), from the index alone.\n"
@@ -51,12 +64,17 @@ static const char archive_usage[] =
     "        --alpha A    significance level, 0 < A < 1 (default 0.01)\n"
     "        --ranges     also compare bytecode ranges (runs added with --ranges)\n"
     "\n"
-    "  --format FMT  text (default), csv or json\n"
+    "  --format FMT  text (default), csv or json (trend: or svg)\n"
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success, 1 failure (a damaged profile skipped, an\n"
     "unreadable archive, a write error), 2 usage error.\n";
+
+/* The trend's chart, beside VMP_CLI_DIFFSTAT_TEXT, _CSV and _JSON. */
+enum {
+    FORMAT_SVG = 3
+};
 
 enum {
     OPT_RANGES = 256,
@@ -425,7 +443,7 @@ typedef struct query_opts {
     label_list label, base, new_runs;
     double alpha;
     int ranges, format;
-    const char *outpath, *db;
+    const char *outpath, *db, *function;
 } query_opts;
 
 static const char *option_name(const struct option *o, int c)
@@ -436,7 +454,30 @@ static const char *option_name(const struct option *o, int c)
     return "?";
 }
 
-static int parse_query(int argc, char **argv, const char *cmd, int is_diff, query_opts *o)
+enum {
+    MODE_LS,
+    MODE_DIFF,
+    MODE_TREND
+};
+
+/* Whether option `c` applies to `mode`. */
+static int option_applies(int c, int mode)
+{
+    switch (c) {
+    case OPT_LABEL:
+        return mode != MODE_DIFF;
+    case OPT_BASE:
+    case OPT_NEW:
+    case OPT_RANGES:
+        return mode == MODE_DIFF;
+    case OPT_ALPHA:
+        return mode != MODE_LS;
+    default:
+        return 1;
+    }
+}
+
+static int parse_query(int argc, char **argv, const char *cmd, int mode, query_opts *o)
 {
     static const struct option longopts[] = {{"label", required_argument, NULL, OPT_LABEL},
                                              {"base", required_argument, NULL, OPT_BASE},
@@ -455,10 +496,9 @@ static int parse_query(int argc, char **argv, const char *cmd, int is_diff, quer
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         rc = VMP_EXIT_OK;
-        if ((c == OPT_LABEL && is_diff) ||
-            ((c == OPT_BASE || c == OPT_NEW || c == OPT_ALPHA || c == OPT_RANGES) && !is_diff))
-            return vmp_cli_usage_error(cmd, "--%s applies to %s", option_name(longopts, c),
-                                       c == OPT_LABEL ? "archive ls" : "archive diff");
+        if (!option_applies(c, mode))
+            return vmp_cli_usage_error(cmd, "--%s does not apply to %s", option_name(longopts, c),
+                                       cmd);
         switch (c) {
         case 'h':
             return vmp_cli_help(archive_usage);
@@ -490,15 +530,21 @@ static int parse_query(int argc, char **argv, const char *cmd, int is_diff, quer
         if (rc != VMP_EXIT_OK)
             return rc;
     }
-    o->format = parse_format(cmd, format);
-    if (o->format < 0)
+    if (mode == MODE_TREND &&
+        ((format && !strcmp(format, "svg")) || (!format && vmp_cli_ends_with_svg(o->outpath))))
+        o->format = FORMAT_SVG;
+    else if ((o->format = parse_format(cmd, format)) < 0)
         return VMP_EXIT_USAGE;
     if (optind >= argc)
         return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
+    if (mode == MODE_TREND && optind + 1 >= argc)
+        return vmp_cli_usage_error(cmd, "missing FUNCTION");
+    if (argc - optind > 1 + (mode == MODE_TREND))
+        return vmp_cli_usage_error(cmd, "too many arguments ('%s')",
+                                   argv[optind + 1 + (mode == MODE_TREND)]);
     o->db = argv[optind];
-    if (is_diff && (!o->base.n || !o->new_runs.n))
+    o->function = mode == MODE_TREND ? argv[optind + 1] : NULL;
+    if (mode == MODE_DIFF && (!o->base.n || !o->new_runs.n))
         return vmp_cli_usage_error(cmd, "give the labels of both sides (--base K=V --new K=V)");
     return -1;
 }
@@ -520,7 +566,7 @@ static int cmd_ls(int argc, char **argv)
     vmp_cli_output out;
     query_opts o;
     size_t n = 0;
-    int rc = parse_query(argc, argv, cmd, 0, &o);
+    int rc = parse_query(argc, argv, cmd, MODE_LS, &o);
 
     if (rc >= 0) {
         query_free(&o);
@@ -528,7 +574,7 @@ static int cmd_ls(int argc, char **argv)
     }
     filter = filter_of(&o.label);
     rc = open_archive(&a, cmd, o.db, 0);
-    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, &rows, &n, err) != 0)
+    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, NULL, &rows, &n, err) != 0)
         rc = vmp_cli_fail(cmd, "%s", err);
     if (rc == VMP_EXIT_OK)
         rc = vmp_cli_output_open(&out, cmd, o.outpath);
@@ -560,7 +606,7 @@ static int load_side(vmp_archive *a,
     size_t n_rows = 0, i;
     int rc = VMP_EXIT_OK;
 
-    if (vmp_archive_select(a, &filter, &rows, &n_rows, err) != 0)
+    if (vmp_archive_select(a, &filter, NULL, &rows, &n_rows, err) != 0)
         return vmp_cli_fail(cmd, "%s", err);
     if (n_rows == 0) {
         vmp_archive_rows_free(rows, n_rows);
@@ -603,7 +649,7 @@ static int cmd_diff(int argc, char **argv)
     size_t n = 0, n_base = 0, n_rows = 0, i;
     vmp_cli_output out;
     query_opts o;
-    int rc = parse_query(argc, argv, cmd, 1, &o);
+    int rc = parse_query(argc, argv, cmd, MODE_DIFF, &o);
 
     if (rc >= 0) {
         query_free(&o);
@@ -637,12 +683,159 @@ static int cmd_diff(int argc, char **argv)
     return rc;
 }
 
+/* ---- trend ----------------------------------------------------------------------------- */
+
+static double pct_of(uint64_t w, uint64_t total)
+{
+    return total ? 100.0 * (double)w / (double)total : 0.0;
+}
+
+/* The change that begins at row `i`, or NULL. */
+static const vmp_archive_change *change_at(const vmp_archive_change *c, size_t n, size_t i)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (c[k].at == i)
+            return &c[k];
+    return NULL;
+}
+
+static void print_trend_head(FILE *f,
+                             const query_opts *o,
+                             const vmp_archive_row *rows,
+                             size_t n,
+                             const vmp_archive_change *ch,
+                             size_t n_ch)
+{
+    size_t k;
+    if (o->format == VMP_CLI_DIFFSTAT_CSV) {
+        fputs("run_id,start,total_weight,self_pct,total_pct,innermost_pct,change,labels,path\n", f);
+        return;
+    }
+    if (o->format == VMP_CLI_DIFFSTAT_JSON) {
+        fputs("{\"function\":", f);
+        vmp_cli_put_json_string(f, o->function, strlen(o->function));
+        fprintf(f, ",\"alpha\":%g,\"changes\":[", o->alpha);
+        for (k = 0; k < n_ch; k++)
+            fprintf(f,
+                    "%s{\"run_id\":%lld,\"index\":%zu,\"self_before_pct\":%.4f,"
+                    "\"self_after_pct\":%.4f,\"total_before_pct\":%.4f,\"total_after_pct\":%.4f,"
+                    "\"q\":%.3g}",
+                    k ? "," : "", (long long)rows[ch[k].at].run_id, ch[k].at, 100.0 * ch[k].self[0],
+                    100.0 * ch[k].self[1], 100.0 * ch[k].total[0], 100.0 * ch[k].total[1], ch[k].q);
+        fputs("],\"runs\":[", f);
+        return;
+    }
+    fprintf(f, "# trend of %s over %zu runs in time order\n", o->function, n);
+    fputs("# self: samples executing in it (vmp report's % of all samples); total: samples\n"
+          "# with it on the stack (vmp diff's total); innermost: vmp diff's self\n",
+          f);
+    fprintf(f,
+            "# changes at alpha %g (the repeated-run test at the strongest split, then on "
+            "each side): %zu\n",
+            o->alpha, n_ch);
+    for (k = 0; k < n_ch; k++)
+        fprintf(f,
+                "#   from run %lld: self %.3f%% -> %.3f%% (%+.3f pp), total %.3f%% -> %.3f%% "
+                "(%+.3f pp), q %.2g\n",
+                (long long)rows[ch[k].at].run_id, 100.0 * ch[k].self[0], 100.0 * ch[k].self[1],
+                100.0 * (ch[k].self[1] - ch[k].self[0]), 100.0 * ch[k].total[0],
+                100.0 * ch[k].total[1], 100.0 * (ch[k].total[1] - ch[k].total[0]), ch[k].q);
+    fprintf(f, "# %4s %-30s %10s %8s %8s %9s %6s  %s\n", "run", "start (UTC)", "weight", "self%",
+            "total%", "innermost", "change", "labels  file");
+}
+
+static void print_trend(FILE *f,
+                        const query_opts *o,
+                        const vmp_archive_row *rows,
+                        size_t n,
+                        const vmp_archive_change *ch,
+                        size_t n_ch)
+{
+    char when[40];
+    size_t i;
+
+    print_trend_head(f, o, rows, n, ch, n_ch);
+    for (i = 0; i < n; i++) {
+        const vmp_archive_row *r = &rows[i];
+        const vmp_archive_change *c = change_at(ch, n_ch, i);
+        double self = pct_of(r->executing, r->total_weight);
+        double total = pct_of(r->total, r->total_weight);
+        double inner = pct_of(r->self, r->total_weight);
+        vmp_cli_format_utc(when, sizeof when, r->start_ns);
+        if (o->format == VMP_CLI_DIFFSTAT_CSV) {
+            fprintf(f, "%lld,%s,%llu,%.4f,%.4f,%.4f,%d,", (long long)r->run_id, when,
+                    (unsigned long long)r->total_weight, self, total, inner, c != NULL);
+            vmp_cli_put_csv_field(f, r->labels);
+            fputc(',', f);
+            vmp_cli_put_csv_field(f, r->path);
+            fputc('\n', f);
+        } else if (o->format == VMP_CLI_DIFFSTAT_JSON) {
+            fprintf(f,
+                    "%s\n{\"run_id\":%lld,\"start\":\"%s\",\"total_weight\":%llu,"
+                    "\"self_pct\":%.4f,\"total_pct\":%.4f,\"innermost_pct\":%.4f,"
+                    "\"change\":%s,\"labels\":",
+                    i ? "," : "", (long long)r->run_id, when, (unsigned long long)r->total_weight,
+                    self, total, inner, c ? "true" : "false");
+            vmp_cli_put_json_string(f, r->labels, strlen(r->labels));
+            fputs(",\"path\":", f);
+            vmp_cli_put_json_string(f, r->path, strlen(r->path));
+            fputc('}', f);
+        } else {
+            fprintf(f, "%6lld %-30s %10llu %8.3f %8.3f %9.3f %6s  %s  %s\n", (long long)r->run_id,
+                    when, (unsigned long long)r->total_weight, self, total, inner, c ? "<<" : "",
+                    r->labels, r->path);
+        }
+    }
+    if (o->format == VMP_CLI_DIFFSTAT_JSON)
+        fputs("]}\n", f);
+}
+
+static int cmd_trend(int argc, char **argv)
+{
+    const char *cmd = "archive trend";
+    char err[VMP_ARCHIVE_ERR_SIZE];
+    vmp_archive *a = NULL;
+    vmp_archive_row *rows = NULL;
+    vmp_archive_change *ch = NULL;
+    vmp_archive_filter filter;
+    vmp_cli_output out;
+    query_opts o;
+    size_t n = 0, n_ch = 0;
+    int rc = parse_query(argc, argv, cmd, MODE_TREND, &o);
+
+    if (rc >= 0) {
+        query_free(&o);
+        return rc;
+    }
+    filter = filter_of(&o.label);
+    rc = open_archive(&a, cmd, o.db, 0);
+    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, o.function, &rows, &n, err) != 0)
+        rc = vmp_cli_fail(cmd, "%s", err);
+    if (rc == VMP_EXIT_OK && vmp_archive_changes(rows, n, o.function, o.alpha, &ch, &n_ch) != 0)
+        rc = vmp_cli_fail(cmd, "out of memory");
+    if (rc == VMP_EXIT_OK)
+        rc = vmp_cli_output_open(&out, cmd, o.outpath);
+    if (rc == VMP_EXIT_OK) {
+        if (o.format == FORMAT_SVG)
+            vmp_archive_trend_svg(out.f, o.function, rows, n, ch, n_ch);
+        else
+            print_trend(out.f, &o, rows, n, ch, n_ch);
+        rc = vmp_cli_output_close(&out, cmd);
+    }
+    free(ch);
+    vmp_archive_rows_free(rows, n);
+    vmp_archive_close(a);
+    query_free(&o);
+    return rc;
+}
+
 /* ---- dispatch --------------------------------------------------------------------------- */
 
 int vmp_cmd_archive(int argc, char **argv)
 {
     if (argc < 2)
-        return vmp_cli_usage_error("archive", "missing subcommand (add, ls or diff)");
+        return vmp_cli_usage_error("archive", "missing subcommand (add, ls, trend or diff)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
         return vmp_cli_help(archive_usage);
     if (!strcmp(argv[1], "add"))
@@ -651,5 +844,8 @@ int vmp_cmd_archive(int argc, char **argv)
         return cmd_ls(argc - 1, argv + 1);
     if (!strcmp(argv[1], "diff"))
         return cmd_diff(argc - 1, argv + 1);
-    return vmp_cli_usage_error("archive", "unknown subcommand '%s' (add, ls or diff)", argv[1]);
+    if (!strcmp(argv[1], "trend"))
+        return cmd_trend(argc - 1, argv + 1);
+    return vmp_cli_usage_error("archive", "unknown subcommand '%s' (add, ls, trend or diff)",
+                               argv[1]);
 }

@@ -157,6 +157,64 @@ j = json.loads(a_out) if False else json.loads(run("archive", "diff", "--base", 
 check(j["functions"][0]["function"] == "String>>sortBlock" and j["functions"][0]["significant"],
       "the slowed function is first and significant")
 
+# ---- trend: the shares of vmp report and vmp diff, and where the change begins ---------
+F = "String>>sortBlock"
+t0 = time.monotonic()
+rc, out, err = run("archive", "trend", "--format", "json", "a.db", F)
+print("trend over 200 runs: %.3f s" % (time.monotonic() - t0))
+check(rc == 0, "trend --format json exits 0 (%s)" % err.strip())
+j = json.loads(out)
+check([r["path"] for r in j["runs"]] == files, "trend: every run, in time order")
+check(len(j["changes"]) == 1 and j["changes"][0]["index"] == 100 and
+      j["changes"][0]["self_after_pct"] > j["changes"][0]["self_before_pct"] + 3,
+      "trend: one change, beginning at the first slowed run (%s)" %
+      [(c["index"], round(c["self_before_pct"], 2), round(c["self_after_pct"], 2))
+       for c in j["changes"]])
+check([r["change"] for r in j["runs"]].count(True) == 1 and j["runs"][100]["change"],
+      "trend: the run where it begins is marked")
+for i in (0, 57, 103):
+    path = files[i]
+    _, rep, _ = run("report", "--format", "json", "--top", "100000", path)
+    rj = json.loads(rep)
+    want = [f for f in rj["generated_code"]["functions"] if f["name"] == F][0]
+    got = j["runs"][i]
+    _, d, _ = run("diff", path, path)
+    drow = [l.split(None, 10) for l in d.splitlines()
+            if not l.startswith("#") and l.endswith(" " + F)][0]
+    check(abs(got["self_pct"] - 100.0 * want["samples"] / rj["samples"]) < 0.00006 and
+          abs(got["self_pct"] - want["percent_total"]) < 0.006,
+          "%s: trend self %.4f%% = vmp report's %.4f%%" % (path, got["self_pct"],
+                                                            want["percent_total"]))
+    check(abs(got["total_pct"] - float(drow[4])) < 0.006 and
+          abs(got["innermost_pct"] - float(drow[2])) < 0.006,
+          "%s: trend total %.3f%%, innermost %.3f%% = vmp diff's %s, %s" %
+          (path, got["total_pct"], got["innermost_pct"], drow[4], drow[2]))
+rc, out, _ = run("archive", "trend", "--label", "commit=a", "--format", "json", "a.db", F)
+j = json.loads(out)
+check(rc == 0 and len(j["runs"]) == 100 and not j["changes"],
+      "trend of 100 runs of one program: no change (A/A)")
+rc, out, _ = run("archive", "trend", "a.db", F)
+marked = [l for l in out.splitlines() if not l.startswith("#") and "<<" in l]
+check(rc == 0 and len(marked) == 1 and marked[0].split()[0] == "101" and "from run 101" in out,
+      "trend text: run 101 marked")
+rc, out, _ = run("archive", "trend", "--format", "csv", "a.db", F)
+rows = list(csv.DictReader(out.splitlines()))
+check(rc == 0 and len(rows) == 200 and rows[100]["change"] == "1", "trend csv")
+rc, _, err = run("archive", "trend", "-o", "trend.svg", "a.db", F)
+check(rc == 0, "trend -o trend.svg (%s)" % err.strip())
+import xml.etree.ElementTree as ET
+svg = ET.parse("trend.svg").getroot()
+NS = "{http://www.w3.org/2000/svg}"
+changes = [g for g in svg.iter(NS + "g") if g.get("class") == "change"]
+runs = [g for g in svg.iter(NS + "g") if g.get("class") == "run"]
+lines = {p.get("class"): p.get("points").split() for p in svg.iter(NS + "polyline")}
+check(len(runs) == 200 and len(lines.get("self", [])) == 200 and
+      len(lines.get("total", [])) == 200, "svg: 200 runs, a self and a total line")
+check(len(changes) == 1 and changes[0].get("data-run") == "101", "svg: the change at run 101")
+rc, _, err = run("archive", "trend", "a.db", "NoSuch>>function")
+check(rc == 1 and "NoSuch>>function" in err, "trend of an unknown function: exit 1 (%s)" %
+      err.strip())
+
 # ---- idempotent add -------------------------------------------------------------------
 before = dump("a.db")
 rc, out, err = run("archive", "add", "a.db", *files)
@@ -277,7 +335,10 @@ for args in (["archive"], ["archive", "frob"], ["archive", "add", "a.db"],
              ["archive", "ls", "--label", "nokey", "a.db"],
              ["archive", "ls", "--format", "xml", "a.db"],
              ["archive", "diff", "--base", "commit=a", "--new", "commit=b", "--alpha", "2", "a.db"],
-             ["archive", "ls", "--alpha", "0.1", "a.db"]):
+             ["archive", "ls", "--alpha", "0.1", "a.db"],
+             ["archive", "trend", "a.db"],
+             ["archive", "trend", "--base", "commit=a", "a.db", "f"],
+             ["archive", "trend", "--format", "xml", "a.db", "f"]):
     rc, _, err = run(*args)
     check(rc == 2, "usage error, exit 2: %s (%s)" % (" ".join(args[1:]), err.strip().splitlines()[0]))
 rc, out, _ = run("archive", "--help")
