@@ -7,7 +7,8 @@
  * vmp_encode.h, driven by the record registry) into `rec`, then appended to
  * the chunk buffer; the chunk is closed first when the record would take its
  * content past the limit, and a sample is then encoded again, because its
- * time delta depends on the chunk it lands in.
+ * time delta depends on the chunk it lands in.  Bytes, zstd frames and the
+ * seek table are written by the frame layer, vmp_chunk_writer.h.
  */
 #include "vmp_record_writer.h"
 
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zstd.h>
 
+#include "vmp_chunk_writer.h"
 #include "vmp_encode.h"
 #include "vmp_format.h"
 
@@ -29,14 +30,11 @@ struct vmp_record_writer {
     int fd, own_fd, failed, finished, header_done;
     unsigned min_minor; /* options.min_minor */
     size_t chunk_limit;
-    ZSTD_CCtx *zc;
-    vmp_buf chunk, rec, zbuf;
+    vmp_chunk_writer cw; /* frames and seek table */
+    vmp_buf chunk, rec;
     uint64_t prev_time; /* time of the previous sample of the chunk */
-    uint64_t chunk_samples, chunk_first, chunk_last;
-    int chunk_has_sample;
-    vmp_seek_entry *seek;
-    size_t n_seek, cap_seek;
-    vmp_record_writer_totals t;
+    vmp_chunk_samples chunk_samples;
+    vmp_record_writer_totals t; /* bytes and chunks: cw's */
     char name[256];
     char err[512];
 };
@@ -61,60 +59,31 @@ static vmp_status fail(vmp_record_writer *w, vmp_status st, const char *fmt, ...
     return st;
 }
 
+/* The frame layer's status `st` (with its message, when an error). */
+static vmp_status frames(vmp_record_writer *w, vmp_status st)
+{
+    w->t.bytes = w->cw.bytes;
+    w->t.chunks = w->cw.n_seek;
+    return st < 0 ? fail(w, st, "%s", w->cw.what) : st;
+}
+
 static vmp_status out_write(vmp_record_writer *w, const void *data, size_t size)
 {
-    const unsigned char *p = data;
-    while (size > 0) {
-        ssize_t n = write(w->fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return fail(w, VMP_ERR_IO, "write: %s", n < 0 ? strerror(errno) : "no progress");
-        p += n;
-        size -= (size_t)n;
-        w->t.bytes += (uint64_t)n;
-    }
-    return VMP_OK;
+    return frames(w, vmp_chunk_writer__bytes(&w->cw, data, size));
 }
 
 /* Compress and write the open chunk, if it holds anything.  spec R-CHK-1 */
 static vmp_status flush_chunk(vmp_record_writer *w)
 {
-    size_t bound, n;
-    vmp_seek_entry e;
     vmp_status st;
     if (w->chunk.len == 0)
         return VMP_OK;
-    bound = ZSTD_compressBound(w->chunk.len);
-    w->zbuf.len = 0;
-    if (vmp_buf__reserve(&w->zbuf, bound))
-        return fail(w, VMP_ERR_NOMEM, "out of memory");
-    n = ZSTD_compress2(w->zc, w->zbuf.data, bound, w->chunk.data, w->chunk.len);
-    if (ZSTD_isError(n))
-        return fail(w, VMP_ERR_IO, "zstd: %s", ZSTD_getErrorName(n));
-    e.offset = w->t.bytes;
-    e.compressed_size = n;
-    e.content_size = w->chunk.len;
-    e.first_time = w->chunk_first;
-    e.last_time = w->chunk_last;
-    e.samples = w->chunk_samples;
-    st = out_write(w, w->zbuf.data, n);
+    st = frames(w, vmp_chunk_writer__chunk(&w->cw, w->chunk.data, w->chunk.len, &w->chunk_samples));
     if (st < 0)
         return st;
-    if (w->n_seek == w->cap_seek) {
-        size_t cap = w->cap_seek ? 2 * w->cap_seek : 64;
-        vmp_seek_entry *p = realloc(w->seek, cap * sizeof *p);
-        if (!p)
-            return fail(w, VMP_ERR_NOMEM, "out of memory");
-        w->seek = p;
-        w->cap_seek = cap;
-    }
-    w->seek[w->n_seek++] = e;
-    w->t.chunks++;
     w->chunk.len = 0;
     w->prev_time = 0;
-    w->chunk_samples = w->chunk_first = w->chunk_last = 0;
-    w->chunk_has_sample = 0;
+    memset(&w->chunk_samples, 0, sizeof w->chunk_samples);
     return VMP_OK;
 }
 
@@ -152,11 +121,9 @@ static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
     if (st < 0)
         return st;
     w->prev_time = s->time_ns;
-    if (!w->chunk_has_sample)
-        w->chunk_first = s->time_ns;
-    w->chunk_has_sample = 1;
-    w->chunk_last = s->time_ns;
-    w->chunk_samples++;
+    if (w->chunk_samples.count++ == 0)
+        w->chunk_samples.first_time = s->time_ns;
+    w->chunk_samples.last_time = s->time_ns;
     w->t.samples++;
     if (rec->type == VMP_REC_FAILED_SAMPLE)
         w->t.failed++;
@@ -226,7 +193,6 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
 {
     vmp_status st;
     vmp_record end;
-    vmp_buf b = {0};
     uint64_t end_time = w ? w->t.last_time : 0, gen = w ? w->t.generation : 0;
     if (!w)
         return VMP_ERR_INVALID_ARG;
@@ -267,12 +233,7 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
     if (st < 0)
         return st;
     /* spec §6: the seek table */
-    if (vmp_enc__seek_frame(&b, w->seek, w->n_seek) < 0) {
-        free(b.data);
-        return fail(w, VMP_ERR_NOMEM, "out of memory");
-    }
-    st = out_write(w, b.data, b.len);
-    free(b.data);
+    st = frames(w, vmp_chunk_writer__seek_table(&w->cw));
     if (st < 0)
         return st;
     if (w->own_fd) {
@@ -311,10 +272,7 @@ static vmp_status start(vmp_record_writer **out,
         level = opts->zstd_level;
     if (opts && opts->min_minor)
         w->min_minor = opts->min_minor < VMP_FORMAT_MINOR ? opts->min_minor : VMP_FORMAT_MINOR;
-    w->zc = ZSTD_createCCtx();
-    if (!w->zc || ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_contentSizeFlag, 1)))
+    if (vmp_chunk_writer__init(&w->cw, fd, level) < 0)
         return fail(w, VMP_ERR_NOMEM, "cannot set up zstd");
     return VMP_OK; /* the file header frame comes with the HEADER record */
 }
@@ -368,10 +326,8 @@ void vmp_record_writer_close(vmp_record_writer *w)
         return;
     if (w->own_fd && w->fd >= 0)
         close(w->fd);
-    ZSTD_freeCCtx(w->zc);
+    vmp_chunk_writer__free(&w->cw);
     free(w->chunk.data);
     free(w->rec.data);
-    free(w->zbuf.data);
-    free(w->seek);
     free(w);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_rewrite.h - profiles in, a valid profile out: filtering samples and
+ * vmp_rewrite.h - profiles in, a valid profile out: filtering samples,
  * merging profiles of different processes and runs (spec.md §5, "Merged
- * files").
+ * files"), and compressing a profile's chunks again (§3-§6).
  *
  *   filter  vmp_filter_run(): streams one input and keeps the samples that
  *           pass every criterion given (threads, VM states, a time window,
@@ -21,9 +21,14 @@
  *           generation-scoped), unknown frames become pc 0 (spec.md "Merged
  *           files").  Vocabularies are unioned, labels kept as
  *           "input.N.<label>", times moved to the earliest input's origin.
+ *   recompress  vmp_recompress_run(): the same records, byte for byte, in
+ *           the same chunks, each chunk compressed again at another zstd
+ *           level; a new seek table.  Works on chunks: no record is
+ *           re-encoded.
  *
- * Both stream in bounded memory: memory grows with metadata (code objects,
- * functions, distinct stacks), never with samples.
+ * All stream in bounded memory: filter and merge grow with metadata (code
+ * objects, functions, distinct stacks), never with samples; recompress holds
+ * one chunk.
  *
  * Thread safety: one thread at a time per call and per object passed.
  * Nothing here is async-signal-safe.
@@ -126,6 +131,64 @@ VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
                                  size_t n,
                                  char *err,
                                  size_t err_size);
+
+/** What vmp_recompress_run() did.  Added in 0.5. */
+typedef struct vmp_recompress_stats {
+    uint64_t bytes_in;       /* input bytes read: every frame, the seek table included */
+    uint64_t bytes_out;      /* bytes written */
+    uint64_t chunks;         /* data chunks, in and out */
+    uint64_t bytes_left_out; /* bytes of the input's skippable frames not copied:
+                                its seek table, frames of later versions (R-CHK-4) */
+    int has_end;             /* the input has an END record (else, neither has the output) */
+} vmp_recompress_stats;
+
+/** Least and greatest zstd level vmp_recompress_run() takes. */
+#define VMP_RECOMPRESS_LEVEL_MIN 1
+#define VMP_RECOMPRESS_LEVEL_MAX 22
+
+/** Copy the profile `r` reads to `out_fd` with every data chunk compressed
+ *  again at zstd level `level`, frame by frame (spec.md §3-§6):
+ *  - the file header frame is copied as the input holds it (its version,
+ *    and the fields of a later minor, R-HDR-2);
+ *  - each data chunk is read whole (vmp_reader_next_chunk(): content size,
+ *    checksum, the limits of §8, every record decoded and checked) and its
+ *    decompressed content, unchanged, becomes one zstd frame with checksum
+ *    and content size (R-CHK-1), the same chunk boundaries: every record
+ *    keeps its bytes, chunk index and content offset, and END its counts;
+ *  - other skippable frames are left out (their bytes counted in
+ *    `bytes_left_out`): the input's seek table, whose offsets no longer
+ *    hold, and frames of a later version, whose meaning may depend on the
+ *    input's layout;
+ *  - when the input has an END record, a new seek table follows the last
+ *    chunk, with the output's offsets and frame sizes (§6; also when the
+ *    input had none or a damaged one).  An input without END (a writer
+ *    that did not close it, R-CHK-6) is copied without one and without a
+ *    seek table: what the output holds is what the input held.
+ *  `r` must be fresh: no record or chunk read yet.  A damaged or
+ *  contradicted input seek table is set aside with vmp_reader_warning().
+ * @param[out] stats_out  NULL, or receives the sizes and counts (also on
+ *                        error: what was done so far).
+ * @param out_fd    written with write(2); borrowed, not closed.  Nothing is
+ *                  removed on failure: the caller removes a partial file.
+ * @param out_name  names the output in messages; borrowed for the call.
+ * @param r         borrowed; read to its end.
+ * @param level     VMP_RECOMPRESS_LEVEL_MIN to VMP_RECOMPRESS_LEVEL_MAX.
+ * @param err       receives a one-line message on failure: the reader's
+ *                  ("FILE: offset N: ...") for bad input, "OUT: write: ..."
+ *                  for a write error; `err_size` bytes.
+ * @return VMP_OK; VMP_ERR_INVALID_ARG for a bad level or a reader already
+ *         used; VMP_ERR_LIMIT for a file header frame longer than
+ *         VMP_READER_FILE_HEADER_MAX; the reader's error (VMP_ERR_TRUNCATED,
+ *         VMP_ERR_CORRUPT, ...) or VMP_ERR_IO or VMP_ERR_NOMEM otherwise.
+ *  Thread safety: one call at a time per reader and descriptor.  Added in
+ *  0.5. */
+VMP_API vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out,
+                                      int out_fd,
+                                      const char *out_name,
+                                      vmp_reader *r,
+                                      int level,
+                                      char *err,
+                                      size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@ int vmp_cmd_report(int argc, char **argv);
 int vmp_cmd_pprof(int argc, char **argv);
 int vmp_cmd_speedscope(int argc, char **argv);
 int vmp_cmd_import(int argc, char **argv);
+int vmp_cmd_recompress(int argc, char **argv);
 
 /* ---- Option parsing ------------------------------------------------------
  * Commands parse with getopt_long().  Call vmp_cli_getopt_begin() first (it

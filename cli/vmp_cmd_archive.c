@@ -269,9 +269,12 @@ static int add_one(
 
     memset(&w, 0, sizeof w);
     fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path,
-                fd < 0 || errno ? strerror(errno) : "not a regular file");
+    if (fd < 0 || fstat(fd, &sb) != 0)
+        msg = strerror(errno);
+    else if (!S_ISREG(sb.st_mode))
+        msg = "not a regular file";
+    if (msg) {
+        fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path, msg);
         if (fd >= 0)
             close(fd);
         c->damaged++;

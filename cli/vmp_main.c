@@ -36,6 +36,8 @@ static const vmp_command commands[] = {
     {"info", "summarize a profile: producer, VM, threads, code, samples, status", vmp_cmd_info},
     {"merge", "merge profiles of different processes and runs into one", vmp_cmd_merge},
     {"pprof", "convert a profile to pprof (gzip'd profile.proto) for go tool pprof", vmp_cmd_pprof},
+    {"recompress", "copy a profile with every chunk compressed again at another zstd level",
+     vmp_cmd_recompress},
     {"record", "run a java command with the HotSpot agent and write a profile", vmp_cmd_record},
     {"report", "VMProfiler-style report: time per method, bytecode range, C function, state",
      vmp_cmd_report},

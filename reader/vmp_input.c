@@ -125,6 +125,7 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     size_t have, cmp;
     uint32_t size;
     unsigned major, minor;
+    int keep;
     vmp_status st;
 
     st = fill(r, hdr);
@@ -161,8 +162,15 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     /* spec R-HDR-4: flags are ignored */
     r->info.format_major = major;
     r->info.format_minor = minor;
+    /* kept as it is for vmp_reader_file_header(), when it fits */
+    keep = (uint64_t)size + VMP_SKIPPABLE_HEADER_SIZE <= sizeof r->file_header;
+    if (keep)
+        memcpy(r->file_header, p, hdr);
     r->data_pos += hdr;
-    st = skip_bytes(r, (uint64_t)size - VMP_FILE_HEADER_SIZE, 0, NULL, NULL);
+    st = skip_bytes(r, (uint64_t)size - VMP_FILE_HEADER_SIZE, 0, NULL,
+                    keep ? r->file_header + hdr : NULL);
+    if (st >= 0 && keep)
+        r->file_header_size = (size_t)size + VMP_SKIPPABLE_HEADER_SIZE;
     if (st < 0)
         return st;
     r->info.bytes_consumed = cur_off(r);
@@ -456,12 +464,13 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
     r->in_chunk = 1;
     r->chunk_index = index;
     r->chunk_offset = frame_off;
+    r->chunk_bytes = cur_off(r) - frame_off;
     r->sample_time = 0; /* spec R-SMP-1: deltas restart in every chunk */
     fold_chunk_samples(r);
     r->chunk_pending = 1;
     r->chunk_samples = r->chunk_first_time = r->chunk_last_time = 0;
     r->chunk_digest = digest_step(r->chunk_digest, frame_off);
-    r->chunk_digest = digest_step(r->chunk_digest, cur_off(r) - frame_off);
+    r->chunk_digest = digest_step(r->chunk_digest, r->chunk_bytes);
     r->chunk_digest = digest_step(r->chunk_digest, out.pos);
     r->chunks_seen++;
     r->info.chunks++;

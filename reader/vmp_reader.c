@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_reader.c - the reader's public API (vmp_reader.h): opening inputs,
- * iterating records chunk by chunk (spec.md §4 R-CHK-3), errors, memory.
+ * iterating records chunk by chunk (spec.md §4 R-CHK-3) or whole chunks,
+ * errors, memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -291,6 +292,38 @@ vmp_status vmp_reader_open_memory(vmp_reader **out,
 
 /* ---- iteration ----------------------------------------------------------- */
 
+/* Decode the record at r->content_pos of the current chunk into *rec and
+ * count it; it becomes the record vmp_reader_record_bytes() gives. */
+static vmp_status decode_next_record(vmp_reader *r, vmp_record *rec)
+{
+    size_t start = r->content_pos;
+    vmp_status st = vmp_rd_decode_record(r, rec);
+
+    if (st < 0)
+        return st;
+    r->rec_start = start;
+    r->rec_size = r->content_pos - start;
+    r->info.records++;
+    if (rec->type == VMP_REC_UNKNOWN)
+        r->info.unknown_records++;
+    if (rec->type == VMP_REC_END)
+        r->info.seen_end = 1;
+    return VMP_OK;
+}
+
+/* Leave the current chunk and decompress the next data chunk (spec.md §4);
+ * VMP_END at a clean end of input. */
+static vmp_status advance_chunk(vmp_reader *r)
+{
+    vmp_status st;
+
+    r->in_chunk = 0;
+    st = vmp_rd_next_chunk(r);
+    if (st == VMP_END)
+        r->at_end = 1;
+    return st;
+}
+
 vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec)
 {
     vmp_status st;
@@ -303,29 +336,62 @@ vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec)
     if (r->at_end)
         return VMP_END;
     for (;;) {
-        if (r->in_chunk && r->content_pos < r->content_size) {
-            size_t start = r->content_pos;
-            st = vmp_rd_decode_record(r, rec);
-            if (st < 0)
-                return st;
-            r->rec_start = start;
-            r->rec_size = r->content_pos - start;
-            r->info.records++;
-            if (rec->type == VMP_REC_UNKNOWN)
-                r->info.unknown_records++;
-            if (rec->type == VMP_REC_END)
-                r->info.seen_end = 1;
-            return VMP_OK;
-        }
-        r->in_chunk = 0;
-        st = vmp_rd_next_chunk(r);
-        if (st == VMP_END) {
-            r->at_end = 1;
-            return VMP_END;
-        }
-        if (st < 0)
+        if (r->in_chunk && r->content_pos < r->content_size)
+            return decode_next_record(r, rec);
+        st = advance_chunk(r);
+        if (st < 0 || st == VMP_END)
             return st;
     }
+}
+
+vmp_status vmp_reader_next_chunk(vmp_reader *r, vmp_reader_chunk *out)
+{
+    vmp_record rec;
+    vmp_status st;
+
+    if (r == NULL || out == NULL)
+        return VMP_ERR_INVALID_ARG;
+    if (r->err != VMP_OK)
+        return r->err;
+    if (r->in_chunk && r->content_pos < r->content_size)
+        return VMP_ERR_INVALID_ARG; /* records of this chunk are still to come */
+    r->rec_size = 0;
+    if (r->at_end)
+        return VMP_END;
+    st = advance_chunk(r);
+    if (st < 0 || st == VMP_END)
+        return st;
+    memset(out, 0, sizeof *out);
+    /* spec R-CHK-2: every record whole, checked as vmp_reader_next() does */
+    while (r->content_pos < r->content_size) {
+        st = decode_next_record(r, &rec);
+        if (st < 0)
+            return st;
+        out->records++;
+        if (rec.type == VMP_REC_END)
+            out->has_end = 1;
+    }
+    r->rec_size = 0; /* no record was delivered */
+    out->index = r->chunk_index;
+    out->offset = r->chunk_offset;
+    out->compressed_size = r->chunk_bytes;
+    out->content = r->content_size > 0 ? r->content : (const uint8_t *)"";
+    out->content_size = r->content_size;
+    out->samples = r->chunk_samples;
+    out->first_time_ns = r->chunk_first_time;
+    out->last_time_ns = r->chunk_last_time;
+    return VMP_OK;
+}
+
+vmp_status vmp_reader_file_header(const vmp_reader *r, const uint8_t **data, size_t *size)
+{
+    if (r == NULL || data == NULL || size == NULL || r->info.format_major == 0)
+        return VMP_ERR_INVALID_ARG;
+    if (r->file_header_size == 0)
+        return VMP_ERR_LIMIT;
+    *data = r->file_header;
+    *size = r->file_header_size;
+    return VMP_OK;
 }
 
 void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out)

@@ -90,6 +90,59 @@ VMP_API vmp_status vmp_reader_open_memory(vmp_reader **out,
  *         where.  After an error, further calls return the same error. */
 VMP_API vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec);
 
+/** A data chunk (spec.md §4) as vmp_reader_next_chunk() delivers it. */
+typedef struct vmp_reader_chunk {
+    uint64_t index;           /* 0 for the file's first data chunk */
+    uint64_t offset;          /* file offset of its zstd frame */
+    uint64_t compressed_size; /* bytes of that frame */
+    const uint8_t *content;   /* its decompressed, verified content (a CBOR
+                                 sequence of whole records); borrowed */
+    size_t content_size;      /* bytes of content; 0 for an empty chunk */
+    uint64_t records;         /* records in it, END and unknown types included */
+    uint64_t samples;         /* SAMPLE and FAILED_SAMPLE records in it */
+    uint64_t first_time_ns;   /* time of its first sample in file order; 0 without */
+    uint64_t last_time_ns;    /* time of its last sample in file order; 0 without */
+    int has_end;              /* it holds the END record */
+} vmp_reader_chunk;
+
+/** Read the next data chunk whole, for tools that work chunk by chunk and
+ *  pass the content on unchanged (`vmp recompress`).  The frame is
+ *  decompressed and verified as for vmp_reader_next() (content size and
+ *  checksum present and checked, R-CHK-1; the limits of spec.md §8), then
+ *  every record of the chunk is decoded and checked as vmp_reader_next()
+ *  does (a content that ends inside a record is an error, R-CHK-2) but not
+ *  delivered; vmp_reader_get_info() counts them.  Skippable frames before
+ *  it are skipped and a seek table is checked (vmp_reader_warning()) as by
+ *  vmp_reader_next().  An empty chunk is delivered too.
+ *  Call it at a chunk boundary: before any vmp_reader_next(), or once that
+ *  has returned the last record of a chunk.
+ * @param[out] out  receives the chunk; its `content` is borrowed from the
+ *                  reader, valid until the next vmp_reader_next(),
+ *                  vmp_reader_next_chunk() or vmp_reader_close().
+ * @return VMP_OK (a chunk), VMP_END (clean end of input, as for
+ *         vmp_reader_next()), VMP_ERR_INVALID_ARG when vmp_reader_next() has
+ *         delivered some but not all records of the current chunk (nothing
+ *         is read), or a negative error: vmp_reader_errmsg() names the file
+ *         and the offset of the damaged chunk.  After an error, further
+ *         calls return the same error.  Added in 0.5. */
+VMP_API vmp_status vmp_reader_next_chunk(vmp_reader *r, vmp_reader_chunk *out);
+
+/** Longest file header frame vmp_reader_file_header() gives, in bytes. */
+#define VMP_READER_FILE_HEADER_MAX 1024
+
+/** The file header frame (spec.md §3) as the file holds it: the skippable
+ *  frame's 8-byte header and its content (16 bytes in formats 1.0 to 1.2; a
+ *  later minor may add fields after them, R-HDR-2), for tools that copy a
+ *  file frame by frame.  Kept at open in a fixed buffer of the reader.
+ * @param[out] data  receives the bytes, borrowed from the reader; valid
+ *                   until vmp_reader_close().
+ * @param[out] size  receives their number.
+ * @return VMP_OK; VMP_ERR_LIMIT when the frame is longer than
+ *         VMP_READER_FILE_HEADER_MAX (its content was skipped, not kept);
+ *         VMP_ERR_INVALID_ARG when the file header was not read (the open
+ *         failed) or an argument is NULL.  Added in 0.5. */
+VMP_API vmp_status vmp_reader_file_header(const vmp_reader *r, const uint8_t **data, size_t *size);
+
 /** What the reader has learnt so far. */
 typedef struct vmp_reader_info {
     unsigned format_major, format_minor;

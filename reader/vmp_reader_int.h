@@ -79,6 +79,7 @@ struct vmp_reader {
     int in_chunk;           /* records of a chunk are being delivered */
     uint64_t chunk_index;   /* index of the current chunk (valid when in_chunk) */
     uint64_t chunk_offset;  /* file offset of the current chunk's frame */
+    uint64_t chunk_bytes;   /* bytes of the current chunk's frame */
     uint64_t sample_time;   /* running sum of time deltas in this chunk */
     uint64_t chunks_seen;   /* data frames decoded so far */
     uint64_t chunk_digest;  /* of (offset, size, content size, samples, times) of every
@@ -87,6 +88,11 @@ struct vmp_reader {
     uint64_t chunk_first_time, chunk_last_time; /* their first and last times */
     int chunk_pending; /* the current chunk is not folded into chunk_digest yet */
     char warning[512]; /* vmp_reader_warning(): "" when none */
+
+    /* the file header frame as the file holds it (vmp_reader_file_header()):
+     * file_header_size bytes; 0 when the frame is longer than the buffer */
+    uint8_t file_header[VMP_READER_FILE_HEADER_MAX];
+    size_t file_header_size;
 
     /* per-record decoding */
     vmp_rd_block *arena;

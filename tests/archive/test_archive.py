@@ -80,10 +80,15 @@ with open("corrupt.vmp", "wb") as f:
 
 # ---- add ----------------------------------------------------------------------------
 t0 = time.monotonic()
-rc, out, err = run("archive", "add", "a.db", *files, "truncated.vmp", "corrupt.vmp")
+os.makedirs("adir")
+rc, out, err = run("archive", "add", "a.db", *files, "truncated.vmp", "corrupt.vmp", "adir",
+                   "missing.vmp")
 secs = time.monotonic() - t0
-check(rc == 1, "add with two damaged files exits 1 (%d)" % rc)
-check("200 added, 0 already indexed, 2 damaged" in err, "add counts: %s" % err.strip().splitlines()[-1])
+check(rc == 1, "add with damaged files exits 1 (%d)" % rc)
+check("200 added, 0 already indexed, 4 damaged" in err, "add counts: %s" % err.strip().splitlines()[-1])
+check("adir: not a regular file (skipped)" in err and
+      "missing.vmp: No such file or directory (skipped)" in err,
+      "a directory and a missing file are named and skipped")
 trunc_line = [l for l in err.splitlines() if "truncated.vmp" in l]
 check(len(trunc_line) == 1 and re.search(r"truncated\.vmp: offset \d+", trunc_line[0]) and
       "skipped" in trunc_line[0], "the truncated file is named with its offset: %s" % trunc_line)
