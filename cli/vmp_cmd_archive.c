@@ -39,7 +39,7 @@ static const char archive_usage[] =
     "      content (SHA-256) is indexed already, report a damaged or truncated\n"
     "      file and skip it (exit status 1 at the end), add each run in one\n"
     "      transaction (an interrupted add leaves every run whole or absent).\n"
-    "      Creates ARCHIVE.db when missing.  A progress line on stderr when it\n"
+    "      Creates ARCHIVE.db when missing.  A progress bar on stderr when it\n"
     "      is a terminal.\n"
     "        --ranges   also store each bytecode range (\"name A->B\")\n"
     "ls    list the runs in time order (the header's start time, then the\n"
@@ -166,6 +166,28 @@ static int open_archive(vmp_archive **a, const char *cmd, const char *path, int 
 
 /* ---- add ------------------------------------------------------------------------------ */
 
+/* A progress bar on stderr ("[#####.....] 37/200 files"), when it is a
+ * terminal; erased before any other message and at the end. */
+static int progress_drawn;
+
+static void progress_draw(const char *cmd, int done, int total)
+{
+    char bar[31];
+    int i, full = total ? 30 * done / total : 30;
+    for (i = 0; i < 30; i++)
+        bar[i] = i < full ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r\033[Kvmp %s: [%s] %d/%d files", cmd, bar, done, total);
+    progress_drawn = 1;
+}
+
+static void progress_erase(void)
+{
+    if (progress_drawn)
+        fputs("\r\033[K", stderr);
+    progress_drawn = 0;
+}
+
 typedef struct add_counts {
     size_t added, known, damaged;
 } add_counts;
@@ -274,6 +296,7 @@ static int add_one(
     else if (!S_ISREG(sb.st_mode))
         msg = "not a regular file";
     if (msg) {
+        progress_erase();
         fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path, msg);
         if (fd >= 0)
             close(fd);
@@ -284,6 +307,7 @@ static int add_one(
         data = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (data == MAP_FAILED) {
+        progress_erase();
         fprintf(stderr, "vmp %s: %s: %s (skipped)\n", cmd, path,
                 sb.st_size ? strerror(errno) : "offset 0: empty file");
         c->damaged++;
@@ -292,6 +316,7 @@ static int add_one(
     hex_sha256(data, (size_t)sb.st_size, sha);
     known = vmp_archive_find(a, sha, &run_id, err);
     if (known < 0) {
+        progress_erase();
         rc = vmp_cli_fail(cmd, "%s", err);
         goto out;
     }
@@ -305,6 +330,7 @@ static int add_one(
     if (st == VMP_OK)
         st = vmp_run_weights_read(&w, wr, fo);
     if (st == VMP_ERR_NOMEM) {
+        progress_erase();
         rc = vmp_cli_fail(cmd, "%s: out of memory", path);
         goto out;
     }
@@ -314,6 +340,7 @@ static int add_one(
     }
     st = read_executing(data, (size_t)sb.st_size, path, &prof, &ex, &msg);
     if (st == -2) {
+        progress_erase();
         rc = vmp_cli_fail(cmd, "%s: out of memory", path);
         goto out;
     }
@@ -327,12 +354,15 @@ static int add_one(
     run.format_minor = info.format_minor;
     run.complete = info.seen_end;
     run.ranges = (fo->flags & VMP_FLAME_RANGES) != 0;
-    if (vmp_archive_add(a, &run, &w, &ex, &run_id, err) != 0)
+    if (vmp_archive_add(a, &run, &w, &ex, &run_id, err) != 0) {
+        progress_erase();
         rc = vmp_cli_fail(cmd, "%s", err);
-    else
+    } else {
         c->added++;
+    }
     goto out;
 damaged:
+    progress_erase();
     fprintf(stderr, "vmp %s: %s (skipped)\n", cmd, msg);
     c->damaged++;
 out:
@@ -378,11 +408,10 @@ static int cmd_add(int argc, char **argv)
     progress = isatty(STDERR_FILENO) && !getenv("CI");
     for (i = 0; rc == VMP_EXIT_OK && i < n_files; i++) {
         if (progress)
-            fprintf(stderr, "\rvmp %s: %d/%d files", cmd, i, n_files);
+            progress_draw(cmd, i, n_files);
         rc = add_one(a, cmd, argv[optind + 1 + i], &fo, &counts);
     }
-    if (progress)
-        fprintf(stderr, "\r\033[K");
+    progress_erase();
     vmp_archive_close(a);
     fprintf(stderr, "vmp %s: %zu added, %zu already indexed, %zu damaged (skipped)\n", cmd,
             counts.added, counts.known, counts.damaged);
