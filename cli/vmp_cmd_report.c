@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,12 +218,26 @@ static size_t frames_begin(const report *r, uint32_t fn)
     return lo;
 }
 
-static size_t shown(const rep_opts *o, const entry *e, size_t n, uint64_t section_total)
+/* How many of the `n` rows, ranked by weight, --top and --min-percent (of
+ * `total`) keep.  Each row is `stride` bytes with its uint64_t weight at
+ * `w_off`: the function entries, the JIT units and the blame matrix rows. */
+static size_t rows_shown(
+    const rep_opts *o, const void *rows, size_t n, size_t stride, size_t w_off, uint64_t total)
 {
     size_t k = 0;
-    while (k < n && (o->top == 0 || k < o->top) && pct(e[k].w, section_total) >= o->min_percent)
+    while (k < n && (o->top == 0 || k < o->top)) {
+        uint64_t w;
+        memcpy(&w, (const char *)rows + k * stride + w_off, sizeof w);
+        if (pct(w, total) < o->min_percent)
+            break;
         k++;
+    }
     return k;
+}
+
+static size_t shown(const rep_opts *o, const entry *e, size_t n, uint64_t section_total)
+{
+    return rows_shown(o, e, n, sizeof *e, offsetof(entry, w), section_total);
 }
 
 /* " line L" or " lines L-M" of a frame's range into buf, or "" */
@@ -776,15 +791,6 @@ static unit *units_table(const report *r, size_t *n_out, uint64_t *total, int *n
     return u;
 }
 
-/* Units shown under --top and --min-percent (of their section). */
-static size_t units_shown(const rep_opts *o, const unit *u, size_t n, uint64_t total)
-{
-    size_t k = 0;
-    while (k < n && (o->top == 0 || k < o->top) && pct(u[k].w, total) >= o->min_percent)
-        k++;
-    return k;
-}
-
 /* Generated code by JIT unit, when units have names of their own (a tracing
  * JIT's traces, where the function table merges every trace of a
  * function). */
@@ -802,7 +808,7 @@ static void text_units(FILE *f, const report *r, const rep_opts *o)
             total, pct(total, r->t->samples));
     fprintf(f, "  %8s %8s %10s %8s  %s\n", "%", "% total", "samples", "cumul.",
             "JIT unit [kind] (function)");
-    k = units_shown(o, u, n, total);
+    k = rows_shown(o, u, n, sizeof *u, offsetof(unit, w), total);
     for (i = 0; i < n; i++) {
         const vmp_afunction *fn = u[i].fn ? fn_of(r, u[i].fn) : NULL;
         if (i >= k) {
@@ -831,7 +837,7 @@ static void json_units(FILE *f, const report *r, const rep_opts *o)
     unit *u = units_table(r, &n, &total, &named);
     if (!u)
         return;
-    k = units_shown(o, u, n, total);
+    k = rows_shown(o, u, n, sizeof *u, offsetof(unit, w), total);
     fprintf(f, ",\"jit_units\":{\"samples\":%" PRIu64 ",\"units\":[", total);
     for (i = 0; i < k; i++) {
         const vmp_afunction *fn = u[i].fn ? fn_of(r, u[i].fn) : NULL;
@@ -1127,16 +1133,6 @@ static const char *brow_kind(const report *r, const brow *row)
     return row->fn ? fn_of(r, row->fn)->kind : "";
 }
 
-/* Rows shown under --top and --min-percent (of the matrix total). */
-static size_t brows_shown(const rep_opts *o, const bmatrix *m)
-{
-    size_t k = 0;
-    while (k < m->n_rows && (o->top == 0 || k < o->top) &&
-           pct(m->rows[k].total, m->total) >= o->min_percent)
-        k++;
-    return k;
-}
-
 static void text_blame(FILE *f, const report *r, const rep_opts *o)
 {
     bmatrix m;
@@ -1157,7 +1153,7 @@ static void text_blame(FILE *f, const report *r, const rep_opts *o)
         if (m.col[s])
             fprintf(f, " %12.12s", vmp_analysis_state_name(r->a, (uint32_t)s));
     fprintf(f, "  JIT unit\n");
-    k = brows_shown(o, &m);
+    k = rows_shown(o, m.rows, m.n_rows, sizeof *m.rows, offsetof(brow, total), m.total);
     rest = m.cells + m.n_rows * m.n_states; /* the spare row */
     for (i = 0; i < m.n_rows; i++) {
         const brow *row = &m.rows[i];
@@ -1212,7 +1208,7 @@ static void json_blame(FILE *f, const report *r, const rep_opts *o)
     for (s = 0; s < m.n_states; s++)
         fprintf(f, "%s%" PRIu64, s ? "," : "", m.col[s]);
     fprintf(f, "],\"units\":[");
-    k = brows_shown(o, &m);
+    k = rows_shown(o, m.rows, m.n_rows, sizeof *m.rows, offsetof(brow, total), m.total);
     for (i = 0; i < k; i++) {
         const brow *row = &m.rows[i];
         fprintf(f, "%s{\"name\":", i ? "," : "");
