@@ -182,20 +182,27 @@ void vmp_archive_close(vmp_archive *a)
     free(a);
 }
 
-int vmp_archive_find(vmp_archive *a, const char *sha256, int64_t *run_id, char *err)
+/* The id the query `sql` (one text parameter, an id in its first column)
+ * finds for `key`; 1 found, 0 not, -1 error. */
+static int lookup_id(vmp_archive *a, const char *sql, const char *key, int64_t *id, char *err)
 {
     sqlite3_stmt *st;
     int rc;
-    if (prepare(a, &st, "SELECT run_id FROM runs WHERE sha256 = ?", err))
+    if (prepare(a, &st, sql, err))
         return -1;
-    sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        *run_id = sqlite3_column_int64(st, 0);
+        *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return db_fail(a, err, "database error");
     return rc == SQLITE_ROW;
+}
+
+int vmp_archive_find(vmp_archive *a, const char *sha256, int64_t *run_id, char *err)
+{
+    return lookup_id(a, "SELECT run_id FROM runs WHERE sha256 = ?", sha256, run_id, err);
 }
 
 static void bind_str(sqlite3_stmt *st, int i, const vmp_str *s)
@@ -365,18 +372,8 @@ void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows)
  * name); 1 found, 0 not, -1 error. */
 static int function_id(vmp_archive *a, const char *name, int64_t *id, char *err)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if (prepare(a, &st, "SELECT function_id FROM functions WHERE name = ? ORDER BY is_range", err))
-        return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return db_fail(a, err, "database error");
-    return rc == SQLITE_ROW;
+    return lookup_id(a, "SELECT function_id FROM functions WHERE name = ? ORDER BY is_range", name,
+                     id, err);
 }
 
 int vmp_archive_select(vmp_archive *a,

@@ -202,26 +202,6 @@ static void hex_sha256(const void *data, size_t size, char hex[65])
     hex[64] = '\0';
 }
 
-/* The HEADER record and format version of the profile in memory; 0 or -1
- * (the reader's message in `msg`). */
-static int read_header(const void *data,
-                       size_t size,
-                       const char *path,
-                       vmp_reader **r,
-                       vmp_record *hdr,
-                       const char **msg)
-{
-    vmp_status st = vmp_reader_open_memory(r, data, size, path, NULL);
-    if (st == VMP_OK)
-        st = vmp_reader_next(*r, hdr);
-    if (st == VMP_OK && hdr->type == VMP_REC_HEADER)
-        return 0;
-    *msg = st == VMP_OK ? "the first record is not a HEADER"
-           : *r         ? vmp_reader_errmsg(*r)
-                        : "out of memory";
-    return -1;
-}
-
 /* What `vmp report` counts per function: the weight of the samples whose pc
  * was executing in it (failed samples too), read from the profile in memory
  * into `ex` (names borrowed from `*p`, which the caller frees).  0, or -1
@@ -274,9 +254,9 @@ static int read_executing(const void *data,
 static int add_one(
     vmp_archive *a, const char *cmd, const char *path, const vmp_flame_options *fo, add_counts *c)
 {
-    char err[VMP_ARCHIVE_ERR_SIZE], sha[65];
-    vmp_reader *hr = NULL, *wr = NULL;
-    vmp_record hdr;
+    char err[VMP_ARCHIVE_ERR_SIZE], sha[65], why[VMP_ARCHIVE_ERR_SIZE];
+    vmp_reader *wr = NULL;
+    const vmp_rec_header *hdr;
     vmp_run_weights w;
     vmp_reader_info info;
     vmp_archive_run run;
@@ -324,8 +304,6 @@ static int add_one(
         c->known++;
         goto out;
     }
-    if (read_header(data, (size_t)sb.st_size, path, &hr, &hdr, &msg) != 0)
-        goto damaged;
     st = vmp_reader_open_memory(&wr, data, (size_t)sb.st_size, path, NULL);
     if (st == VMP_OK)
         st = vmp_run_weights_read(&w, wr, fo);
@@ -346,11 +324,18 @@ static int add_one(
     }
     if (st < 0)
         goto damaged;
+    /* the header as the profile's analysis read it */
+    hdr = vmp_analysis_header(vmp_profile_analysis(prof));
+    if (!hdr) {
+        snprintf(why, sizeof why, "%s: offset 0: no HEADER record", path);
+        msg = why;
+        goto damaged;
+    }
     vmp_reader_get_info(wr, &info);
     run.path = path;
     run.sha256 = sha;
     run.file_bytes = (uint64_t)sb.st_size;
-    run.hdr = &hdr.u.header;
+    run.hdr = hdr;
     run.format_minor = info.format_minor;
     run.complete = info.seen_end;
     run.ranges = (fo->flags & VMP_FLAME_RANGES) != 0;
@@ -370,7 +355,6 @@ out:
     vmp_profile_free(prof);
     vmp_run_weights_free(&w);
     vmp_reader_close(wr);
-    vmp_reader_close(hr);
     munmap(data, (size_t)sb.st_size);
     return rc;
 }
