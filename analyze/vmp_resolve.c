@@ -18,7 +18,11 @@
  *
  * A sample names its innermost stack node.  (node, generation) pairs are
  * resolved once into an interned tree of resolved frames and cached, so a
- * repeated stack costs one hash lookup.
+ * repeated stack costs one hash lookup.  A record that changes what a
+ * resolved address or function shows (code added where an address was
+ * resolved, a module, symbols, a CODE_MAP of code found, the FUNCTION of a
+ * function shown as function#ID, a code change at a resolved generation)
+ * makes them forgotten: a sample resolves with the records before it.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -33,6 +37,8 @@
 #define GEN_OPEN     UINT64_MAX
 #define N_OLD_CACHES 4
 #define LEAF_BIT     (1ull << 63)
+#define TOUCH_BITS   16384u /* blocks of resolved addresses remembered (a hash) */
+#define TOUCH_SHIFT  8      /* of 256 bytes: about one small compiled method */
 
 typedef struct code_obj {
     uint64_t id, zone, function, size, generation;
@@ -44,7 +50,8 @@ typedef struct code_obj {
     uint32_t afunc; /* 0 until resolved once with its function known */
     uint32_t place; /* number of the current placement, in record order */
     int alive;
-    int mapped; /* a CODE_MAP was taken, empty or not: the first holds (R-CODE-3) */
+    int mapped;         /* a CODE_MAP was taken, empty or not: the first holds (R-CODE-3) */
+    uint32_t hit_epoch; /* the epoch a lookup last found it in (span_at()) */
     /* The inlining records, each at inl[inl_at[i]] as offset, depth, then
      * depth (function, bcpc) pairs innermost first.  Kept always: a symbolic
      * innermost frame is matched against them; machine frames are expanded
@@ -181,6 +188,7 @@ struct vmp_analysis {
     fdef *fns;
     size_t n_fns, cap_fns;
     vmp_hmap fn_by_id;
+    vmp_hmap fn_shown_unnamed; /* (function id, 0) -> 1: shown as function#ID */
 
     sym *syms;
     size_t n_syms, cap_syms;
@@ -230,6 +238,10 @@ struct vmp_analysis {
     vmp_hmap scache;
     uint64_t max_sample_gen;
     int any_sample;
+    /* the blocks (a hash of addr >> TOUCH_SHIFT) of every address resolved
+     * since the resolved stacks were last forgotten: a record that changes
+     * the resolution of addresses on none of them leaves the stacks */
+    uint64_t touched[TOUCH_BITS / 64];
 
     uint32_t *chain; /* scratch for stack resolution */
     size_t cap_chain;
@@ -447,6 +459,7 @@ void vmp_analysis_free(vmp_analysis *a)
         free(a->fns[i].runs);
     free(a->fns);
     vmp_hmap__free(&a->fn_by_id);
+    vmp_hmap__free(&a->fn_shown_unnamed);
     free(a->syms);
     free(a->sym_mods);
     vmp_hmap__free(&a->sym_mod_by_id);
@@ -866,6 +879,51 @@ static int take_lines(vmp_analysis *a, fdef *d, const uint64_t *lines, size_t n)
     return 0;
 }
 
+/* Forget every resolved stack (the node memos and the (node, generation)
+ * hash): a record just read changes what a sample resolves to from here on
+ * (spec R-RES-1: a sample resolves with the records before it, so a stack
+ * resolved before the record must not answer for a sample after it). */
+static void forget_resolved(vmp_analysis *a)
+{
+    if (!a->any_sample)
+        return;
+    if (a->scache.n)
+        vmp_hmap__clear(&a->scache);
+    a->epoch++;
+    memset(a->touched, 0, sizeof a->touched);
+}
+
+static uint64_t touch_bit(uint64_t page)
+{
+    return page & (TOUCH_BITS - 1);
+}
+
+/* Note that address `addr` was resolved. */
+static void touch(vmp_analysis *a, uint64_t addr)
+{
+    uint64_t b = touch_bit(addr >> TOUCH_SHIFT);
+    a->touched[b / 64] |= (uint64_t)1 << (b % 64);
+}
+
+/* Forget the resolved stacks if an address in [start, end) may have been
+ * resolved since they were last forgotten: a record changes the resolution
+ * of those addresses only. */
+static void forget_resolved_in(vmp_analysis *a, uint64_t start, uint64_t end)
+{
+    uint64_t p, first = start >> TOUCH_SHIFT, last = (end - 1) >> TOUCH_SHIFT;
+    if (!a->any_sample || end <= start)
+        return;
+    if (last - first >= TOUCH_BITS - 1)
+        last = first + TOUCH_BITS - 1; /* every bit */
+    for (p = first; p <= last; p++) {
+        uint64_t b = touch_bit(p);
+        if (a->touched[b / 64] & ((uint64_t)1 << (b % 64))) {
+            forget_resolved(a);
+            return;
+        }
+    }
+}
+
 static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
 {
     uint32_t idx = vmp_hmap__get(&a->fn_by_id, f->id, 0);
@@ -873,6 +931,8 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
     fdef *d;
     if (idx)
         return VMP_OK; /* spec R-ID-5: the first definition wins entirely */
+    if (vmp_hmap__get(&a->fn_shown_unnamed, f->id, 0))
+        forget_resolved(a); /* spec R-ID-2: named from here on */
     sid = function_name_sid(a, f);
     if (!sid)
         return VMP_ERR_NOMEM;
@@ -968,10 +1028,8 @@ static void note_change(vmp_analysis *a, uint64_t gen)
     invalidate_old(a, gen);
     /* Samples at >= gen already resolved saw the code without this change;
      * by R-GEN-3 the change applies to them, so forget them. */
-    if (a->any_sample && gen <= a->max_sample_gen) {
-        vmp_hmap__clear(&a->scache);
-        a->epoch++;
-    }
+    if (gen <= a->max_sample_gen)
+        forget_resolved(a);
     if (gen > a->cur_gen)
         a->cur_gen = gen;
     a->stats.generation = a->cur_gen;
@@ -1124,6 +1182,7 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
         return VMP_ERR_NOMEM;
     o = &a->codes[a->n_codes];
     memset(o, 0, sizeof *o);
+    o->hit_epoch = a->epoch - 1; /* not found by a lookup yet */
     o->id = c->id;
     o->zone = c->zone;
     o->function = c->function;
@@ -1155,6 +1214,10 @@ static vmp_status take_code(vmp_analysis *a, const vmp_rec_code_object *c)
         return VMP_ERR_NOMEM;
     if (c->generation < a->cur_gen)
         invalidate_old(a, c->generation);
+    /* a stack resolved at a generation the code exists in may have a pc in
+     * it (HotSpot runs an nmethod before its load event is posted) */
+    if (c->generation <= a->max_sample_gen)
+        forget_resolved_in(a, c->start, end_at(a, idx, c->start));
     return VMP_OK;
 }
 
@@ -1165,8 +1228,9 @@ static code_obj *find_code(vmp_analysis *a, uint64_t id)
 }
 
 /* CODE_MAP (spec R-CODE-3): the maps of a code object that has none, from
- * here on.  Samples resolved before it keep what they showed; the caches
- * of resolved stacks are dropped so that later samples see the map. */
+ * here on.  Samples resolved before it keep what they showed; the resolved
+ * stacks are forgotten (when a lookup found the code since they were last)
+ * so that later samples see the map. */
 static vmp_status take_code_map(vmp_analysis *a, const vmp_rec_code_map *m)
 {
     code_obj *o = find_code(a, m->id);
@@ -1177,10 +1241,8 @@ static vmp_status take_code_map(vmp_analysis *a, const vmp_rec_code_map *m)
         return VMP_OK; /* an empty map changes no resolution */
     if (take_maps(a, o, m->pc_map, m->pc_map_len, m->inlines, m->n_inlines) != VMP_OK)
         return VMP_ERR_NOMEM;
-    if (a->any_sample) {
-        vmp_hmap__clear(&a->scache);
-        a->epoch++;
-    }
+    if (o->hit_epoch == a->epoch) /* a resolved stack may hold it */
+        forget_resolved(a);
     return VMP_OK;
 }
 
@@ -1394,6 +1456,7 @@ static vmp_status take_module(vmp_analysis *a, const vmp_rec_module *m)
         if (!sid || vmp_hmap__put(&a->module_names, m->id, 0, sid))
             return VMP_ERR_NOMEM;
     }
+    forget_resolved_in(a, m->start, m->end); /* pcs resolved as unknown */
     return VMP_OK;
 }
 
@@ -1452,6 +1515,20 @@ static vmp_status take_symbols(vmp_analysis *a, const vmp_rec_module_symbols *ms
     a->syms_sorted = 0;
     a->stats.symbols = a->n_syms;
     a->stats.memory_bytes += ms->n_symbols * sizeof(sym);
+    /* a symbol changes the resolution of what it covers, and a size-0 one
+     * may end another size-0 symbol sooner: from its address up to its
+     * module's end (spec R-RES-6) */
+    {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (i = a->n_syms - ms->n_symbols; i < a->n_syms; i++) {
+            const sym *y = &a->syms[i];
+            uint64_t end =
+                y->mod & SYM_SIZE0 ? (m && m->end > y->addr ? m->end : UINT64_MAX) : y->end;
+            lo = y->addr < lo ? y->addr : lo;
+            hi = end > hi ? end : hi;
+        }
+        forget_resolved_in(a, lo, hi);
+    }
     return VMP_OK;
 }
 
@@ -1551,6 +1628,18 @@ static const sym *find_sym(const vmp_analysis *a, uint64_t addr)
 
 /* ---- resolution ---------------------------------------------------------------------- */
 
+/* The name "function#ID" of a function shown before (or without) its
+ * FUNCTION record (spec R-RES-9); its FUNCTION record, when it comes, drops
+ * the stacks resolved with this name (take_function()).  0 on no memory. */
+static uint32_t unnamed_function_sid(vmp_analysis *a, uint64_t function)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "function#%" PRIu64, function);
+    if (vmp_hmap__put(&a->fn_shown_unnamed, function, 0, 1))
+        return 0;
+    return intern(a, buf);
+}
+
 static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
 {
     const fdef *f;
@@ -1564,8 +1653,7 @@ static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
         name_sid = f->name_sid;
         count_member(a, &a->fns[f - a->fns]);
     } else if (o->function) {
-        snprintf(buf, sizeof buf, "function#%" PRIu64, o->function);
-        name_sid = intern(a, buf);
+        name_sid = unnamed_function_sid(a, o->function);
     } else if (o->name_sid) {
         name_sid = o->name_sid;
     } else {
@@ -1640,13 +1728,17 @@ static const span *span_at(vmp_analysis *a, uint64_t addr, uint64_t gen, int *fa
     if (!s || n == 0 || n == SIZE_MAX)
         return NULL;
     i = span_lower(s, n, addr);
-    return i > 0 && addr < s[i - 1].end ? &s[i - 1] : NULL;
+    if (i == 0 || addr >= s[i - 1].end)
+        return NULL;
+    a->codes[s[i - 1].obj].hit_epoch = a->epoch;
+    return &s[i - 1];
 }
 
 static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
 {
     int failed;
     const span *sp = span_at(a, addr, gen, &failed);
+    touch(a, addr);
     a->hit_obj = 0;
     if (failed)
         return 0;
@@ -1767,10 +1859,7 @@ static uint32_t function_afunc(vmp_analysis *a, uint64_t function, int slot)
         count_member(a, d);
         return *memo;
     } else {
-        char buf[64];
-        uint32_t sid;
-        snprintf(buf, sizeof buf, "function#%" PRIu64, function);
-        sid = intern(a, buf);
+        uint32_t sid = unnamed_function_sid(a, function);
         return sid ? intern_func(a, sid, kinds[slot], cls, code_kind, function, 0, 0) : 0;
     }
 }

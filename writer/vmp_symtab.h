@@ -40,6 +40,7 @@ typedef struct vmp_symtab {
     struct vmp_symtab *next; /* the writer's list, newest first */
     uint64_t module_id, start, end;
     uint64_t stamp; /* its MODULE record precedes the samples from here */
+    int nodes_done; /* the symbols of the nodes written before it written */
     vmp_symtab_sym *syms;
     size_t n;
     char *names;

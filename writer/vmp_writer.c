@@ -143,6 +143,32 @@ static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
         vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
 }
 
+/* lazy_symbols: the MODULE_SYMBOLS record of module `t` with the `n`
+ * symbols gathered in sym_items, into the open chunk; sym_items emptied. */
+static void emit_symbols_record(vmp_writer *w, const vmp_symtab *t, size_t n)
+{
+    if (n > 0 && !w->sym_items.failed) {
+        vmp_rec r;
+        w->fn_copy.len = 0;
+        vmp_rec__begin(&r, &w->fn_copy, VMP_REC_MODULE_SYMBOLS);
+        vmp_rec__uint(&r, VMP_SYMS_MODULE, t->module_id);
+        vmp_rec__key(&r, VMP_SYMS_LIST);
+        vmp_enc__array(&w->fn_copy, 3 * n);
+        vmp_buf__append(&w->fn_copy, w->sym_items.data, w->sym_items.len);
+        vmp_rec__end(&r);
+        if (!w->fn_copy.failed)
+            vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
+    }
+    /* out of memory: the pcs show as <module>+0x... */
+    w->sym_items.len = 0;
+    w->sym_items.failed = w->fn_copy.failed = 0;
+}
+
+static int symtab_covers(const vmp_symtab *t, uint64_t pc)
+{
+    return !t->end || (pc >= t->start && pc < t->end);
+}
+
 /* lazy_symbols: a MODULE_SYMBOLS record of the symbols `pc` needs that are
  * not written yet (vmp_symtab.h), into the open chunk, for the sample being
  * drained (ring position `pos`: only modules whose MODULE record precedes
@@ -150,27 +176,45 @@ static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
 static void emit_needed_symbols(vmp_writer *w, uint64_t pc, uint64_t pos)
 {
     for (vmp_symtab *t = w->drain_symtabs; t; t = t->next) {
-        if (t->stamp > pos || (t->end && (pc < t->start || pc >= t->end)))
+        if (t->stamp > pos || !symtab_covers(t, pc))
             continue;
         w->sym_items.len = 0;
-        size_t n = vmp_symtab__need(t, pc, &w->sym_items);
-        if (n > 0 && !w->sym_items.failed) {
-            vmp_rec r;
-            w->fn_copy.len = 0;
-            vmp_rec__begin(&r, &w->fn_copy, VMP_REC_MODULE_SYMBOLS);
-            vmp_rec__uint(&r, VMP_SYMS_MODULE, t->module_id);
-            vmp_rec__key(&r, VMP_SYMS_LIST);
-            vmp_enc__array(&w->fn_copy, 3 * n);
-            vmp_buf__append(&w->fn_copy, w->sym_items.data, w->sym_items.len);
-            vmp_rec__end(&r);
-            if (!w->fn_copy.failed)
-                vmp_chunk__add(w, w->fn_copy.data, w->fn_copy.len);
-        }
-        /* out of memory: the pc shows as <module>+0x... */
-        w->sym_items.failed = w->fn_copy.failed = 0;
+        emit_symbols_record(w, t, vmp_symtab__need(t, pc, &w->sym_items));
         if (t->end)
             return;
     }
+}
+
+/* lazy_symbols: the modules whose MODULE record precedes the sample at ring
+ * position `pos` and that came after stack nodes were written: those nodes
+ * are not written again, so the symbols their pcs need in these modules (as
+ * pcs and as return addresses) are written now, before the sample, for the
+ * samples that name them from here on (spec R-RES-1). */
+static void emit_symbols_of_written_nodes(vmp_writer *w, uint64_t pos)
+{
+    int pending = 0;
+    for (vmp_symtab *t = w->drain_symtabs; t; t = t->next) {
+        if (t->nodes_done)
+            continue;
+        if (t->stamp > pos) {
+            pending = 1;
+            continue;
+        }
+        t->nodes_done = 1;
+        size_t n = 0;
+        w->sym_items.len = 0;
+        for (size_t i = 0; i < w->intern.cap; i++) {
+            const vmp_intern_entry *e = &w->intern.tab[i];
+            if (!e->id || e->kind != VMP_FRAME_PC)
+                continue;
+            if (symtab_covers(t, e->value))
+                n += vmp_symtab__need(t, e->value, &w->sym_items);
+            if (e->value > 0 && symtab_covers(t, e->value - 1))
+                n += vmp_symtab__need(t, e->value - 1, &w->sym_items);
+        }
+        emit_symbols_record(w, t, n);
+    }
+    w->symtabs_pending = pending;
 }
 
 /* lazy_code_maps, under meta_mu: append to fn_copy the FUNCTION records and
@@ -282,6 +326,8 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
         atomic_fetch_add(&w->dropped_write, 1);
         return;
     }
+    if (w->symtabs_pending)
+        emit_symbols_of_written_nodes(w, w->ring.tail);
     if (w->lazy_symbols && e->pc)
         emit_needed_symbols(w, e->pc, w->ring.tail);
     if (w->lazy_code_maps)
@@ -367,7 +413,9 @@ static void drain(vmp_writer *w, int wait)
     vmp_buf tmp = w->queue;
     w->queue = w->work;
     w->work = tmp;
-    w->drain_symtabs = w->symtabs; /* the tables of the modules just taken */
+    if (w->drain_symtabs != w->symtabs) /* the tables of the modules just taken */
+        w->symtabs_pending = 1;
+    w->drain_symtabs = w->symtabs;
     pthread_mutex_unlock(&w->meta_mu);
 
     size_t off = 0;

@@ -77,7 +77,9 @@ typedef struct vmp_writer_options {
      * before the first STACK_NODE or sample that needs them, only the
      * symbols that its pcs resolve to (spec.md R-RES-6: the symbol a reader
      * chooses with the full table, and the one that ends it when its size is
-     * 0), so that those pcs resolve as with the full tables.  Added in 0.3. */
+     * 0), so that those pcs resolve as with the full tables.  Stack nodes
+     * written before their module was added get theirs before the first
+     * sample after it.  Added in 0.3. */
     int lazy_symbols;
     /* 1 == write each code object's pc_map and inline records in a CODE_MAP
      * record (format 1.2) only before the first sample whose pc, machine

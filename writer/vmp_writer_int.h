@@ -82,6 +82,7 @@ struct vmp_writer {
     vmp_buf scratch;           /* one record being encoded */
     vmp_buf fn_copy;           /* a kept-back FUNCTION record on its way to the chunk */
     vmp_symtab *drain_symtabs; /* the tables as of the last queue taken */
+    int symtabs_pending;       /* one of them not yet seen by a sample (emit_sample()) */
     vmp_buf sym_items;         /* the symbols a record needs, encoded */
     vmp_buf chunk;             /* content of the open chunk */
     vmp_buf zbuf;              /* compressed chunk */

@@ -469,6 +469,92 @@ static void test_code_map_applies_from_its_position(void)
     vmp_analysis_free(a);
 }
 
+/* The leaf of a sample of stack node `node` at generation 0. */
+static const char *leaf_of_node(vmp_analysis *a, uint64_t node)
+{
+    static char buf[128];
+    vmp_record r;
+    vmp_asample s;
+    int is_sample = 0;
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.stack = node;
+    CHECK(vmp_analysis_feed(a, &r, &s, &is_sample) == VMP_OK && is_sample);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    return buf;
+}
+
+/* spec R-RES-1, R-ID-2: a sample resolves with the records before it.  A
+ * stack resolved (and cached) before a CODE_OBJECT, MODULE, MODULE_SYMBOLS or
+ * FUNCTION record that changes it resolves anew after the record, at the
+ * same generation (HotSpot runs an nmethod before its load event is posted;
+ * a library is loaded before the agent sees it). */
+static void test_late_records_apply_to_resolved_stacks(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    vmp_rec_symbol sym = {0x100, 0x10, {"mid", 3}};
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.pc = 0x5030; /* code to come */
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.stack_node.id = 2;
+    r.u.stack_node.pc = 0x600108; /* a module to come */
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.stack_node.id = 3;
+    r.u.stack_node.pc = 0x400150; /* "zero" (size 0) until a symbol ends it */
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 4;
+    r.u.stack_node.is_function = 1;
+    r.u.stack_node.function = 42; /* a function to come */
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(leaf_of_node(a, 1), "[unknown]");
+    CHECK_STR(leaf_of_node(a, 2), "[unknown]");
+    CHECK_STR(leaf_of_node(a, 3), "zero");
+    CHECK_STR(leaf_of_node(a, 4), "function#42");
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT; /* of function 43, itself to come */
+    r.u.code_object.id = 5;
+    r.u.code_object.zone = 1;
+    r.u.code_object.function = 43;
+    r.u.code_object.start = 0x5000;
+    r.u.code_object.size = 0x100;
+    r.u.code_object.name.s = "";
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(leaf_of_node(a, 1), "function#43");
+    feed_module(a, 2, "/opt/liby.so", 0x600000, 0x600000, 0x601000);
+    CHECK_STR(leaf_of_node(a, 2), "liby.so+0x108");
+    feed_symbols(a, 2, &sym, 1);
+    CHECK_STR(leaf_of_node(a, 2), "mid");
+    sym.value = 0x140; /* module 1's: ends "zero" at 0x400140 */
+    sym.size = 0;
+    feed_symbols(a, 1, &sym, 1);
+    CHECK_STR(leaf_of_node(a, 3), "mid");
+
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_FUNCTION;
+    r.u.function.id = 42;
+    r.u.function.name.s = "baz";
+    r.u.function.name.len = 3;
+    r.u.function.scope.s = "Qux";
+    r.u.function.scope.len = 3;
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(leaf_of_node(a, 4), "Qux>>baz");
+    r.u.function.id = 43;
+    r.u.function.name.s = "quux";
+    r.u.function.name.len = 4;
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK_STR(leaf_of_node(a, 1), "Qux>>quux");
+    vmp_analysis_free(a);
+}
+
 static void test_resolve_at_a_fixed_generation(void)
 {
     vmp_analysis *a = NULL;
@@ -887,6 +973,7 @@ int main(void)
     VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
+    VMP_TEST_RUN(test_late_records_apply_to_resolved_stacks);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);
     VMP_TEST_RUN(test_resolve_expands_inlined_frames);

@@ -54,8 +54,16 @@ foreach(pair "lazy;report.txt" "lazy;folded.txt" "lazy;p.pb.gz" "orig;folded.txt
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK_DIR}/full/${out}
                           ${WORK_DIR}/${kind}/${out} RESULT_VARIABLE diff)
   if(NOT diff EQUAL 0)
+    # the first lines that differ, so that a failure on a machine whose
+    # recording is gone still says what resolved differently
+    set(lines "")
+    if(out MATCHES "[.]txt$")
+      execute_process(COMMAND diff ${WORK_DIR}/full/${out} ${WORK_DIR}/${kind}/${out}
+                      OUTPUT_VARIABLE lines ERROR_QUIET)
+      string(SUBSTRING "${lines}" 0 3000 lines)
+    endif()
     message(FATAL_ERROR "${out} differs between the full replay and ${kind}: "
-                        "${WORK_DIR}/full/${out} ${WORK_DIR}/${kind}/${out}")
+                        "${WORK_DIR}/full/${out} ${WORK_DIR}/${kind}/${out}\n${lines}")
   endif()
 endforeach()
 # filter and merge pass the CODE_MAP records on (merge renumbering them)

@@ -570,8 +570,12 @@ static void test_lazy_code_maps_resolve_alike(void)
 /* A module whose symbols nest, share addresses, have size 0 (up to the next
  * symbol or the module's end) and leave gaps; samples at pcs all over it, as
  * the sample's pc and as machine frames (return addresses).  With `lazy`,
- * the writer keeps the symbols back and writes those the pcs need. */
-static void write_symbols(const char *path, int lazy, int sparse)
+ * the writer keeps the symbols back and writes those the pcs need.  With
+ * `late`, the first 300 samples come before the module is added (a library
+ * that the VM loaded before the agent saw it) and the other 300 repeat
+ * their stacks: the writer wrote those stack nodes before the module, and
+ * the samples after it must still resolve through its symbols. */
+static void write_symbols(const char *path, int lazy, int sparse, int late)
 {
     /* sparse: a few pcs, so that most symbols stay unwritten: a size-0
      * symbol (ended by after_a, by big), a gap, a nested one, the end */
@@ -595,12 +599,15 @@ static void write_symbols(const char *path, int lazy, int sparse)
     CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
     if (!w)
         return;
-    CHECK(vmp_writer_add_module_symbols(w, &mod, "/opt/libx.so", NULL, 0, 0x40000, 0x41000, 0x41400,
-                                        syms, sizeof syms / sizeof syms[0]) == VMP_OK);
     for (i = 0; i < 600; i++) {
-        uint64_t pc = sparse ? 0x40000 + few[i % 6] : 0x41000 + (uint64_t)((i * 37) % 0x400);
+        int k = late ? i % 300 : i;
+        if (i == (late ? 300 : 0))
+            CHECK(vmp_writer_add_module_symbols(w, &mod, "/opt/libx.so", NULL, 0, 0x40000, 0x41000,
+                                                0x41400, syms,
+                                                sizeof syms / sizeof syms[0]) == VMP_OK);
+        uint64_t pc = sparse ? 0x40000 + few[k % 6] : 0x41000 + (uint64_t)((k * 37) % 0x400);
         uint64_t ret =
-            sparse ? 0x40000 + (i % 2 ? 0x1081 : 0x1201) : 0x41000 + (uint64_t)((i * 53) % 0x400);
+            sparse ? 0x40000 + (k % 2 ? 0x1081 : 0x1201) : 0x41000 + (uint64_t)((k * 53) % 0x400);
         vmp_frame fr[] = {{.value = pc, .kind = VMP_FRAME_PC},
                           {.value = ret + 1, .kind = VMP_FRAME_PC}};
         vmp_sample s = {.thread = 1,
@@ -616,7 +623,8 @@ static void write_symbols(const char *path, int lazy, int sparse)
     CHECK(vmp_writer_close(w, NULL) == VMP_OK);
 }
 
-/* lazy_symbols: fewer symbols, the same frames and weights. */
+/* lazy_symbols: fewer symbols, the same frames and weights; also when the
+ * module comes after stack nodes in it were written. */
 static void test_lazy_symbols_resolve_alike(void)
 {
     static char full[16384], lazy[16384];
@@ -624,16 +632,18 @@ static void test_lazy_symbols_resolve_alike(void)
     vmp_validate_report rep;
     vmp_reader *r = NULL;
 
-    int sparse;
-    for (sparse = 0; sparse < 2; sparse++) {
+    int mode;
+    for (mode = 0; mode < 4; mode++) {
+        int sparse = mode & 1, late = mode >> 1;
         vmp_record rec;
         uint64_t n_full = 0, n_lazy = 0;
-        write_symbols("syms-full.vmp", 0, sparse);
-        write_symbols("syms-used.vmp", 1, sparse);
+        write_symbols("syms-full.vmp", 0, sparse, late);
+        write_symbols("syms-used.vmp", 1, sparse, late);
         frame_weights("syms-full.vmp", full, sizeof full, &unused);
         frame_weights("syms-used.vmp", lazy, sizeof lazy, &unused);
         CHECK(strstr(full, "libx.so+0x") != NULL);
         CHECK(strstr(full, sparse ? "unnamed_a" : "inner") != NULL);
+        CHECK((strstr(full, "[unknown]") != NULL) == late); /* before the module */
         CHECK_STR(lazy, full);
         CHECK(vmp_reader_open_file(&r, "syms-full.vmp", NULL) == VMP_OK);
         while (r && vmp_reader_next(r, &rec) == VMP_OK)
@@ -644,8 +654,9 @@ static void test_lazy_symbols_resolve_alike(void)
             n_lazy += rec.type == VMP_REC_MODULE_SYMBOLS ? rec.u.module_symbols.n_symbols : 0;
         vmp_reader_close(r);
         r = NULL;
-        printf("  %s pcs: %llu of %llu symbols written\n", sparse ? "few" : "many",
-               (unsigned long long)n_lazy, (unsigned long long)n_full);
+        printf("  %s pcs%s: %llu of %llu symbols written\n", sparse ? "few" : "many",
+               late ? ", module after the stacks" : "", (unsigned long long)n_lazy,
+               (unsigned long long)n_full);
         CHECK_EQ_U64(n_full, 11);
         CHECK(sparse ? n_lazy <= 8 : n_lazy <= 10);
     }
