@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_analyze_int.h - internal helpers shared by the analyze/ sources: a
- * hash map from a pair of 64-bit keys to a 32-bit value and growable arrays
+ * hash map from a pair of 64-bit keys to a 32-bit value, growable arrays
+ * and one-line error messages
  * (no spec section: implementation support for spec.md §5 resolution).
  */
 #ifndef VMP_ANALYZE_INT_H
@@ -37,5 +38,11 @@ size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len);
 /* Ensure room for `need` elements of `elem` bytes at *p (capacity *cap).
  * Returns 0, or -1 when out of memory (*p unchanged). */
 int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem);
+
+/* Format a one-line error message into err (size bytes, cut to fit); does
+ * nothing when err is NULL or size is 0.  The messages of vmp_filter_run(),
+ * vmp_recompress_run() and the converters.  Thread-safe (no state). */
+void vmp_set_err__(char *err, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

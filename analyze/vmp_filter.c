@@ -11,26 +11,13 @@
 
 #include <inttypes.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmp_analyze.h"
+#include "vmp_analyze_int.h"
 #include "vmp_seek.h"
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || size == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the end of a file -------------------------------------------------------- */
 
@@ -109,10 +96,10 @@ vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_
     uint64_t best = 0;
     char warn[512] = "";
     if (!out || !path || strcmp(path, "-") == 0) {
-        set_err(err, err_size, "the end of standard input cannot be known before reading it");
+        vmp_set_err__(err, err_size, "the end of standard input cannot be known before reading it");
         return VMP_ERR_INVALID_ARG;
     }
-    set_err(err, err_size, "%s", "");
+    vmp_set_err__(err, err_size, "%s", "");
     if (seek_table_end(path, out, warn, sizeof warn) == 0)
         return VMP_OK;
     st = vmp_reader_open_file(&r, path, NULL);
@@ -122,7 +109,7 @@ vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_
             best = rec.u.sample.time_ns;
     }
     if (st < 0) {
-        set_err(err, err_size, "%s", r ? vmp_reader_errmsg(r) : "out of memory");
+        vmp_set_err__(err, err_size, "%s", r ? vmp_reader_errmsg(r) : "out of memory");
         vmp_reader_close(r);
         return st;
     }
@@ -130,7 +117,7 @@ vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *err, size_
     *out = best;
     /* the table was set aside: say why, and that the file was read instead */
     if (warn[0])
-        set_err(err, err_size, "%s; the end is taken from reading every chunk", warn);
+        vmp_set_err__(err, err_size, "%s; the end is taken from reading every chunk", warn);
     return VMP_OK;
 }
 
@@ -348,7 +335,7 @@ static int compile(
         if (rc != 0) {
             char msg[256];
             regerror(rc, &(*out)[i], msg, sizeof msg);
-            set_err(err, err_size, "bad regular expression '%s': %s", pats[i], msg);
+            vmp_set_err__(err, err_size, "bad regular expression '%s': %s", pats[i], msg);
             return -2;
         }
         (*n_out)++;
@@ -415,9 +402,9 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
     memset(&f, 0, sizeof f);
     memset(&end, 0, sizeof end);
     memset(&stats, 0, sizeof stats);
-    set_err(err, err_size, "%s", "");
+    vmp_set_err__(err, err_size, "%s", "");
     if (!w || !r || !opts || opts->version != VMP_FILTER_OPTIONS_VERSION) {
-        set_err(err, err_size, "invalid arguments");
+        vmp_set_err__(err, err_size, "invalid arguments");
         return VMP_ERR_INVALID_ARG;
     }
     f.o = opts;
@@ -427,13 +414,13 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
     if (rc != 0) {
         filt_free(&f);
         if (rc == -1)
-            set_err(err, err_size, "out of memory");
+            vmp_set_err__(err, err_size, "out of memory");
         return rc == -1 ? VMP_ERR_NOMEM : VMP_ERR_INVALID_ARG;
     }
     for (i = 0; i < opts->n_thread_ids; i++)
         if (add_tid(&f, opts->thread_ids[i])) {
             filt_free(&f);
-            set_err(err, err_size, "out of memory");
+            vmp_set_err__(err, err_size, "out of memory");
             return VMP_ERR_NOMEM;
         }
     f.has_from = opts->has_from;
@@ -444,7 +431,7 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         f.empty_window = 1; /* the window ends before the origin */
     if ((f.n_inc || f.n_exc) && vmp_analysis_create(&f.a, NULL) < 0) {
         filt_free(&f);
-        set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         return VMP_ERR_NOMEM;
     }
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
@@ -456,12 +443,12 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
             st = vmp_analysis_feed(f.a, &rec, &as, &is_sample);
             if (st == VMP_ERR_LIMIT) {
                 vmp_reader_fail(r, st, vmp_analysis_errmsg(f.a));
-                set_err(err, err_size, "%s", vmp_reader_errmsg(r));
+                vmp_set_err__(err, err_size, "%s", vmp_reader_errmsg(r));
                 break;
             }
             if (st < 0) {
-                set_err(err, err_size, "%s: record %" PRIu64 " of chunk %" PRIu64 ": %s", "input",
-                        rec.record_offset, rec.chunk_index, vmp_status_str(st));
+                vmp_set_err__(err, err_size, "%s: record %" PRIu64 " of chunk %" PRIu64 ": %s",
+                              "input", rec.record_offset, rec.chunk_index, vmp_status_str(st));
                 break;
             }
         }
@@ -486,14 +473,14 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
             break;
         }
         if (st < 0) {
-            set_err(err, err_size, "out of memory");
+            vmp_set_err__(err, err_size, "out of memory");
             break;
         }
         if (!keep)
             continue;
         st = vmp_record_writer_write(w, &rec);
         if (st < 0) {
-            set_err(err, err_size, "%s", vmp_record_writer_errmsg(w));
+            vmp_set_err__(err, err_size, "%s", vmp_record_writer_errmsg(w));
             break;
         }
         if (rec.type == VMP_REC_SAMPLE || rec.type == VMP_REC_FAILED_SAMPLE)
@@ -503,17 +490,17 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         vmp_reader_info info;
         vmp_reader_get_info(r, &info);
         if (info.records == 0 || stats.records_in == 0) {
-            set_err(err, err_size, "input holds no record");
+            vmp_set_err__(err, err_size, "input holds no record");
             st = VMP_ERR_CORRUPT;
         }
     } else if (st < 0 && err && err[0] == '\0') {
-        set_err(err, err_size, "%s", vmp_reader_errmsg(r));
+        vmp_set_err__(err, err_size, "%s", vmp_reader_errmsg(r));
     }
     if (st == VMP_END) {
         /* the input's own time and generation still hold: the metadata was copied */
         st = vmp_record_writer_finish(w, &end);
         if (st < 0)
-            set_err(err, err_size, "%s", vmp_record_writer_errmsg(w));
+            vmp_set_err__(err, err_size, "%s", vmp_record_writer_errmsg(w));
     }
     filt_free(&f);
     if (stats_out)

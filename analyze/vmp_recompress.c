@@ -7,25 +7,12 @@
  * and go out through the frame layer the record writer uses
  * (vmp_chunk_writer.h); no record is decoded into values or encoded again.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "vmp_analyze_int.h"
 #include "vmp_chunk_writer.h"
 #include "vmp_rewrite.h"
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || size == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
 
 /* The state of one run: where messages go and what was done. */
 typedef struct recompress {
@@ -42,14 +29,14 @@ typedef struct recompress {
 static vmp_status input_error(recompress *rc, vmp_status st)
 {
     const char *msg = vmp_reader_errmsg(rc->r);
-    set_err(rc->err, rc->err_size, "%s", msg[0] ? msg : vmp_status_str(st));
+    vmp_set_err__(rc->err, rc->err_size, "%s", msg[0] ? msg : vmp_status_str(st));
     return st;
 }
 
 /* The frame layer's error `st`, prefixed with the output's name. */
 static vmp_status output_error(recompress *rc, vmp_status st)
 {
-    set_err(rc->err, rc->err_size, "%s: %s", rc->out_name, rc->cw.what);
+    vmp_set_err__(rc->err, rc->err_size, "%s: %s", rc->out_name, rc->cw.what);
     return st;
 }
 
@@ -134,15 +121,16 @@ vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out,
     rc.out_name = out_name ? out_name : "output";
     rc.err = err;
     rc.err_size = err_size;
-    set_err(err, err_size, "%s", "");
+    vmp_set_err__(err, err_size, "%s", "");
     if (stats_out)
         memset(stats_out, 0, sizeof *stats_out);
     if (r)
         vmp_reader_get_info(r, &info);
     if (!r || out_fd < 0 || level < VMP_RECOMPRESS_LEVEL_MIN || level > VMP_RECOMPRESS_LEVEL_MAX ||
         info.chunks > 0 || info.records > 0) {
-        set_err(err, err_size, "invalid arguments (zstd level %d: %d to %d; a reader not read yet)",
-                level, VMP_RECOMPRESS_LEVEL_MIN, VMP_RECOMPRESS_LEVEL_MAX);
+        vmp_set_err__(err, err_size,
+                      "invalid arguments (zstd level %d: %d to %d; a reader not read yet)", level,
+                      VMP_RECOMPRESS_LEVEL_MIN, VMP_RECOMPRESS_LEVEL_MAX);
         return VMP_ERR_INVALID_ARG;
     }
     st = vmp_chunk_writer__init(&rc.cw, out_fd, level);

@@ -6,7 +6,6 @@
  */
 #include "vmp_convmeta.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,16 +83,6 @@ int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len)
     return (int64_t)t->n++;
 }
 
-void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
-
 vmp_status vmp_conv__read_all(vmp_reader *r,
                               vmp_convmeta *m,
                               vmp_analysis *a,
@@ -126,7 +115,7 @@ vmp_status vmp_conv__begin(int args_ok, char *err, size_t size)
         err[0] = '\0';
     if (args_ok)
         return VMP_OK;
-    vmp_conv__set_err(err, size, "invalid argument");
+    vmp_set_err__(err, size, "invalid argument");
     return VMP_ERR_INVALID_ARG;
 }
 

@@ -28,11 +28,6 @@ typedef struct vmp_strtab {
 int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len);
 void vmp_strtab__free(vmp_strtab *t);
 
-/* Format a converter's one-line error into err[0..size); a NULL or empty
- * buffer is left alone. */
-void vmp_conv__set_err(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* A converter's first step: clear err; when `args_ok` is 0 say "invalid
  * argument" there and return VMP_ERR_INVALID_ARG, else VMP_OK. */
 vmp_status vmp_conv__begin(int args_ok, char *err, size_t size);

@@ -667,7 +667,7 @@ static vmp_status write_profile(pprof_conv *c,
     memset(&b, 0, sizeof b);
     g = calloc(1, sizeof *g);
     if (!g || prepare_profile(c, &b)) {
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
@@ -676,14 +676,14 @@ static vmp_status write_profile(pprof_conv *c,
     g->raw = o->gzip_level < 0;
     if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 6, Z_DEFLATED, 15 + 16, 8,
                                 Z_DEFAULT_STRATEGY) != Z_OK) {
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
     if (stream_samples(c, &b, g, o->flags) || finish_profile(c, &b)) {
         if (!g->raw)
             deflateEnd(&g->z);
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
@@ -692,7 +692,7 @@ static vmp_status write_profile(pprof_conv *c,
     if (!g->raw)
         deflateEnd(&g->z);
     if (g->failed || fflush(out) != 0 || ferror(out)) {
-        vmp_conv__set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
+        vmp_set_err__(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
         st = VMP_ERR_IO;
         goto cleanup;
     }
@@ -726,14 +726,14 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     if (opts)
         o = *opts;
     if (o.gzip_level > 9) {
-        vmp_conv__set_err(err, err_size, "gzip level %d is not in 1..9", o.gzip_level);
+        vmp_set_err__(err, err_size, "gzip level %d is not in 1..9", o.gzip_level);
         return VMP_ERR_INVALID_ARG;
     }
     memset(&c, 0, sizeof c);
     aopts.flags = (o.flags & VMP_PPROF_INLINES) ? VMP_ANALYSIS_INLINES : 0;
     st = vmp_analysis_create(&c.a, &aopts);
     if (st < 0) {
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         return st;
     }
     st = vmp_conv__read_all(r, &c.m, c.a, take_sample, &c, &rc);
@@ -742,13 +742,13 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     if (st == VMP_END) {
         st = write_profile(&c, out, &o, stats_out, err, err_size);
     } else if (st == VMP_ERR_NOMEM) {
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
     } else if (st < 0) {
         const char *m = vmp_reader_errmsg(r);
         if (m && *m)
-            vmp_conv__set_err(err, err_size, "%s", m);
+            vmp_set_err__(err, err_size, "%s", m);
         else
-            vmp_conv__set_err(err, err_size, "record %s: %s", "analysis", vmp_status_str(st));
+            vmp_set_err__(err, err_size, "record %s: %s", "analysis", vmp_status_str(st));
     }
     if (stats_out) {
         stats_out->samples = c.samples;

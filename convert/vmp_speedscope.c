@@ -415,7 +415,7 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     c.flags = o.flags;
     st = vmp_analysis_create(&c.a, NULL);
     if (st < 0) {
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
         return st;
     }
     st = vmp_conv__read_all(r, &c.m, c.a, take_sample, &c, &rc);
@@ -424,7 +424,7 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
     if (rc == -1) {
         st = VMP_ERR_NOMEM;
     } else if (rc == -2) {
-        vmp_conv__set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
+        vmp_set_err__(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
         st = VMP_ERR_IO;
     } else if (st == VMP_END) {
         long pos = ftell(out);
@@ -433,20 +433,20 @@ vmp_status vmp_speedscope_write(vmp_reader *r,
         if (rc == -1) {
             st = VMP_ERR_NOMEM;
         } else if (rc == -2) {
-            vmp_conv__set_err(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
+            vmp_set_err__(err, err_size, "temporary file: %s", strerror(errno ? errno : EIO));
             st = VMP_ERR_IO;
         } else if (fflush(out) != 0 || ferror(out)) {
-            vmp_conv__set_err(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
+            vmp_set_err__(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
             st = VMP_ERR_IO;
         } else {
             st = VMP_OK;
         }
     } else if (st < 0) {
         const char *m = vmp_reader_errmsg(r);
-        vmp_conv__set_err(err, err_size, "%s", m && *m ? m : vmp_status_str(st));
+        vmp_set_err__(err, err_size, "%s", m && *m ? m : vmp_status_str(st));
     }
     if (st == VMP_ERR_NOMEM)
-        vmp_conv__set_err(err, err_size, "out of memory");
+        vmp_set_err__(err, err_size, "out of memory");
     if (stats_out) {
         memset(stats_out, 0, sizeof *stats_out);
         stats_out->samples = c.samples;
