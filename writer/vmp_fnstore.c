@@ -46,26 +46,44 @@ vmp_fnstore_slot *vmp_fnstore__get(vmp_fnstore *s, uint64_t id)
     return NULL;
 }
 
-int vmp_fnstore__put(vmp_fnstore *s, uint64_t id, const uint8_t *rec, size_t len)
+/* A new empty slot for `id` (not in the store), or NULL when out of memory. */
+static vmp_fnstore_slot *add_slot(vmp_fnstore *s, uint64_t id)
 {
     size_t k;
-    if (vmp_fnstore__get(s, id) != NULL)
-        return 0;
     if ((s->n + 1) * 2 > s->cap && grow(s) != 0)
-        return -1;
+        return NULL;
+    for (k = slot_of(id, s->cap); s->slots[k].id != 0; k = (k + 1) & (s->cap - 1))
+        ;
+    s->slots[k].id = id;
+    s->slots[k].off = s->slots[k].len = 0;
+    s->slots[k].written = VMP_FNSTORE_UNWRITTEN;
+    s->n++;
+    return &s->slots[k];
+}
+
+int vmp_fnstore__put(vmp_fnstore *s, uint64_t id, const uint8_t *rec, size_t len)
+{
+    vmp_fnstore_slot *slot = vmp_fnstore__get(s, id);
+    int named = slot != NULL;
+    if (slot && slot->len)
+        return 0;
     if (vmp_buf__reserve(&s->blob, len) != 0) {
         s->blob.failed = 0;
         return -1;
     }
-    for (k = slot_of(id, s->cap); s->slots[k].id != 0; k = (k + 1) & (s->cap - 1))
-        ;
-    s->slots[k].id = id;
-    s->slots[k].off = s->blob.len;
-    s->slots[k].len = len;
-    s->slots[k].written = VMP_FNSTORE_UNWRITTEN;
+    if (!slot && !(slot = add_slot(s, id)))
+        return -1;
+    slot->off = s->blob.len;
+    slot->len = len;
     vmp_buf__append(&s->blob, rec, len);
-    s->n++;
-    return 0;
+    return named;
+}
+
+int vmp_fnstore__note_named(vmp_fnstore *s, uint64_t id)
+{
+    if (id == 0 || vmp_fnstore__get(s, id))
+        return 0;
+    return add_slot(s, id) ? 0 : -1;
 }
 
 void vmp_fnstore__free(vmp_fnstore *s)

@@ -131,7 +131,9 @@ static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
     w->fn_copy.len = 0;
     pthread_mutex_lock(&w->meta_mu); /* out_mu is held: out_mu, then meta_mu */
     slot = vmp_fnstore__get(&w->fns, fn);
-    if (slot && slot->written > pos) {
+    if (!slot) {
+        (void)vmp_fnstore__note_named(&w->fns, fn); /* out of memory: function#ID */
+    } else if (slot->len && slot->written > pos) {
         vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
         if (!w->fn_copy.failed)
             slot->written = pos;
@@ -223,7 +225,9 @@ static void copy_kept_map(vmp_writer *w, vmp_mapstore_entry *e, uint64_t pos)
 {
     for (size_t i = 0; w->lazy_functions && i < e->n_fns; i++) {
         vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, e->fns[i]);
-        if (slot && slot->written > pos) {
+        if (!slot) {
+            (void)vmp_fnstore__note_named(&w->fns, e->fns[i]);
+        } else if (slot->len && slot->written > pos) {
             vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
             slot->written = pos;
         }
@@ -832,7 +836,11 @@ static int valid_code(const vmp_code_object *c)
 static void queue_kept_function(vmp_writer *w, uint64_t fn, uint64_t stamp)
 {
     vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, fn);
-    if (!slot || slot->written <= stamp)
+    if (!slot) {
+        (void)vmp_fnstore__note_named(&w->fns, fn);
+        return;
+    }
+    if (!slot->len || slot->written <= stamp)
         return;
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_buf__append(&w->queue, w->fns.blob.data + slot->off, slot->len);
@@ -1100,11 +1108,18 @@ vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
     vmp_rec__uint_nz(&r, VMP_FN_BC_SIZE, fn->bytecode_size);
     vmp_rec__end(&r);
     if (w->lazy_functions && !w->queue.failed) {
-        /* kept back, out of the queue, until a record names it */
+        /* kept back, out of the queue, until a record names it; written now
+         * when one did already (its stack nodes are not written again) */
         size_t rec_at = at + sizeof(uint64_t) + sizeof(uint32_t);
-        int bad = vmp_fnstore__put(&w->fns, fn->id, w->queue.data + rec_at, w->queue.len - rec_at);
+        int kept = vmp_fnstore__put(&w->fns, fn->id, w->queue.data + rec_at, w->queue.len - rec_at);
+        if (kept == 1) {
+            vmp_writer__entry_end(w, at);
+            if (!w->queue.failed)
+                vmp_fnstore__get(&w->fns, fn->id)->written = stamp;
+            return vmp_writer__meta_unlock(w, mark, VMP_OK);
+        }
         w->queue.len = at;
-        return vmp_writer__meta_unlock(w, mark, bad ? VMP_ERR_NOMEM : VMP_OK);
+        return vmp_writer__meta_unlock(w, mark, kept < 0 ? VMP_ERR_NOMEM : VMP_OK);
     }
     vmp_writer__entry_end(w, at);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);

@@ -71,7 +71,9 @@ typedef struct vmp_writer_options {
     /* 1 == keep FUNCTION records back until a STACK_NODE, CODE_OBJECT or
      * inline record names them, and write only those (each before its first
      * use, spec.md R-ID-2): a VM may then describe every method it loads
-     * and the file holds those its profile needs.  Added in 0.3. */
+     * and the file holds those its profile needs.  A function that a record
+     * named before the VM described it is written when described.  Added
+     * in 0.3. */
     int lazy_functions;
     /* 1 == keep the symbols of modules added afterwards back and write, just
      * before the first STACK_NODE or sample that needs them, only the

@@ -376,6 +376,34 @@ static void write_methods(const char *path, int lazy)
         if (i % 100 == 99)
             CHECK(vmp_writer_flush(w) == VMP_OK);
     }
+    /* Functions the VM describes after the file named them: function 60 in
+     * a stack node, 61 as a code object's function.  Their nodes and the
+     * code object are not written again: the records come when described,
+     * so that the samples after it show the names (spec R-ID-2). */
+    vmp_code_object late = {.id = 71, .zone = zone, .function = 61, .start = 0x10100, .size = 32};
+    CHECK(vmp_writer_code_add(w, &late) == VMP_OK);
+    for (i = 0; i < 200; i++) {
+        vmp_frame fr[] = {{.value = 0x10104, .kind = VMP_FRAME_PC},
+                          {.value = 60, .bcpc = 3, .kind = VMP_FRAME_FUNCTION},
+                          {.value = 1, .bcpc = 1, .kind = VMP_FRAME_FUNCTION}};
+        vmp_sample s = {.thread = 1,
+                        .pc = fr[0].value,
+                        .generation = VMP_GENERATION_CURRENT,
+                        .weight = 1,
+                        .frames = i % 2 ? fr + 1 : fr,
+                        .depth = i % 2 ? 2 : 3};
+        CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        if (i == 99) {
+            uint32_t lines[] = {0, 70};
+            vmp_function fn = {
+                .id = 60, .name = "late", .scope = "C", .lines = lines, .n_lines = 1};
+            CHECK(vmp_writer_flush(w) == VMP_OK);
+            CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+            fn.id = 61;
+            fn.name = "later";
+            CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+        }
+    }
     CHECK(vmp_writer_close(w, NULL) == VMP_OK);
 }
 
@@ -424,9 +452,11 @@ static void test_lazy_functions_resolve_alike(void)
     write_methods("lazy-used.vmp", 1);
     frame_weights("lazy-full.vmp", full, sizeof full, &n_full);
     frame_weights("lazy-used.vmp", lazy, sizeof lazy, &n_lazy);
-    CHECK_EQ_U64(n_full, 50);
-    CHECK_EQ_U64(n_lazy, 4);
+    CHECK_EQ_U64(n_full, 52);
+    CHECK_EQ_U64(n_lazy, 6); /* 4 used, and the 2 described after their use */
     CHECK(full[0] != '\0');
+    CHECK(strstr(full, "function#60") && strstr(full, "late"));
+    CHECK(strstr(full, "function#61") && strstr(full, "later"));
     CHECK_STR(lazy, full);
     CHECK(vmp_reader_open_file(&r, "lazy-used.vmp", NULL) == VMP_OK);
     CHECK(r && vmp_validate(&rep, r) == VMP_OK);
