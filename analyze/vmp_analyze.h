@@ -348,10 +348,6 @@ VMP_API const char *vmp_analysis_zone_name(vmp_analysis *a, uint64_t id);
 /** Path of module `id` (its MODULE record), "module#ID" when no record gave
  *  one.  Borrowed; valid until vmp_analysis_free().  Added in 0.2. */
 VMP_API const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id);
-/** The name of the code object `code_id` (its CODE_OBJECT's key 4, "" when
- *  it has none), at any generation; NULL when no CODE_OBJECT record defined
- *  `code_id`.  Borrowed; valid until vmp_analysis_free().  Added in 0.5. */
-VMP_API const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id);
 /** The name a JIT unit (code object `code_id`, at any generation) is listed
  *  under: the code object's own name (a LuaJIT trace's "TRACE 1 hot.lua:12
  *  loop"), else its resolved function's name (a HotSpot nmethod's method);

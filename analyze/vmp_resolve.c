@@ -2491,12 +2491,6 @@ const char *vmp_analysis_module_name(vmp_analysis *a, uint64_t id)
     return name_or_id(a, vmp_hmap__get(&a->module_names, id, 0), "module", id);
 }
 
-const char *vmp_analysis_code_name(vmp_analysis *a, uint64_t code_id)
-{
-    const code_obj *o = a && code_id ? find_code(a, code_id) : NULL;
-    return o ? str_of(a, o->name_sid) : NULL;
-}
-
 const char *vmp_analysis_unit_name(vmp_analysis *a, uint64_t code_id)
 {
     code_obj *o = a && code_id ? find_code(a, code_id) : NULL;
