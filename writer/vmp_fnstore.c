@@ -79,11 +79,15 @@ int vmp_fnstore__put(vmp_fnstore *s, uint64_t id, const uint8_t *rec, size_t len
     return named;
 }
 
-int vmp_fnstore__note_named(vmp_fnstore *s, uint64_t id)
+vmp_fnstore_slot *vmp_fnstore__due(vmp_fnstore *s, uint64_t id, uint64_t pos)
 {
-    if (id == 0 || vmp_fnstore__get(s, id))
-        return 0;
-    return add_slot(s, id) ? 0 : -1;
+    vmp_fnstore_slot *slot = vmp_fnstore__get(s, id);
+    if (!slot) {
+        if (id != 0)
+            (void)add_slot(s, id); /* named, no record (len 0) */
+        return NULL;
+    }
+    return slot->len && slot->written > pos ? slot : NULL;
 }
 
 void vmp_fnstore__free(vmp_fnstore *s)

@@ -20,7 +20,7 @@
 typedef struct vmp_fnstore_slot {
     uint64_t id;      /* 0 == empty */
     size_t off;       /* the record's bytes in the store's blob */
-    size_t len;       /* 0: no record yet, the file named the function (note_named) */
+    size_t len;       /* 0: no record yet, the file named the function (due) */
     uint64_t written; /* the file holds the record before every sample at
                          this ring position or later; VMP_FNSTORE_UNWRITTEN */
 } vmp_fnstore_slot;
@@ -34,15 +34,17 @@ typedef struct vmp_fnstore {
 /** Keep the encoded FUNCTION record `rec` (len > 0) of function `id` (>= 1),
  *  unless one is kept already (spec R-ID-5: the first definition holds).
  *  @return 0; 1 when kept and the file named the function before
- *  (vmp_fnstore__note_named()): the caller writes it now; -1 when out of
+ *  (vmp_fnstore__due()): the caller writes it now; -1 when out of
  *  memory (nothing kept). */
 int vmp_fnstore__put(vmp_fnstore *s, uint64_t id, const uint8_t *rec, size_t len);
 
-/** The file names function `id` (a stack node, code object or inline record)
- *  and no record of it is kept: remember it, so that its record, when the VM
- *  describes it, is written at once instead of kept back (its node will not
- *  be written again).  @return 0, or -1 when out of memory. */
-int vmp_fnstore__note_named(vmp_fnstore *s, uint64_t id);
+/** The slot of function `id` when its kept record is not in the file before
+ *  ring position `pos` (the caller writes it there and sets `written`);
+ *  NULL when it is, or when no record is kept.  In that case the file names
+ *  a function the VM has not described: the id is remembered, so that its
+ *  record, when described, is written at once instead of kept back (the
+ *  naming node will not be written again; out of memory: function#ID). */
+vmp_fnstore_slot *vmp_fnstore__due(vmp_fnstore *s, uint64_t id, uint64_t pos);
 
 /** The slot of function `id`, or NULL when none was kept. */
 vmp_fnstore_slot *vmp_fnstore__get(vmp_fnstore *s, uint64_t id);

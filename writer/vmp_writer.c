@@ -130,10 +130,8 @@ static void emit_kept_function(vmp_writer *w, uint64_t fn, uint64_t pos)
     vmp_fnstore_slot *slot;
     w->fn_copy.len = 0;
     pthread_mutex_lock(&w->meta_mu); /* out_mu is held: out_mu, then meta_mu */
-    slot = vmp_fnstore__get(&w->fns, fn);
-    if (!slot) {
-        (void)vmp_fnstore__note_named(&w->fns, fn); /* out of memory: function#ID */
-    } else if (slot->len && slot->written > pos) {
+    slot = vmp_fnstore__due(&w->fns, fn, pos);
+    if (slot) {
         vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
         if (!w->fn_copy.failed)
             slot->written = pos;
@@ -224,10 +222,8 @@ static void emit_symbols_of_written_nodes(vmp_writer *w, uint64_t pos)
 static void copy_kept_map(vmp_writer *w, vmp_mapstore_entry *e, uint64_t pos)
 {
     for (size_t i = 0; w->lazy_functions && i < e->n_fns; i++) {
-        vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, e->fns[i]);
-        if (!slot) {
-            (void)vmp_fnstore__note_named(&w->fns, e->fns[i]);
-        } else if (slot->len && slot->written > pos) {
+        vmp_fnstore_slot *slot = vmp_fnstore__due(&w->fns, e->fns[i], pos);
+        if (slot) {
             vmp_buf__append(&w->fn_copy, w->fns.blob.data + slot->off, slot->len);
             slot->written = pos;
         }
@@ -835,12 +831,8 @@ static int valid_code(const vmp_code_object *c)
  * `stamp` unless the file holds it before that position already. */
 static void queue_kept_function(vmp_writer *w, uint64_t fn, uint64_t stamp)
 {
-    vmp_fnstore_slot *slot = vmp_fnstore__get(&w->fns, fn);
-    if (!slot) {
-        (void)vmp_fnstore__note_named(&w->fns, fn);
-        return;
-    }
-    if (!slot->len || slot->written <= stamp)
+    vmp_fnstore_slot *slot = vmp_fnstore__due(&w->fns, fn, stamp);
+    if (!slot)
         return;
     size_t at = vmp_writer__entry_begin(w, stamp);
     vmp_buf__append(&w->queue, w->fns.blob.data + slot->off, slot->len);
