@@ -29,8 +29,9 @@
  *     "<name>".  A hidden class's scope ("Name.0x00007f3c0c01e800",
  *     "Outer$$Lambda$14/0x...") counts without its suffix ("Name",
  *     "Outer$$Lambda"), so that its methods are one function, named with the
- *     number of FUNCTION records grouped: "Name.applyAsLong [x1000]" (the
- *     count as of the call of vmp_analysis_function(); flags
+ *     number of functions that frames name under that name (spec R-RES-10):
+ *     "Name.applyAsLong [x1000]" (the count as of the call of
+ *     vmp_analysis_function(); flags
  *     VMP_ANALYSIS_NO_GROUP_HIDDEN, VMP_ANALYSIS_GROUP_NO_COUNT); the function's
  *     kind is the code object's kind name from the header ("method", "block",
  *     "closed PIC", ...; "kind#N" when the index is past the vocabulary);
@@ -61,9 +62,10 @@
  *      conventional name, spec §5.1): F, kind "interpreted", code class
  *      VMP_CLASS_GENERATED, range: the run of F's line table (§5.5) that
  *      holds b, from its first bcpc to the bcpc before the next line starts
- *      (the function's bytecode_size - 1 after the last line), so that
- *      samples of one source line add up; "b->b" when F has no line table
- *      or b precedes it; no range when b is unknown;
+ *      (the function's bytecode_size - 1 after the last line, or b when
+ *      that is unknown or not past b), so that samples of one source line
+ *      add up; "b->b" when F has no line table or b precedes it; no range
+ *      when b is unknown (spec R-RES-11);
  *   4. otherwise (the pc in C code, a stub, another function's code, or
  *      unknown): the symbolic frame, kind "function".
  *   "Same function" means equal function ids or two FUNCTION records with
@@ -71,7 +73,8 @@
  *   the header's code-kind index of that name as their code_kind when the
  *   vocabulary has one, else VMP_CODE_KIND_NONE.  A sample whose innermost
  *   frame is symbolic and that has no pc keeps the symbolic frame.
- * Thread names: the first non-empty name a THREAD record gave the thread;
+ * Thread names: the first non-empty name a THREAD record gave the thread
+ * (a record without a name renames nothing, spec R-ID-3);
  * when a later record renamed it, "first (latest)": HotSpot renames its
  * main thread at exit, so it reads "main (DestroyJavaVM)".
  * Bytecode ranges "A->B" (inside a code object with a pc map): A is the bcpc of

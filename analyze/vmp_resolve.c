@@ -110,7 +110,8 @@ typedef struct fdef {
     uint32_t afunc_sym;    /* symbolic-frame afunction, 0 until used */
     uint32_t afunc_inl;    /* inlined-frame afunction, 0 until used */
     uint32_t afunc_interp; /* interpreted-frame afunction, 0 until used */
-    int member_counted;    /* counted in its hidden-class group (count_member()) */
+    int member_counted;    /* counted in its name's group (count_member()) */
+    int grouped;           /* its scope had a hidden class's suffix (R-RES-10) */
     /* Line runs of the line table (§5.5): (bcpc, line) at runs[2i],
      * runs[2i + 1], bcpcs strictly ascending, consecutive lines differing;
      * run i covers bcpcs [runs[2i], runs[2i + 2]). */
@@ -139,10 +140,12 @@ typedef struct module_rec {
     uint64_t id, bias, start, end;
 } module_rec;
 
-/* A grouped name (hidden classes' functions, vmp_analyze.h "Naming
- * rules"): its sid and the number of FUNCTION records in it. */
+/* The functions that frames name under one display name (spec R-RES-10,
+ * vmp_analyze.h "Naming rules"): its sid, how many there are, and whether
+ * one of them had a hidden class's suffix (then the name shows the count). */
 typedef struct name_group {
     uint32_t base_sid, members;
+    int hidden;
 } name_group;
 
 typedef struct snode {
@@ -223,7 +226,8 @@ struct vmp_analysis {
     size_t sep_len;
     name_group *groups;
     size_t n_groups, cap_groups;
-    vmp_hmap group_by_sid; /* (base sid, 0) -> index + 1 */
+    size_t n_hidden_groups; /* groups with hidden set */
+    vmp_hmap group_by_sid;  /* (base sid, 0) -> index + 1 */
     vmp_aframe *frames;
     size_t n_frames, cap_frames;
     vmp_hmap frame_key;
@@ -807,51 +811,61 @@ size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len)
     return i;
 }
 
-/* The display name sid of FUNCTION `f`; a hidden class's method joins the
- * group of its grouped name (unless VMP_ANALYSIS_NO_GROUP_HIDDEN). */
-static uint32_t function_name_sid(vmp_analysis *a, const vmp_rec_function *f)
+/* The display name sid of FUNCTION `f`, its scope without a hidden class's
+ * suffix (unless VMP_ANALYSIS_NO_GROUP_HIDDEN); *grouped says whether it had
+ * one. */
+static uint32_t function_name_sid(vmp_analysis *a, const vmp_rec_function *f, int *grouped)
 {
     size_t base = (a->opts.flags & VMP_ANALYSIS_NO_GROUP_HIDDEN)
                       ? f->scope.len
                       : vmp_analysis__hidden_scope_len(f->scope.s, f->scope.len);
-    uint32_t sid = full_name_sid(a, f->scope.s, base, &f->name), g;
-    if (!sid || base == f->scope.len)
-        return sid;
-    g = vmp_hmap__get(&a->group_by_sid, sid, 0);
-    if (!g) {
-        if (vmp_grow__((void **)&a->groups, &a->cap_groups, a->n_groups + 1, sizeof *a->groups))
-            return 0;
-        a->groups[a->n_groups].base_sid = sid;
-        a->groups[a->n_groups].members = 0;
-        g = (uint32_t)++a->n_groups;
-        if (vmp_hmap__put(&a->group_by_sid, sid, 0, g))
-            return 0;
-        a->stats.memory_bytes += sizeof *a->groups + 24;
-    }
-    return sid;
+    *grouped = base != f->scope.len;
+    return full_name_sid(a, f->scope.s, base, &f->name);
 }
 
-/* A group's members are the functions that frames name (whether or not the
- * file describes the others: a file of the functions its samples need
- * shows the same count); `d` is named by a frame. */
-static void count_member(vmp_analysis *a, fdef *d)
+/* Count `d`, named by a frame, in the group of its display name (spec
+ * R-RES-10): the members are the function ids that frames name, whether or
+ * not the file describes others, so that a file of the functions its
+ * samples need shows the same count as one of every function; a function
+ * without a suffix counts too when it has the same display name.  0, or -1
+ * (no memory). */
+static int count_member(vmp_analysis *a, fdef *d)
 {
     uint32_t g;
-    if (d->member_counted || a->n_groups == 0)
-        return;
-    d->member_counted = 1;
+    name_group *grp;
+    if (d->member_counted)
+        return 0;
     g = vmp_hmap__get(&a->group_by_sid, d->name_sid, 0);
-    if (g)
-        a->groups[g - 1].members++;
+    if (!g) {
+        if (vmp_grow__((void **)&a->groups, &a->cap_groups, a->n_groups + 1, sizeof *a->groups))
+            return -1;
+        memset(&a->groups[a->n_groups], 0, sizeof *a->groups);
+        a->groups[a->n_groups].base_sid = d->name_sid;
+        g = (uint32_t)++a->n_groups;
+        if (vmp_hmap__put(&a->group_by_sid, d->name_sid, 0, g))
+            return -1;
+        a->stats.memory_bytes += sizeof *a->groups + 24;
+    }
+    d->member_counted = 1;
+    grp = &a->groups[g - 1];
+    grp->members++;
+    if (d->grouped && !grp->hidden) {
+        grp->hidden = 1;
+        a->n_hidden_groups++;
+    }
+    return 0;
 }
 
-/* Keep the line runs of a line table: (bcpc, line) where a new line starts
- * (the line of bcpc b is that of the pair with the greatest bcpc <= b,
- * §5.5).  Pairs out of order (hostile input) are skipped.  Returns 0 or -1
- * (no memory). */
+/* Keep the line runs of a line table (spec R-RES-11): (bcpc, line) where a
+ * new line starts (the line of bcpc b is that of the pair with the greatest
+ * bcpc <= b, §5.5).  The pairs are read in order: one whose bcpc is below
+ * the last kept pair's is skipped (hostile input), and of pairs with one
+ * bcpc the later holds.  Returns 0 or -1 (no memory). */
 static int take_lines(vmp_analysis *a, fdef *d, const uint64_t *lines, size_t n)
 {
     size_t i, k = 0, cap = 0;
+    uint32_t prev = 0; /* the last kept pair's bcpc (when i > 0 kept one) */
+    int have_prev = 0;
     if (n == 0)
         return 0;
     if (vmp_grow__((void **)&d->runs, &cap, 2 * n, sizeof *d->runs))
@@ -860,14 +874,18 @@ static int take_lines(vmp_analysis *a, fdef *d, const uint64_t *lines, size_t n)
         uint64_t bc = lines[2 * i], line = lines[2 * i + 1];
         uint32_t b = bc > UINT32_MAX ? UINT32_MAX : (uint32_t)bc;
         uint32_t l = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
-        if (k > 0 && b < d->runs[2 * k - 2])
+        if (have_prev && b < prev)
             continue;
-        if (k > 0 && b == d->runs[2 * k - 2]) {
+        if (have_prev && b == prev && d->runs[2 * k - 2] == b) {
             d->runs[2 * k - 1] = l; /* the later pair of one bcpc wins */
             if (k > 1 && d->runs[2 * k - 3] == l)
                 k--; /* now continues the run before it */
             continue;
         }
+        /* b > prev, or b == prev inside a run begun at a lower bcpc (its
+         * pair at b was the same line): a new line starts at b */
+        prev = b;
+        have_prev = 1;
         if (k > 0 && l == d->runs[2 * k - 1])
             continue;
         d->runs[2 * k] = b;
@@ -928,12 +946,13 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
 {
     uint32_t idx = vmp_hmap__get(&a->fn_by_id, f->id, 0);
     uint32_t sid;
+    int grouped;
     fdef *d;
     if (idx)
         return VMP_OK; /* spec R-ID-5: the first definition wins entirely */
     if (vmp_hmap__get(&a->fn_shown_unnamed, f->id, 0))
         forget_resolved(a); /* spec R-ID-2: named from here on */
-    sid = function_name_sid(a, f);
+    sid = function_name_sid(a, f, &grouped);
     if (!sid)
         return VMP_ERR_NOMEM;
     if (vmp_grow__((void **)&a->fns, &a->cap_fns, a->n_fns + 1, sizeof *a->fns))
@@ -945,6 +964,7 @@ static vmp_status take_function(vmp_analysis *a, const vmp_rec_function *f)
     a->stats.memory_bytes += sizeof *d + 24;
     d = &a->fns[idx - 1];
     d->name_sid = sid;
+    d->grouped = grouped;
     d->bytecode_size = f->bytecode_size;
     return take_lines(a, d, f->lines, f->n_lines) ? VMP_ERR_NOMEM : VMP_OK;
 }
@@ -976,11 +996,15 @@ static void set_span(const vmp_analysis *a, span *s, uint32_t obj, uint64_t star
     s->place = place;
 }
 
-/* Insert live code object `obj` (at its current placement) into `live`. */
+/* Insert live code object `obj` (at its current placement) into `live`.  A
+ * code object of size 0 covers nothing and hides nothing (spec R-GEN-5): it
+ * has no span. */
 static int live_insert(vmp_analysis *a, uint32_t obj)
 {
     const code_obj *o = &a->codes[obj];
     size_t at;
+    if (o->size == 0)
+        return 0;
     if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
         return -1;
     at = span_lower(a->live, a->n_live, o->start);
@@ -1270,7 +1294,7 @@ static int rebuild_live(vmp_analysis *a)
     a->n_live = 0;
     for (i = 0; i < a->n_codes; i++) {
         const code_obj *o = &a->codes[i];
-        if (!o->alive)
+        if (!o->alive || o->size == 0)
             continue;
         if (vmp_grow__((void **)&a->live, &a->cap_live, a->n_live + 1, sizeof *a->live))
             return -1;
@@ -1357,7 +1381,7 @@ out:
 static int replay_keep(
     vmp_analysis *a, gen_index *g, uint32_t obj, const replay_obj *r, uint64_t gen_to, uint64_t gen)
 {
-    if (!(r->gen_from <= gen && gen < gen_to))
+    if (!(r->gen_from <= gen && gen < gen_to) || a->codes[obj].size == 0)
         return 0;
     if (vmp_grow__((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s))
         return -1;
@@ -1562,8 +1586,9 @@ static int sort_syms(vmp_analysis *a)
     sym_next *nx;
     if (a->n_syms > 1)
         qsort(a->syms, a->n_syms, sizeof *a->syms, cmp_sym);
-    /* size 0 covers up to the next symbol of its module (§5.3 informative),
-     * or to the module's end */
+    /* spec R-RES-6: size 0 covers up to the nearest of the next higher
+     * symbol address of its module and the module's end, of those above it;
+     * only its own address when neither is */
     nx = calloc(a->n_sym_mods ? a->n_sym_mods : 1, sizeof *nx);
     if (!nx)
         return -1;
@@ -1578,9 +1603,11 @@ static int sort_syms(vmp_analysis *a)
         }
         if (s->mod & SYM_SIZE0) {
             const module_rec *m = find_module(a, a->sym_mods[s->mod & ~SYM_SIZE0]);
-            s->end = m && m->end > s->addr ? m->end : s->addr + 1;
+            s->end = m && m->end > s->addr ? m->end : UINT64_MAX;
             if (n->has_above && n->above < s->end)
                 s->end = n->above;
+            if (s->end == UINT64_MAX && s->addr < UINT64_MAX)
+                s->end = s->addr + 1;
         }
     }
     free(nx);
@@ -1651,7 +1678,8 @@ static uint32_t code_afunc(vmp_analysis *a, code_obj *o)
     f = find_fn(a, o->function);
     if (f) {
         name_sid = f->name_sid;
-        count_member(a, &a->fns[f - a->fns]);
+        if (count_member(a, &a->fns[f - a->fns]))
+            return 0;
     } else if (o->function) {
         name_sid = unnamed_function_sid(a, o->function);
     } else if (o->name_sid) {
@@ -1856,7 +1884,8 @@ static uint32_t function_afunc(vmp_analysis *a, uint64_t function, int slot)
         if (!*memo)
             *memo = intern_func(a, d->name_sid, kinds[slot], cls, code_kind, function, 0,
                                 d->bytecode_size);
-        count_member(a, d);
+        if (!*memo || count_member(a, d))
+            return 0;
         return *memo;
     } else {
         uint32_t sid = unnamed_function_sid(a, function);
@@ -2396,12 +2425,12 @@ const vmp_afunction *vmp_analysis_function(const vmp_analysis *a, uint32_t id)
     if (!id || id >= a->n_funcs)
         return NULL;
     f = &a->funcs[id];
-    if (a->n_groups > 0) {
+    if (a->n_hidden_groups > 0) {
         /* a grouped name shows its member count as of now (names only:
          * the analysis is not changed otherwise) */
         uint32_t g = vmp_hmap__get(&a->group_by_sid, a->func_sid[id], 0);
         const name_group *grp = g ? &a->groups[g - 1] : NULL;
-        if (grp && f->members != grp->members) {
+        if (grp && grp->hidden && f->members != grp->members) {
             vmp_analysis *m = (vmp_analysis *)(uintptr_t)a; /* names are a cache */
             const char *base = a->strs[grp->base_sid];
             size_t n = strlen(base) + 24;

@@ -55,8 +55,9 @@ vmp_symtab *vmp_symtab__build(uint64_t module_id,
         bytes += len;
     }
     qsort(t->syms, n, sizeof *t->syms, cmp_sym);
-    /* a size-0 symbol covers up to the next higher address, or the module's
-     * end (spec §5.3) */
+    /* spec R-RES-6: a size-0 symbol covers up to the nearest of the next
+     * higher address and the module's end, of those above it; only its own
+     * address when neither is */
     for (i = n; i-- > 0;) {
         vmp_symtab_sym *s = &t->syms[i];
         size_t k = i + 1;
@@ -64,9 +65,11 @@ vmp_symtab *vmp_symtab__build(uint64_t module_id,
             continue;
         while (k < n && t->syms[k].addr == s->addr)
             k++;
-        s->end = end > s->addr ? end : s->addr + 1;
+        s->end = end > s->addr ? end : UINT64_MAX;
         if (k < n && t->syms[k].addr < s->end)
             s->end = t->syms[k].addr;
+        if (s->end == UINT64_MAX && s->addr < UINT64_MAX)
+            s->end = s->addr + 1;
     }
     /* up: the nearest earlier symbol that ends past this one's start (the
      * chain from a pc's last symbol passes every symbol covering it) */

@@ -604,8 +604,10 @@ static void test_lazy_code_maps_resolve_alike(void)
  * `late`, the first 300 samples come before the module is added (a library
  * that the VM loaded before the agent saw it) and the other 300 repeat
  * their stacks: the writer wrote those stack nodes before the module, and
- * the samples after it must still resolve through its symbols. */
-static void write_symbols(const char *path, int lazy, int sparse, int late)
+ * the samples after it must still resolve through its symbols.  With
+ * `no_end`, the module's end is 0 (unknown): a size-0 symbol then runs to
+ * the next symbol, the last one covers its own address (spec R-RES-6). */
+static void write_symbols(const char *path, int lazy, int sparse, int late, int no_end)
 {
     /* sparse: a few pcs, so that most symbols stay unwritten: a size-0
      * symbol (ended by after_a, by big), a gap, a nested one, the end */
@@ -633,7 +635,7 @@ static void write_symbols(const char *path, int lazy, int sparse, int late)
         int k = late ? i % 300 : i;
         if (i == (late ? 300 : 0))
             CHECK(vmp_writer_add_module_symbols(w, &mod, "/opt/libx.so", NULL, 0, 0x40000, 0x41000,
-                                                0x41400, syms,
+                                                no_end ? 0 : 0x41400, syms,
                                                 sizeof syms / sizeof syms[0]) == VMP_OK);
         uint64_t pc = sparse ? 0x40000 + few[k % 6] : 0x41000 + (uint64_t)((k * 37) % 0x400);
         uint64_t ret =
@@ -663,17 +665,18 @@ static void test_lazy_symbols_resolve_alike(void)
     vmp_reader *r = NULL;
 
     int mode;
-    for (mode = 0; mode < 4; mode++) {
-        int sparse = mode & 1, late = mode >> 1;
+    for (mode = 0; mode < 6; mode++) {
+        int sparse = mode & 1, late = mode >> 1 == 1, no_end = mode >> 1 == 2;
         vmp_record rec;
         uint64_t n_full = 0, n_lazy = 0;
-        write_symbols("syms-full.vmp", 0, sparse, late);
-        write_symbols("syms-used.vmp", 1, sparse, late);
+        write_symbols("syms-full.vmp", 0, sparse, late, no_end);
+        write_symbols("syms-used.vmp", 1, sparse, late, no_end);
         frame_weights("syms-full.vmp", full, sizeof full, &unused);
         frame_weights("syms-used.vmp", lazy, sizeof lazy, &unused);
         CHECK(strstr(full, "libx.so+0x") != NULL);
         CHECK(strstr(full, sparse ? "unnamed_a" : "inner") != NULL);
-        CHECK((strstr(full, "[unknown]") != NULL) == late); /* before the module */
+        if (!no_end) /* unknown: before the module; with no end, past its last symbol */
+            CHECK((strstr(full, "[unknown]") != NULL) == late);
         CHECK_STR(lazy, full);
         CHECK(vmp_reader_open_file(&r, "syms-full.vmp", NULL) == VMP_OK);
         while (r && vmp_reader_next(r, &rec) == VMP_OK)
@@ -684,9 +687,9 @@ static void test_lazy_symbols_resolve_alike(void)
             n_lazy += rec.type == VMP_REC_MODULE_SYMBOLS ? rec.u.module_symbols.n_symbols : 0;
         vmp_reader_close(r);
         r = NULL;
-        printf("  %s pcs%s: %llu of %llu symbols written\n", sparse ? "few" : "many",
-               late ? ", module after the stacks" : "", (unsigned long long)n_lazy,
-               (unsigned long long)n_full);
+        printf("  %s pcs%s%s: %llu of %llu symbols written\n", sparse ? "few" : "many",
+               late ? ", module after the stacks" : "", no_end ? ", module end unknown" : "",
+               (unsigned long long)n_lazy, (unsigned long long)n_full);
         CHECK_EQ_U64(n_full, 11);
         CHECK(sparse ? n_lazy <= 8 : n_lazy <= 10);
     }

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""One small file per rule of spec.md that a reader could read two ways.
+
+Each case below builds a vmp file from records written as spec.md writes
+them (CBOR maps with integer keys, §5), then runs the reference `vmp` on it
+and compares what it prints with the expected text, which states the rule:
+a reader written from spec.md alone shows the same.  The file is made
+here, byte by byte, from the spec: the file header frame (§3), one chunk
+compressed by the zstd command (with checksum and content size, R-CHK-1),
+and an END record with the counts of R-END-1.
+
+Usage: check_spec_rules.py VMP WORKDIR [CASE...]
+"""
+import os
+import struct
+import subprocess
+import sys
+
+# ---- the file, from spec.md ----------------------------------------------
+
+def cbor_head(major, n):
+    if n < 24:
+        return bytes([major << 5 | n])
+    for size, code in ((1, 24), (2, 25), (4, 26), (8, 27)):
+        if n < 1 << (8 * size):
+            return bytes([major << 5 | code]) + n.to_bytes(size, "big")
+    raise ValueError(n)
+
+
+def cbor(v):
+    if isinstance(v, bool):
+        raise TypeError("no booleans in vmp records")
+    if isinstance(v, int):
+        return cbor_head(0, v) if v >= 0 else cbor_head(1, -1 - v)
+    if isinstance(v, str):
+        b = v.encode()
+        return cbor_head(3, len(b)) + b
+    if isinstance(v, bytes):
+        return cbor_head(2, len(v)) + v
+    if isinstance(v, (list, tuple)):
+        return cbor_head(4, len(v)) + b"".join(cbor(x) for x in v)
+    if isinstance(v, dict):
+        return cbor_head(5, len(v)) + b"".join(cbor(k) + cbor(x) for k, x in v.items())
+    raise TypeError(type(v))
+
+
+# record types (Appendix A) and the keys used below (§5.1-§5.13)
+HEADER, END, MODULE, SYMBOLS, THREAD, FUNCTION = 1, 2, 3, 4, 5, 6
+ZONE, CODE, SNAPSHOT, COMPACTION, FREE, MOVE = 7, 8, 9, 10, 11, 12
+NODE, SAMPLE, FAILED, CODE_MAP = 13, 14, 15, 18
+
+
+def rec(rtype, **fields):
+    """A record; fields by the spec's key names."""
+    keys = {
+        HEADER: dict(states=10, code_kinds=11, failure_reasons=15, name_separator=18, interval=8),
+        MODULE: dict(id=1, path=2, bias=4, start=5, end=6),
+        SYMBOLS: dict(module=1, symbols=2),
+        THREAD: dict(id=1, name=2, time=3, end_time=4),
+        FUNCTION: dict(id=1, name=2, scope=3, lines=7, bytecode_size=8),
+        ZONE: dict(id=1, name=2, start=3, end=4),
+        CODE: dict(id=1, zone=2, kind=3, name=4, function=5, start=6, size=7,
+                   generation=8, pc_map=10, inline=11),
+        NODE: dict(id=1, parent=2, pc=3, function=4, bcpc=5),
+        SAMPLE: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, stack=6, weight=7),
+        FAILED: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, weight=7, reason=9),
+    }[rtype]
+    m = {0: rtype}
+    for name, value in fields.items():
+        m[keys[name]] = value
+    return m
+
+
+def header(**extra):
+    f = dict(states=["jit", "interp"], code_kinds=["method", "interpreter"],
+             failure_reasons=["walk failed"], name_separator=".", interval=1000000)
+    f.update(extra)
+    return rec(HEADER, **f)
+
+
+def write_file(path, records):
+    """The file header frame, one chunk of the records and END."""
+    samples = sum(1 for r in records if r[0] in (SAMPLE, FAILED))
+    failed = sum(1 for r in records if r[0] == FAILED)
+    gens = [r[1] for r in records if r[0] in (SNAPSHOT, COMPACTION, FREE, MOVE)]
+    end = {0: END, 1: 10 ** 9, 2: samples, 5: failed, 6: 0, 8: max(gens, default=0)}
+    content = b"".join(cbor(r) for r in records) + cbor(end)
+    raw = path + ".chunk"
+    with open(raw, "wb") as f:
+        f.write(content)
+    chunk = subprocess.run(["zstd", "-q", "--check", "-c", raw], check=True,
+                           capture_output=True).stdout
+    os.unlink(raw)
+    frame = struct.pack("<II", 0x184D2A56, 16) + b"\x89VMP\r\n\x1a\n" + struct.pack("<HHI", 1, 2, 0)
+    with open(path, "wb") as f:
+        f.write(frame + chunk)
+
+
+def sample(stack=0, pc=None, thread=1, weight=1, **kw):
+    f = dict(time_delta=1000, thread=thread, stack=stack, weight=weight, **kw)
+    if pc is not None:
+        f["pc"] = pc
+    return rec(SAMPLE, **f)
+
+
+# ---- the cases ---------------------------------------------------------------
+
+CASES = []
+
+
+def case(name, rules, records, checks):
+    """checks: (vmp arguments before the file, expected stdout) pairs."""
+    CASES.append((name, rules, records, checks))
+
+
+CSV = ["report", "--format", "csv"]
+FOLDED = ["flame"]
+
+# Code used by several cases: functions C.F (1) and C.G (2); code objects in
+# zone 1: C.F's compiled code at 0x1000 (bytecode range 5->19 from 0x1020),
+# C.G's at 0x2000 with a one-pair chain naming C.F, C.G's at 0x3000 with
+# C.F inlined at bcpc 9, and an interpreter at 0x4000.
+BASE = [
+    header(),
+    rec(FUNCTION, id=1, name="F", scope="C", bytecode_size=20),
+    rec(FUNCTION, id=2, name="G", scope="C", bytecode_size=20),
+    rec(ZONE, id=1, name="zone", start=0x1000, end=0x10000),
+    rec(CODE, id=1, zone=1, kind=0, function=1, start=0x1000, size=0x100,
+        pc_map=[0, 0, 0x20, 5], inline=[[0, 1, 3]]),
+    rec(CODE, id=2, zone=1, kind=0, function=2, start=0x2000, size=0x100,
+        inline=[[0, 1, 7]]),
+    rec(CODE, id=3, zone=1, kind=0, function=2, start=0x3000, size=0x100,
+        inline=[[0, 1, 9, 2, 0], [0x80, 1, 0xFFFFFFFF, 2, 1]]),
+    rec(CODE, id=4, zone=1, kind=1, name="interpreter", start=0x4000, size=0x100),
+]
+
+# R-RES-5: a pc and a symbolic innermost frame C.F at bcpc 4 are one frame.
+case("pc-and-symbolic-frame", ["R-RES-5", "R-RES-11"], BASE + [
+    rec(NODE, id=1, function=1, bcpc=4),
+    sample(1, pc=0x1030, weight=5),  # case 3: C.F's own code, range of its pc_map
+    sample(1, pc=0x2010, weight=4),  # one-pair chain (C.F, 7) in C.G's code: no inlining, case 5
+    sample(1, pc=0x3010, weight=3),  # case 2: C.F inlined at 9 in C.G's code
+    sample(1, pc=0x3090, weight=2),  # case 2, the chain's bcpc unknown: no range
+    sample(1, pc=0x9000, weight=1),  # case 1: the pc in no code object
+], [(CSV, """\
+class,kind,function,range,samples
+generated,inlined,C.F,9->9,3
+generated,inlined,C.F,,2
+generated,method,C.F,5->19,5
+symbolic,function,C.F,4->4,5
+""")])
+
+# R-RES-11: the range of an interpreted frame is its source line's run.
+case("interpreted-line-runs", ["R-RES-11"], BASE + [
+    rec(FUNCTION, id=3, name="loop", scope="C", lines=[0, 10, 4, 10, 9, 11, 14, 10],
+        bytecode_size=20),
+    rec(FUNCTION, id=4, name="nolines", scope="C", bytecode_size=20),
+    rec(FUNCTION, id=5, name="late", scope="C", lines=[3, 1, 6, 2]),
+    # read in order: (4, 3) is below (8, 2) and ignored; (8, 4) replaces (8, 2)
+    rec(FUNCTION, id=6, name="unsorted", scope="C", lines=[0, 1, 8, 2, 4, 3, 8, 4, 12, 4],
+        bytecode_size=16),
+    # (3, 11) is below (5, 10), the last pair kept: ignored, not a new line
+    rec(FUNCTION, id=7, name="backwards", scope="C", lines=[0, 10, 5, 10, 3, 11],
+        bytecode_size=8),
+    rec(NODE, id=1, function=3, bcpc=6),
+    rec(NODE, id=2, function=3, bcpc=9),
+    rec(NODE, id=3, function=3, bcpc=15),
+    rec(NODE, id=4, function=4, bcpc=5),
+    rec(NODE, id=5, function=5, bcpc=1),   # below the table's first bcpc
+    rec(NODE, id=6, function=5, bcpc=8),   # last run, bytecode_size 0: start->b
+    rec(NODE, id=7, function=6, bcpc=5),
+    rec(NODE, id=8, function=6, bcpc=13),
+    rec(NODE, id=9, function=3),           # no bcpc: no range
+    rec(NODE, id=10, function=7, bcpc=4),
+] + [sample(n, pc=0x4010, weight=20 - n) for n in range(1, 11)], [(CSV, """\
+class,kind,function,range,samples
+generated,interpreted,C.loop,0->8,19
+generated,interpreted,C.loop,9->13,18
+generated,interpreted,C.loop,14->19,17
+generated,interpreted,C.loop,,11
+generated,interpreted,C.late,1->1,15
+generated,interpreted,C.late,6->8,14
+generated,interpreted,C.unsorted,0->7,13
+generated,interpreted,C.unsorted,8->15,12
+generated,interpreted,C.nolines,5->5,16
+generated,interpreted,C.backwards,0->7,10
+""")])
+
+# R-RES-6: the end of a size-0 symbol.
+case("size-0-symbols", ["R-RES-6"], [
+    header(),
+    # liba: mapped [0x10000, 0x14000); z2 lies past the module's end
+    rec(MODULE, id=1, path="/lib/liba.so", bias=0x10000, start=0x10000, end=0x14000),
+    rec(SYMBOLS, module=1, symbols=[0x100, 0, "z1", 0x8000, 0, "z2"]),
+    # libb: end unknown (0)
+    rec(MODULE, id=2, path="/lib/libb.so", bias=0x30000, start=0x30000, end=0),
+    rec(SYMBOLS, module=2, symbols=[0x10, 0, "b1", 0x80, 0, "b2"]),
+    sample(pc=0x13fff, weight=9),  # z1: up to the module's end, below z2
+    sample(pc=0x14000, weight=1),  # past liba's end: nothing
+    sample(pc=0x18000, weight=8),  # z2: its own address only
+    sample(pc=0x18001, weight=1),
+    sample(pc=0x3007f, weight=7),  # b1: up to b2 (libb's end unknown)
+    sample(pc=0x30080, weight=6),  # b2: the last symbol, its own address only
+    sample(pc=0x30081, weight=1),
+], [(CSV, """\
+class,kind,function,range,samples
+vanilla,C,z1,,9
+vanilla,C,z2,,8
+vanilla,C,b1,,7
+vanilla,C,b2,,6
+unknown,unknown,[unknown],,3
+""")])
+
+# R-GEN-5: overlapping code objects of two zones, and one of size 0.
+case("overlapping-code", ["R-GEN-4", "R-GEN-5"], [
+    header(),
+    rec(ZONE, id=1, name="one", start=0x5000, end=0x7000),
+    rec(ZONE, id=2, name="two", start=0x5000, end=0x7000),
+    rec(CODE, id=10, zone=1, name="big", start=0x5000, size=0x100),
+    rec(CODE, id=11, zone=2, name="small", start=0x5080, size=0x10),
+    rec(CODE, id=12, zone=2, name="empty", start=0x5020, size=0),
+    rec(CODE, id=13, zone=2, name="first", start=0x6000, size=0x10),
+    rec(CODE, id=14, zone=1, name="second", start=0x6000, size=0x20),
+    sample(pc=0x5030, weight=9),   # big: the size-0 object at 0x5020 hides nothing
+    sample(pc=0x5088, weight=8),   # small: the greatest start <= pc
+    sample(pc=0x50a0, weight=2),   # small does not cover it: no code object
+    sample(pc=0x6004, weight=7),   # second: placed last of two at 0x6000
+], [(CSV, """\
+class,kind,function,range,samples
+generated,method,big,,9
+generated,method,small,,8
+generated,method,second,,7
+unknown,unknown,[unknown],,2
+""")])
+
+# R-RES-12: the innermost frame, and return addresses at address - 1.
+case("innermost-and-return-addresses", ["R-RES-12", "R-RES-1"], BASE + [
+    rec(MODULE, id=1, path="/lib/liba.so", bias=0x10000, start=0x10000, end=0x14000),
+    rec(NODE, id=1, pc=0x10051),             # a return address: liba.so+0x50
+    rec(NODE, id=2, parent=1, pc=0x10051),   # the innermost: liba.so+0x51
+    rec(NODE, id=3, pc=0x1020),              # return address: 0x101f, C.F 0->4
+    rec(NODE, id=4, parent=3, pc=0x2000),    # innermost at its own address: C.G
+    rec(NODE, id=5, parent=3, pc=0x1020),    # innermost: C.F 5->19
+    sample(2, weight=3),
+    sample(4, pc=0x1030, weight=2),          # the node, not the sample's pc, is the frame
+    sample(5, weight=1),
+    sample(0, pc=0x3000, weight=1),          # no stack: the pc alone
+    sample(0, weight=1),                     # no stack, no pc
+], [(FOLDED + ["--ranges"], """\
+C.F;C.F 0->4;C.F;C.F 5->19 1
+C.F;C.F 0->4;C.G 2
+C.G 1
+[unknown] 1
+liba.so+0x50;liba.so+0x51 3
+""")])
+
+# R-ID-6: stacks that name nodes not defined before the sample.
+case("undefined-stack-nodes", ["R-ID-6", "R-ID-1"], BASE + [
+    rec(NODE, id=20, parent=77, pc=0x2010),  # parent 77 is never defined
+    rec(NODE, id=21, parent=20, pc=0x1011),
+    sample(99, pc=0x1010, weight=3),         # stack 99 undefined: the pc alone
+    sample(98, weight=2),                    # neither: no frame
+    sample(21, weight=1),                    # the walk ends at node 20
+    rec(NODE, id=99, pc=0x2010),             # too late for the samples above
+], [(FOLDED, """\
+C.F 3
+C.G;C.F 1
+[unknown] 2
+""")])
+
+# R-ID-3: THREAD records with empty names rename nothing; names are the
+# thread's, from the whole file.
+case("thread-names", ["R-ID-3", "R-RES-9"], [
+    header(),
+    rec(THREAD, id=1, name="main"),
+    rec(THREAD, id=2, name="a"),
+    rec(THREAD, id=2, name="b"),
+    rec(THREAD, id=2, name="a"),
+    rec(THREAD, id=3, name="x"),
+    sample(thread=1, weight=4),
+    sample(thread=2, weight=3),
+    sample(thread=3, weight=2),
+    sample(thread=4, weight=1),
+    rec(THREAD, id=1, name="", end_time=5),
+    rec(THREAD, id=3, name="y"),
+], [(["report", "--by", "thread", "--format", "csv"], """\
+thread,samples
+main,4
+a,3
+x (y),2
+thread#4,1
+""")])
+
+# R-RES-10: grouped names of hidden classes and their counts.
+GROUPS = [
+    header(),
+    rec(FUNCTION, id=32, name="run", scope="Churn"),
+    rec(NODE, id=32, function=32),
+    sample(32),                      # counted although named before the group's others
+    rec(FUNCTION, id=30, name="run", scope="Churn.0x00007f3c0c01e800"),
+    rec(FUNCTION, id=31, name="run", scope="Churn/0x00007F3C0C01E900"),
+    rec(FUNCTION, id=33, name="run", scope="Churn.0x00007f3c0c01ea00"),  # never framed
+    rec(FUNCTION, id=34, name="m", scope="J.0x1234/0x5678"),
+    rec(FUNCTION, id=35, name="m", scope="J.0x123"),
+    rec(FUNCTION, id=36, name="apply", scope="Outer$$Lambda$14/0x0000000801001a00"),
+    rec(FUNCTION, id=37, name="apply", scope="Outer$$Lambda$15/0x0000000801001b00"),
+    rec(FUNCTION, id=38, name="apply", scope="Outer$$Lambda$16"),
+    rec(FUNCTION, id=39, name="k", scope="K"),
+    rec(FUNCTION, id=40, name="only", scope=".0x00007f3c0c01e800"),
+] + [rec(NODE, id=n, function=n) for n in (30, 31, 34, 35, 36, 37, 38, 39, 40)] + [
+    sample(30, weight=2), sample(31, weight=2),
+    sample(34, weight=7), sample(35, weight=6),
+    sample(36, weight=3), sample(37, weight=2),
+    sample(38, weight=4), sample(39, weight=3), sample(40, weight=1),
+]
+case("hidden-class-groups", ["R-RES-10", "R-RES-2"], GROUPS, [(CSV + ["--no-ranges"], """\
+class,kind,function,range,samples
+symbolic,function,J.0x1234.m [x1],,7
+symbolic,function,J.0x123.m,,6
+symbolic,function,Churn.run [x3],,5
+symbolic,function,Outer$$Lambda.apply [x2],,5
+symbolic,function,Outer$$Lambda$16.apply,,4
+symbolic,function,K.k,,3
+symbolic,function,only [x1],,1
+"""), (CSV + ["--no-ranges", "--no-group-hidden"], """\
+class,kind,function,range,samples
+symbolic,function,J.0x1234/0x5678.m,,7
+symbolic,function,J.0x123.m,,6
+symbolic,function,Outer$$Lambda$16.apply,,4
+symbolic,function,K.k,,3
+symbolic,function,Outer$$Lambda$14/0x0000000801001a00.apply,,3
+symbolic,function,Churn.0x00007f3c0c01e800.run,,2
+symbolic,function,Churn/0x00007F3C0C01E900.run,,2
+symbolic,function,Outer$$Lambda$15/0x0000000801001b00.apply,,2
+symbolic,function,.0x00007f3c0c01e800.only,,1
+symbolic,function,Churn.run,,1
+""")])
+
+
+# ---- running them -------------------------------------------------------------
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: check_spec_rules.py VMP WORKDIR [CASE...]")
+    vmp, work = sys.argv[1], sys.argv[2]
+    only = set(sys.argv[3:])
+    os.makedirs(work, exist_ok=True)
+    failures = 0
+    for name, rules, records, checks in CASES:
+        if only and name not in only:
+            continue
+        path = os.path.join(work, name + ".vmp")
+        write_file(path, records)
+        for args, expected in checks:
+            p = subprocess.run([vmp] + args + [path], capture_output=True, text=True)
+            what = "%s (%s): vmp %s" % (name, ", ".join(rules), " ".join(args))
+            if p.returncode != 0 or p.stdout != expected:
+                failures += 1
+                print("FAIL %s\n  exit %d, stderr: %s\n  expected:\n%s  got:\n%s" % (
+                    what, p.returncode, p.stderr.strip(), expected, p.stdout))
+            else:
+                print("ok   " + what)
+    if failures:
+        sys.exit("%d check(s) failed" % failures)
+
+
+if __name__ == "__main__":
+    main()
