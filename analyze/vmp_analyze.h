@@ -192,7 +192,9 @@ typedef struct vmp_asample {
     int failed;          /* a FAILED_SAMPLE */
     int has_pc;
     uint32_t stack; /* resolved stack (innermost node), 0 == none (failed or empty) */
-    uint32_t leaf;  /* resolved frame of the executing pc, 0 == none (no pc and no stack) */
+    /* resolved frame of the executing pc, 0 == none (no pc and no stack; a
+     * failed sample's pc that resolves to nothing, spec R-VIEW-1) */
+    uint32_t leaf;
     /* The code object (code id) whose placement at the sample's generation
      * holds its pc (a failed sample's too): the JIT unit it ran in; 0 when
      * it has no pc or its pc is in no generated code.  Added in 0.5. */

@@ -2291,6 +2291,10 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
         if (!st)
             return VMP_ERR_NOMEM;
         out->leaf = a->stacks[st].frame;
+        /* spec R-VIEW-1: a failed sample's pc that resolves to nothing adds
+         * no frame to the failure (a merge drops such a pc: alike) */
+        if (failed && a->funcs[a->frames[out->leaf].function].code_class == VMP_CLASS_UNKNOWN)
+            out->leaf = 0;
         if (!failed)
             out->stack = st;
     }

@@ -49,15 +49,18 @@ extern "C" {
  *   "[failed: <reason>]"  a FAILED_SAMPLE (reason named by the header), as
  *                         the outermost frame (under the thread and state
  *                         frames when those are asked for), so that the
- *                         weights add up to the total sample weight;
+ *                         weights add up to the total sample weight; with
+ *                         a pc, the pc's frame below it (spec R-RES-7: the
+ *                         sample counts for the pc's function, as in the
+ *                         report), its range and JIT unit as for others;
  *   "[unknown]"           a sample with neither pc nor stack;
  *   thread name           with VMP_FLAME_THREAD_ROOT, the outermost frame;
  *   "[<state>]"           with VMP_FLAME_STATE, the VM state under the root;
  *   "[<JIT unit>]"        with VMP_FLAME_UNITS, below the innermost frame of
  *                         a sample whose pc ran in generated code: the unit
  *                         as vmp_analysis_unit_name() names it (a LuaJIT
- *                         trace, "[TRACE 1 hot.lua:12 loop]"); a failed
- *                         sample keeps its one frame.
+ *                         trace, "[TRACE 1 hot.lua:12 loop]"), failed
+ *                         samples included.
  *
  * With VMP_FLAME_TIERS the frames of resolved functions get the suffixes of
  * async-profiler's folded output, which flamegraph.pl's java palette colours:

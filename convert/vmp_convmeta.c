@@ -141,51 +141,20 @@ static int intern_str(vmp_convmeta *m, const vmp_str *s, uint32_t *out)
 
 static int take_function(vmp_convmeta *m, const vmp_rec_function *r)
 {
-    uint32_t idx = vmp_hmap__get(&m->fn_by_id, r->id, 0);
     vmp_cm_function *f;
-    if (!idx) {
-        if (vmp_grow__((void **)&m->fns, &m->cap_fns, m->n_fns + 1, sizeof *m->fns))
-            return -1;
-        f = &m->fns[m->n_fns];
-        memset(f, 0, sizeof *f);
-        if (vmp_hmap__put(&m->fn_by_id, r->id, 0, (uint32_t)m->n_fns + 1))
-            return -1;
-        m->n_fns++;
-    } else {
-        f = &m->fns[idx - 1]; /* a later definition wins, as in the analysis */
-        free(f->lines);
-        f->lines = NULL;
-        f->n_lines = 0;
-    }
+    if (vmp_hmap__get(&m->fn_by_id, r->id, 0))
+        return 0; /* spec R-ID-5: the first definition holds, as in the analysis */
+    if (vmp_grow__((void **)&m->fns, &m->cap_fns, m->n_fns + 1, sizeof *m->fns))
+        return -1;
+    f = &m->fns[m->n_fns];
+    memset(f, 0, sizeof *f);
+    if (vmp_hmap__put(&m->fn_by_id, r->id, 0, (uint32_t)m->n_fns + 1))
+        return -1;
+    m->n_fns++;
     f->id = r->id;
     f->first_line = r->first_line;
-    if (intern_str(m, &r->file, &f->file) || intern_str(m, &r->signature, &f->signature))
-        return -1;
-    if (r->n_lines) {
-        size_t i;
-        int sorted = 1;
-        f->lines = malloc(r->n_lines * 2 * sizeof *f->lines);
-        if (!f->lines)
-            return -1;
-        memcpy(f->lines, r->lines, r->n_lines * 2 * sizeof *f->lines);
-        f->n_lines = r->n_lines;
-        for (i = 1; i < f->n_lines; i++)
-            if (f->lines[2 * i] < f->lines[2 * i - 2])
-                sorted = 0;
-        if (!sorted) /* insertion sort by bcpc: tables are short */
-            for (i = 1; i < f->n_lines; i++) {
-                uint64_t b = f->lines[2 * i], l = f->lines[2 * i + 1];
-                size_t k = i;
-                while (k > 0 && f->lines[2 * k - 2] > b) {
-                    f->lines[2 * k] = f->lines[2 * k - 2];
-                    f->lines[2 * k + 1] = f->lines[2 * k - 1];
-                    k--;
-                }
-                f->lines[2 * k] = b;
-                f->lines[2 * k + 1] = l;
-            }
-    }
-    return 0;
+    return intern_str(m, &r->file, &f->file) || intern_str(m, &r->signature, &f->signature) ? -1
+                                                                                            : 0;
 }
 
 static int add_range(vmp_cm_range **v, size_t *n, size_t *cap, vmp_cm_range **out)
@@ -266,27 +235,8 @@ const vmp_cm_function *vmp_convmeta__function(const vmp_convmeta *m, uint64_t id
     return idx ? &m->fns[idx - 1] : NULL;
 }
 
-uint64_t vmp_convmeta__line(const vmp_cm_function *f, uint64_t bcpc)
-{
-    size_t lo = 0, hi;
-    if (!f || !f->n_lines || f->lines[0] > bcpc)
-        return 0;
-    hi = f->n_lines;
-    while (hi - lo > 1) { /* greatest entry with bcpc <= bcpc */
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->lines[2 * mid] <= bcpc)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return f->lines[2 * lo + 1];
-}
-
 void vmp_convmeta__free(vmp_convmeta *m)
 {
-    size_t i;
-    for (i = 0; i < m->n_fns; i++)
-        free(m->fns[i].lines);
     free(m->fns);
     vmp_hmap__free(&m->fn_by_id);
     free(m->modules);

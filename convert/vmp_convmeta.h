@@ -2,8 +2,9 @@
  *
  * vmp_convmeta.h - internal to convert/: what the pprof and speedscope
  * exporters keep of a profile's metadata records beside the analysis
- * (FUNCTION §5.8 files and bcpc->line tables, MODULE §5.3, CODE_ZONE §5.6,
- * raw symbol names §5.4) and an interning string table.
+ * (FUNCTION §5.5 files, signatures and first lines, MODULE §5.3, CODE_ZONE
+ * §5.6) and an interning string table.  The line of a bytecode is the
+ * analysis's (vmp_analysis_lines(), spec R-RES-11), not kept here.
  */
 #ifndef VMP_CONVMETA_H
 #define VMP_CONVMETA_H
@@ -36,8 +37,6 @@ typedef struct vmp_cm_function {
     uint64_t id;
     uint32_t file, signature; /* string ids */
     uint64_t first_line;
-    uint64_t *lines; /* n_lines pairs (bcpc, line), sorted by bcpc */
-    size_t n_lines;
 } vmp_cm_function;
 
 typedef struct vmp_cm_range {
@@ -74,10 +73,8 @@ vmp_status vmp_conv__read_all(vmp_reader *r,
                               int *take_rc);
 void vmp_convmeta__free(vmp_convmeta *m);
 
+/* The FUNCTION record of `id` (its first definition, spec R-ID-5), or NULL. */
 const vmp_cm_function *vmp_convmeta__function(const vmp_convmeta *m, uint64_t id);
-/* Source line of `bcpc` in f's table (the entry with the greatest bcpc <=
- * bcpc), 0 when unknown. */
-uint64_t vmp_convmeta__line(const vmp_cm_function *f, uint64_t bcpc);
 
 uint64_t vmp_convmeta__hash(const char *s, size_t len);
 

@@ -317,6 +317,7 @@ typedef struct fentry {
     uint32_t stack; /* E_STACK: resolved stack, 0 == none */
     uint32_t state;
     uint32_t reason; /* E_FAILED */
+    uint32_t leaf;   /* E_FAILED: the frame of its pc (spec R-RES-7), 0 == none */
     uint32_t kind;   /* E_* */
 } fentry;
 
@@ -327,7 +328,7 @@ typedef struct etable {
 
 static uint64_t entry_hash(const fentry *e)
 {
-    return vmp_hash64(e->thread ^ vmp_hash64(e->code) ^
+    return vmp_hash64(e->thread ^ vmp_hash64(e->code ^ (uint64_t)e->leaf << 40) ^
                       vmp_hash64((uint64_t)e->stack << 32 ^ e->state ^ (uint64_t)e->reason << 20 ^
                                  (uint64_t)e->kind << 62));
 }
@@ -335,7 +336,8 @@ static uint64_t entry_hash(const fentry *e)
 static int entry_same(const fentry *a, const fentry *b)
 {
     return a->kind == b->kind && a->stack == b->stack && a->state == b->state &&
-           a->thread == b->thread && a->reason == b->reason && a->code == b->code;
+           a->thread == b->thread && a->reason == b->reason && a->code == b->code &&
+           a->leaf == b->leaf;
 }
 
 static int etable_add(etable *t, const fentry *k, uint64_t w)
@@ -502,6 +504,20 @@ static int memo_put(builder *b, uint32_t prefix, uint32_t stack, uint32_t node)
     return fmap_put(&b->memo, (uint64_t)prefix << 32 | stack, node);
 }
 
+/* The node of resolved frame `frame` under node `parent`: its function, and
+ * with VMP_FLAME_RANGES its range below it.  UINT32_MAX on no memory. */
+static uint32_t frame_node(builder *b, uint32_t parent, uint32_t frame)
+{
+    const flabel *l = frame_label(b, frame);
+    uint32_t node;
+    if (!l)
+        return UINT32_MAX;
+    node = child(b->f, parent, l->name - 1, l->cat, 0);
+    if (node != UINT32_MAX && l->range)
+        node = child(b->f, node, l->range - 1, l->cat, 1);
+    return node;
+}
+
 /* The node of resolved stack `stack` under node `prefix`.  Walks up to the
  * nearest stack node already placed under `prefix`, then places the rest. */
 static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
@@ -532,12 +548,7 @@ static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
     while (n > 0) {
         uint32_t id = b->path[--n];
         const vmp_astack *st = vmp_analysis_stack(b->a, id);
-        const flabel *l = frame_label(b, st->frame);
-        if (!l)
-            return UINT32_MAX;
-        node = child(b->f, node, l->name - 1, l->cat, 0);
-        if (node != UINT32_MAX && l->range)
-            node = child(b->f, node, l->range - 1, l->cat, 1);
+        node = frame_node(b, node, st->frame);
         if (node == UINT32_MAX || memo_put(b, prefix, id, node))
             return UINT32_MAX;
     }
@@ -572,18 +583,19 @@ static vmp_status place_entry(builder *b, const fentry *e)
             sb_add(&b->sb, "]", 1))
             return VMP_ERR_NOMEM;
         node = child_str(f, node, b->sb.p, VMP_FCAT_SYNTH);
+        if (e->leaf && node != UINT32_MAX) /* its pc's frame: spec R-RES-7 */
+            node = frame_node(b, node, e->leaf);
     } else if (e->stack == 0) {
         node = child_str(f, node, "[unknown]", VMP_FCAT_UNKNOWN);
     } else {
         node = stack_node(b, node, e->stack);
-        if (e->code && node != UINT32_MAX) {
-            const char *unit = vmp_analysis_unit_name(b->a, e->code);
-            b->sb.len = 0;
-            if (!unit || sb_add(&b->sb, "[", 1) || sb_add_name(&b->sb, unit) ||
-                sb_add(&b->sb, "]", 1))
-                return VMP_ERR_NOMEM;
-            node = child_str(f, node, b->sb.p, VMP_FCAT_JIT);
-        }
+    }
+    if (e->code && node != UINT32_MAX) {
+        const char *unit = vmp_analysis_unit_name(b->a, e->code);
+        b->sb.len = 0;
+        if (!unit || sb_add(&b->sb, "[", 1) || sb_add_name(&b->sb, unit) || sb_add(&b->sb, "]", 1))
+            return VMP_ERR_NOMEM;
+        node = child_str(f, node, b->sb.p, VMP_FCAT_JIT);
     }
     if (node == UINT32_MAX)
         return VMP_ERR_NOMEM;
@@ -630,12 +642,13 @@ static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
         if (s.failed) {
             k.kind = E_FAILED;
             k.reason = s.reason;
+            k.leaf = s.leaf;
         } else {
             k.kind = E_STACK;
             k.stack = s.stack;
-            if (f->flags & VMP_FLAME_UNITS)
-                k.code = s.code;
         }
+        if (f->flags & VMP_FLAME_UNITS)
+            k.code = s.code;
         if (etable_add(&t, &k, s.weight)) {
             st = VMP_ERR_NOMEM;
             break;

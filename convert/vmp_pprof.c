@@ -295,13 +295,12 @@ static int frame_lines(
 {
     const vmp_aframe *fr = vmp_analysis_frame(c->a, frame);
     const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
-    const vmp_cm_function *mf;
     uint64_t line = 0;
     if (!fn)
         return -1;
-    mf = vmp_convmeta__function(&c->m, fn->function_id);
-    if (fr->has_range)
-        line = vmp_convmeta__line(mf, fr->bc_first);
+    if (fr->has_range &&
+        !vmp_analysis_lines(c->a, fn->function_id, fr->bc_first, fr->bc_first, &line, NULL))
+        line = 0;
     if (!b->fn_out[fr->function]) {
         if (add_function(c, b, fr->function, NULL, fr->function))
             return -1;

@@ -72,9 +72,25 @@ for seed, samples, threads in ((11, 20000, 3), (12, 3000, 5)):
     got = {}
     for fr, c in rows:
         if fr[0].startswith("[failed: "):
-            check(len(fr) == 1, "a failed sample is one frame")
+            check(len(fr) <= 2, "a failed sample is its failure and its pc's frame: %r" % fr)
             got[fr[0]] = got.get(fr[0], 0) + c
     check(got == by_reason, "failures by reason %r == report %r" % (got, by_reason))
+    # spec R-RES-7: a failed sample with a pc counts for the pc's function, in
+    # the flame graph as in the report: the innermost frames' sums by name
+    # are the report's functions (every section, kinds of one name summed).
+    leaf = {}
+    for fr, c in rows:
+        if not fr[-1].startswith("[failed: ") and fr[-1] != "[unknown]":
+            leaf[fr[-1]] = leaf.get(fr[-1], 0) + c
+    want = {}
+    for sec in ("generated_code", "vanilla_code", "symbolic_frames"):
+        for fn in rep[sec]["functions"]:
+            if fn["name"] != "[unknown]":
+                want[fn["name"]] = want.get(fn["name"], 0) + fn["samples"]
+    check(leaf == want, "innermost frames by name == report's functions (%d vs %d names)" %
+          (len(leaf), len(want)))
+    check(any(len(fr) == 2 and fr[0].startswith("[failed: ") for fr, _ in rows),
+          "a failed sample with a pc shows the pc's frame under its failure")
     for fr, c in rows:
         check(";" not in "".join(fr) and all(fr), "no empty frame")
     keys = [";".join(fr) for fr, _ in rows]
@@ -171,9 +187,9 @@ for seed, samples, threads in ((11, 20000, 3), (12, 3000, 5)):
 
 # Against the simulator's ground truth (the function at the pc and the callers
 # resolved at their return address - 1): the folded stacks are the truth's
-# stacks, except that each failed sample is "[failed: <reason>]" instead of
-# its executing frame alone (the truth does not mark failures).  With
-# --ranges, "name A->B" frames follow their function.
+# stacks, except that each failed sample is "[failed: <reason>]" and its
+# executing frame alone (the truth does not mark failures; spec R-RES-7).
+# With --ranges, "name A->B" frames follow their function.
 subprocess.run([SIMVM, "--seed", "13", "--samples", "4000", "-o", "truth.vmp", "--truth",
                 "truth.tsv"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 for ranges in (False, True):
@@ -188,18 +204,27 @@ for ranges in (False, True):
         key = ";".join(frames)
         want[key] = want.get(key, 0) + 1
     rc, out, err = run("flame", *(["--ranges"] if ranges else []), "truth.vmp")
-    got, failed = {}, 0
+    got, failed = {}, {}
     for fr, c in folded(out):
         if fr[0].startswith("[failed: "):
-            failed += c
+            key = ";".join(fr[1:])
+            failed[key] = failed.get(key, 0) + c
         else:
             got[";".join(fr)] = c
     extra = [k for k in got if got[k] > want.get(k, 0)]
     check(not extra, "ranges=%s: stacks not in the truth: %r" % (ranges, extra[:3]))
-    missing = {k: want[k] - got.get(k, 0) for k in want if want[k] != got.get(k, 0)}
-    check(sum(missing.values()) == failed and failed > 0 and
-          all(k.count(";") <= (1 if ranges else 0) for k in missing),
-          "ranges=%s: only failed samples differ from the truth" % ranges)
+    missing = {}
+    for k in want:
+        if want[k] != got.get(k, 0):
+            frames = k.split(";")
+            m = re.fullmatch(r"(.*) (\d+->\d+)", frames[-1])
+            n = 2 if m and len(frames) > 1 and frames[-2] == m.group(1) else 1
+            top = ";".join(frames[-n:])
+            missing[top] = missing.get(top, 0) + want[k] - got.get(k, 0)
+    check(sum(failed.values()) > 0 and missing == failed,
+          "ranges=%s: only failed samples differ from the truth, each shown by its "
+          "executing frame: %r vs %r" % (ranges, sorted(missing.items())[:3],
+                                         sorted(failed.items())[:3]))
 
 # Titles and names are escaped for XML.
 rc, out, err = run("flame", "--title", "a <b> & \"c\" 'd' \x01", "-o", "t.svg", "sim12.vmp")

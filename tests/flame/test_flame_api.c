@@ -112,9 +112,11 @@ static void write_profile(void)
     s.pc = 0x9000;
     s.depth = 1;
     CHECK(vmp_writer_sample(w, &s) == VMP_OK);
-    /* a failed walk */
+    /* a failed walk, its pc in K<&>.a;b's code (spec R-RES-7: under the
+     * failure, the pc's frame) */
     s.depth = 0;
     s.weight = 4;
+    s.pc = 0x1010;
     CHECK(vmp_writer_failed_sample(w, &s, 0) == VMP_OK);
     CHECK(vmp_writer_close(w, NULL) == VMP_OK);
 }
@@ -166,7 +168,7 @@ static void test_folded_lines(void)
     CHECK_STR(out, "K<&>>>a:b 3\n"
                    "K<&>>>a:b;bad\xff?utf8 2\n"
                    "K<&>>>a:b;sym 1\n"
-                   "[failed: lost:walk] 4\n"
+                   "[failed: lost:walk];K<&>>>a:b 4\n"
                    "[unknown] 1\n");
     CHECK(vmp_flame_total(f, 0) == 11);
     CHECK(vmp_flame_total(f, 1) == 0);
@@ -182,7 +184,7 @@ static void test_folded_options(void)
     CHECK_STR(out, "main?thread;[gc];K<&>>>a:b_[j];K<&>>>a:b 9->19_[j];bad\xff?utf8_[0] 2\n"
                    "main?thread;[run];K<&>>>a:b_[j];K<&>>>a:b 1->8_[j] 3\n"
                    "main?thread;[run];K<&>>>a:b_[j];K<&>>>a:b 9->19_[j];sym_[0];sym 5->5_[0] 1\n"
-                   "main?thread;[run];[failed: lost:walk] 4\n"
+                   "main?thread;[run];[failed: lost:walk];K<&>>>a:b_[j];K<&>>>a:b 1->8_[j] 4\n"
                    "main?thread;[run];[unknown] 1\n");
     free(out);
     vmp_flame_free(f);
@@ -215,15 +217,15 @@ static void test_diff_self(void)
     size_t n = 0, i;
     char *out = folded(f, 0.5);
     CHECK(strstr(out, "K<&>>>a:b 2 3\n") != NULL); /* 3 * 0.5 rounds to 2 */
-    CHECK(strstr(out, "[failed: lost:walk] 2 4\n") != NULL);
+    CHECK(strstr(out, "[failed: lost:walk];K<&>>>a:b 2 4\n") != NULL);
     free(out);
     CHECK(vmp_flame_diff(f, &d, &n) == VMP_OK);
     CHECK(n == 5);
     for (i = 0; i < n; i++) {
         CHECK(d[i].self_change == 0.0 && d[i].total_change == 0.0);
         CHECK(d[i].self[0] == d[i].self[1] && d[i].total[0] == d[i].total[1]);
-        if (strcmp(d[i].name, "K<&>>>a:b") == 0)
-            CHECK(d[i].self[0] == 3 && d[i].total[0] == 6);
+        if (strcmp(d[i].name, "K<&>>>a:b") == 0) /* with the failed sample's 4 (R-RES-7) */
+            CHECK(d[i].self[0] == 3 + 4 && d[i].total[0] == 6 + 4);
     }
     free(d);
     out = svg(f, &(vmp_flame_svg_options){VMP_FLAME_SVG_OPTIONS_VERSION, NULL, NULL, 0, 0.0, 1, 1});

@@ -156,10 +156,15 @@ def test_go(vmp, simvm_bin, work):
     total = info["sample_weight"]
     raw = pprof(env, "-raw", out)
     check(raw_total(raw) == total, "-raw sample total %d == vmp info's %d" % (raw_total(raw), total))
+    # spec R-VIEW-5: sample types, period, labels (R-VIEW-1: the same total)
     check("PeriodType: cpu nanoseconds" in raw, "-raw shows the period type cpu/nanoseconds")
     check("Period: %d" % info["interval_ns"] in raw, "-raw shows the period = the interval")
-    for label in ("thread:[", "thread_id:[", "state:[", "code_kind:[", "jit_unit:["):
+    for label in ("thread:[", "thread_id:[", "state:[", "code_kind:[", "jit_unit:[", "failed:["):
         check(label in raw, "-raw shows the label " + label)
+    failed = json.loads(run([vmp, "report", "--format", "json", path]).stdout)["failed"]
+    t = raw_total(pprof(env, "-raw", "-tagfocus=failed=.", out))
+    check(t == failed and failed > 0,
+          "-tagfocus=failed: %d samples == vmp report's failed %d" % (t, failed))
     # the JIT units: the label's totals are vmp report --by unit's
     rows = list(csv.reader(io.StringIO(
         run([vmp, "report", "--by", "unit", "--format", "csv", path]).stdout.decode())))[1:]

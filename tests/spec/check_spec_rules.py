@@ -337,6 +337,88 @@ symbolic,function,Churn.run,,1
 """)])
 
 
+# ---- the views (Appendix D) ---------------------------------------------------
+
+# A profile of every class: C.F's code (with a failed sample in it), C code,
+# a symbolic frame, a code kind past the header's, names to quote and
+# escape, samples with no frame, a weight of 0.
+VIEWS = BASE + [
+    rec(MODULE, id=1, path="/lib/liba.so", bias=0x10000, start=0x10000, end=0x14000),
+    rec(SYMBOLS, module=1, symbols=[0x100, 0x100, "memcpy"]),
+    rec(FUNCTION, id=8, name='say "hi", then;\x01go', scope="C"),
+    rec(CODE, id=5, zone=1, kind=7, name="stub", start=0x6000, size=0x10),
+    rec(THREAD, id=1, name="main"),
+    rec(NODE, id=1, pc=0x10110),                  # memcpy, a return address
+    rec(NODE, id=2, parent=1, pc=0x1030),         # C.F 5->19
+    rec(NODE, id=3, parent=1, function=8, bcpc=2),
+    rec(NODE, id=4, pc=0x1050),                   # C.F, only at weight 0
+    sample(2, weight=6),
+    sample(3, weight=2),
+    sample(0, pc=0x6004, weight=2),               # kind 7: kind#7
+    sample(4, weight=0),                          # counts 0: no line of its own
+    rec(FAILED, time_delta=10, thread=1, pc=0x1010, reason=0, weight=3),   # for C.F 0->4
+    rec(FAILED, time_delta=10, thread=1, reason=0, weight=1),              # no pc: unknown
+    sample(0, pc=0x10180, weight=4),              # memcpy
+    sample(0, weight=1),                          # no frame
+    sample(0, pc=0x9000, weight=1),               # a pc that resolves to nothing
+    rec(FAILED, time_delta=10, thread=1, pc=0x9000, reason=0, weight=2),   # the same, failed
+]
+
+
+def json_views(out):
+    import json
+    r = json.loads(out)
+    want = dict(samples=22, generated=11, native=4, symbolic=2, unknown=5, failed=6)
+    got = {k: r[k] for k in want}
+    if got != want:
+        return "totals %r, want %r" % (got, want)
+    gen = r["generated_code"]
+    if gen["samples"] != 11 or [(f["name"], f["kind"], f["samples"]) for f in gen["functions"]] \
+            != [("C.F", "method", 9), ("stub", "kind#7", 2)]:
+        return "generated_code %r" % gen
+    f = gen["functions"][0]
+    if f["percent"] != round(100 * 9 / 11, 4) or f["percent_total"] != round(100 * 9 / 22, 4):
+        return "percent %r, percent_total %r" % (f["percent"], f["percent_total"])
+    if f["ranges"] != [{"first": 5, "last": 19, "samples": 6}, {"first": 0, "last": 4, "samples": 3}]:
+        return "ranges %r" % f["ranges"]
+    if r["failures"] != [{"reason": "walk failed", "samples": 6}]:
+        return "failures %r" % r["failures"]
+    if r["threads"] != [{"id": 1, "name": "main", "samples": 22}]:
+        return "threads %r" % r["threads"]
+    return None
+
+
+case("views", ["R-VIEW-1", "R-VIEW-2", "R-VIEW-3", "R-VIEW-4", "R-RES-7"], VIEWS, [
+    (CSV, """\
+class,kind,function,range,samples
+generated,method,C.F,5->19,6
+generated,method,C.F,0->4,3
+generated,kind#7,stub,,2
+vanilla,C,memcpy,,4
+symbolic,function,"C.say ""hi"", then;\x01go",2->2,2
+unknown,unknown,[unknown],,5
+"""),
+    (CSV + ["--no-ranges"], """\
+class,kind,function,range,samples
+generated,method,C.F,,9
+generated,kind#7,stub,,2
+vanilla,C,memcpy,,4
+symbolic,function,"C.say ""hi"", then;\x01go",,2
+unknown,unknown,[unknown],,5
+"""),
+    (["report", "--format", "json"], json_views),
+    (FOLDED, """\
+[failed: walk failed] 3
+[failed: walk failed];C.F 3
+[unknown] 2
+memcpy 4
+memcpy;C.F 6
+memcpy;C.say "hi", then:?go 2
+stub 2
+"""),
+])
+
+
 # ---- running them -------------------------------------------------------------
 
 def main():
@@ -354,6 +436,14 @@ def main():
         for args, expected in checks:
             p = subprocess.run([vmp] + args + [path], capture_output=True, text=True)
             what = "%s (%s): vmp %s" % (name, ", ".join(rules), " ".join(args))
+            if callable(expected):
+                err = expected(p.stdout) if p.returncode == 0 else "exit %d" % p.returncode
+                if err:
+                    failures += 1
+                    print("FAIL %s\n  %s" % (what, err))
+                else:
+                    print("ok   " + what)
+                continue
             if p.returncode != 0 or p.stdout != expected:
                 failures += 1
                 print("FAIL %s\n  exit %d, stderr: %s\n  expected:\n%s  got:\n%s" % (
