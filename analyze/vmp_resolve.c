@@ -2247,8 +2247,18 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
 {
     uint64_t gen;
     uint32_t ni;
+    vmp_rec_sample leaf_pc;
     if (!a || !s || !out)
         return VMP_ERR_INVALID_ARG;
+    /* spec R-BLK-3: a block's sample without a pc of its own ran at its
+     * innermost node's address when that is a machine frame */
+    if (s->pc_is_leaf && !s->has_pc && !failed && s->stack && (ni = node_index(a, s->stack)) != 0 &&
+        !a->nodes[ni - 1].is_function) {
+        leaf_pc = *s;
+        leaf_pc.pc = a->nodes[ni - 1].value;
+        leaf_pc.has_pc = 1;
+        s = &leaf_pc;
+    }
     gen =
         (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation : s->generation;
     memset(out, 0, sizeof *out);

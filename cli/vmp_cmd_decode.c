@@ -149,6 +149,9 @@ static void emit_item(const emitter *e, const vmp_field *f, const void *p, size_
                                                  : "%" PRIu64 ":%" PRIu64,
                     u[0], u[1]);
         return;
+    case VMP_FIELD_INTS:
+        fprintf(e->f, "%" PRId64, ((const int64_t *)p)[i]);
+        return;
     case VMP_FIELD_TSTRS:
         put_s(e, s);
         return;

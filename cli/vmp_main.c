@@ -150,8 +150,8 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("vmp %s (file format %d.%d)\n", VMP_VERSION_STRING, VMP_FORMAT_MAJOR,
-               VMP_FORMAT_MINOR);
+        printf("vmp %s (file format %d.%d; reads 1.x and %d.0)\n", VMP_VERSION_STRING,
+               VMP_FORMAT_MAJOR, VMP_FORMAT_MINOR, VMP_FORMAT_MAJOR_MAX);
         return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
     }
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {

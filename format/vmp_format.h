@@ -32,9 +32,12 @@
 #define VMP_SKIPPABLE_HEADER_SIZE 8
 
 #define VMP_FORMAT_MAJOR 1
-/** The newest minor version this library knows.  A writer writes the least
- *  minor whose features the file uses: 0 without any 1.1 key. */
+/** The newest minor version of major 1 this library knows.  A writer writes
+ *  the least minor whose features the file uses: 0 without any 1.1 key. */
 #define VMP_FORMAT_MINOR 2
+/** The newest major this library reads: 2 (2.0) is 1.2 with SAMPLE_BLOCK
+ *  records (spec.md §5.14, §7).  Its writers write major 1. */
+#define VMP_FORMAT_MAJOR_MAX 2
 
 /** Last 4 bytes of the seek-table frame ("VMPS"), after a u32 frame size. */
 #define VMP_SEEK_FOOTER_MAGIC "VMPS"
@@ -64,31 +67,33 @@ enum vmp_record_type {
     VMP_REC_EVENT = 16,
     VMP_REC_COUNTER = 17,
     VMP_REC_TYPE_MAX_V1_0 = 17,
-    VMP_REC_CODE_MAP = 18, /* 1.2 */
-    VMP_REC_TYPE_MAX = 18
+    VMP_REC_CODE_MAP = 18,     /* 1.2 */
+    VMP_REC_SAMPLE_BLOCK = 19, /* 2.0: the reader delivers its samples as SAMPLE records */
+    VMP_REC_TYPE_MAX = 19
 };
 
 /* ---- Map keys, per record type --------------------------------------------- */
 
 /* HEADER (1) */
-#define VMP_HDR_PRODUCER        1  /* tstr */
-#define VMP_HDR_VM_NAME         2  /* tstr */
-#define VMP_HDR_VM_VERSION      3  /* tstr */
-#define VMP_HDR_PID             4  /* uint */
-#define VMP_HDR_START_REALTIME  5  /* uint: ns since the Unix epoch at time origin */
-#define VMP_HDR_CLOCK           6  /* tstr: clock name, e.g. "monotonic" */
-#define VMP_HDR_CLOCK_RES       7  /* uint: clock resolution, ns */
-#define VMP_HDR_INTERVAL        8  /* uint: sampling interval, ns; 0 = unknown */
-#define VMP_HDR_POINTER_SIZE    9  /* uint: bytes */
-#define VMP_HDR_STATES          10 /* array of tstr: VM states */
-#define VMP_HDR_CODE_KINDS      11 /* array of tstr */
-#define VMP_HDR_TIERS           12 /* array of tstr */
-#define VMP_HDR_EVENT_KINDS     13 /* array of tstr */
-#define VMP_HDR_COUNTER_KINDS   14 /* array of tstr */
-#define VMP_HDR_FAILURE_REASONS 15 /* array of tstr */
-#define VMP_HDR_LABELS          16 /* map tstr -> tstr */
-#define VMP_HDR_START_MONOTONIC 17 /* uint: the writer's clock value at time origin */
-#define VMP_HDR_NAME_SEPARATOR  18 /* tstr (1.1): between scope and name in display names */
+#define VMP_HDR_PRODUCER         1  /* tstr */
+#define VMP_HDR_VM_NAME          2  /* tstr */
+#define VMP_HDR_VM_VERSION       3  /* tstr */
+#define VMP_HDR_PID              4  /* uint */
+#define VMP_HDR_START_REALTIME   5  /* uint: ns since the Unix epoch at time origin */
+#define VMP_HDR_CLOCK            6  /* tstr: clock name, e.g. "monotonic" */
+#define VMP_HDR_CLOCK_RES        7  /* uint: clock resolution, ns */
+#define VMP_HDR_INTERVAL         8  /* uint: sampling interval, ns; 0 = unknown */
+#define VMP_HDR_POINTER_SIZE     9  /* uint: bytes */
+#define VMP_HDR_STATES           10 /* array of tstr: VM states */
+#define VMP_HDR_CODE_KINDS       11 /* array of tstr */
+#define VMP_HDR_TIERS            12 /* array of tstr */
+#define VMP_HDR_EVENT_KINDS      13 /* array of tstr */
+#define VMP_HDR_COUNTER_KINDS    14 /* array of tstr */
+#define VMP_HDR_FAILURE_REASONS  15 /* array of tstr */
+#define VMP_HDR_LABELS           16 /* map tstr -> tstr */
+#define VMP_HDR_START_MONOTONIC  17 /* uint: the writer's clock value at time origin */
+#define VMP_HDR_NAME_SEPARATOR   18 /* tstr (1.1): between scope and name in display names */
+#define VMP_HDR_SAMPLE_TIME_UNIT 19 /* uint (2.0): ns per unit of SAMPLE_BLOCK time deltas */
 
 /* END (2) */
 #define VMP_END_TIME             1 /* uint: ns since origin */
@@ -196,6 +201,20 @@ enum vmp_record_type {
 #define VMP_SMP_WEIGHT     7 /* uint, default 1 */
 #define VMP_SMP_BLAME      8 /* uint: code id of the last exited JIT unit (SAMPLE only) */
 #define VMP_SMP_REASON     9 /* uint: index into HEADER failure reasons (FAILED_SAMPLE only) */
+
+/* SAMPLE_BLOCK (19, format 2.0): samples column by column (spec §5.14).  A
+ * column is an array of one item (every sample's value) or of one item per
+ * sample. */
+#define VMP_BLK_TIMES      1  /* array of int: time deltas in sample_time_unit */
+#define VMP_BLK_THREADS    2  /* array of uint: thread table */
+#define VMP_BLK_THREAD     3  /* column: thread id, or index into THREADS */
+#define VMP_BLK_STACKS     4  /* array of uint: stack table */
+#define VMP_BLK_STACK      5  /* column: innermost node, or index into STACKS */
+#define VMP_BLK_STATE      6  /* column */
+#define VMP_BLK_GENERATION 7  /* column */
+#define VMP_BLK_WEIGHT     8  /* column, default 1 */
+#define VMP_BLK_BLAME      9  /* column */
+#define VMP_BLK_PCS        10 /* array: sample index, pc, ... */
 
 /* EVENT (16) */
 #define VMP_EVT_TIME     1 /* uint: ns since origin */

@@ -67,8 +67,10 @@ static const vmp_field header_fields[] = {
     LIST(VMP_HDR_LABELS, VMP_FIELD_LABELS, 0, "labels", header.labels, header.n_labels, 1, NULL),
     UINT(VMP_HDR_START_MONOTONIC, ALWAYS, "start_monotonic", header.start_monotonic_ns),
     TSTR(VMP_HDR_NAME_SEPARATOR, OPT, "name_separator", header.name_separator),
+    UINT(VMP_HDR_SAMPLE_TIME_UNIT, OPT, "sample_time_unit", header.sample_time_unit_ns),
 };
-static const uint8_t header_print[] = {1, 2, 3, 4, 5, 17, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18};
+static const uint8_t header_print[] = {1,  2,  3,  4,  5,  17, 6,  7,  8, 9,
+                                       10, 11, 12, 13, 14, 15, 16, 18, 19};
 
 static const vmp_field end_fields[] = {
     UINT(VMP_END_TIME, ALWAYS, "time", end.time_ns),
@@ -211,6 +213,23 @@ static const vmp_field failed_sample_fields[] = {SAMPLE_FIELDS(VMP_FIELD_NOT_WRI
 /* the in-VM writer writes blame before weight */
 static const uint8_t sample_write[] = {1, 2, 3, 4, 5, 6, 8, 7, 9};
 
+/* SAMPLE_BLOCK (2.0): columns are arrays of uint (spec §5.14) */
+#define COLUMN(k, m) LIST(k, VMP_FIELD_UINTS, 0, #m, sample_block.m, sample_block.n_##m, 1, NULL)
+static const vmp_field sample_block_fields[] = {
+    LIST(VMP_BLK_TIMES, VMP_FIELD_INTS, REQ, "times", sample_block.times, sample_block.n_times, 1,
+         NULL),
+    COLUMN(VMP_BLK_THREADS, threads),
+    COLUMN(VMP_BLK_THREAD, thread),
+    COLUMN(VMP_BLK_STACKS, stacks),
+    COLUMN(VMP_BLK_STACK, stack),
+    COLUMN(VMP_BLK_STATE, state),
+    COLUMN(VMP_BLK_GENERATION, generation),
+    COLUMN(VMP_BLK_WEIGHT, weight),
+    COLUMN(VMP_BLK_BLAME, blame),
+    LIST(VMP_BLK_PCS, VMP_FIELD_UINTS, ADDR, "pcs", sample_block.pcs, sample_block.n_pcs, 2,
+         "(index:pc)"),
+};
+
 static const vmp_field event_fields[] = {
     UINT(VMP_EVT_TIME, ALWAYS, "t", event.time_ns),
     UINT(VMP_EVT_KIND, ALWAYS, "kind", event.kind),
@@ -256,6 +275,8 @@ static const vmp_record_desc descs[VMP_REC_TYPE_MAX + 1] = {
     DESC(VMP_REC_COUNTER, "COUNTER", counter, counter_fields, NULL, NULL, NULL),
     DESC(VMP_REC_CODE_MAP, "CODE_MAP", code_map, code_map_fields, NULL, NULL,
          "format 1.2: a code object's maps, written after it"),
+    DESC(VMP_REC_SAMPLE_BLOCK, "SAMPLE_BLOCK", sample_block, sample_block_fields, NULL, NULL,
+         "format 2.0: samples column by column; read as SAMPLE records"),
 };
 
 /* clang-format on */

@@ -46,7 +46,8 @@ typedef struct vmp_rec_header {
     size_t n_failure_reasons;
     const vmp_str *labels; /* key, value, key, value, ...: 2 * n_labels */
     size_t n_labels;
-    vmp_str name_separator; /* 1.1; "" when absent (display names then use ">>") */
+    vmp_str name_separator;       /* 1.1; "" when absent (display names then use ">>") */
+    uint64_t sample_time_unit_ns; /* 2.0: unit of SAMPLE_BLOCK time deltas; 0 (absent) == 1 */
 } vmp_rec_header;
 
 typedef struct vmp_rec_end {
@@ -117,6 +118,18 @@ typedef struct vmp_rec_code_map {
     size_t n_inlines;
 } vmp_rec_code_map;
 
+/** SAMPLE_BLOCK (2.0, spec §5.14) as it is on disk.  vmp_reader_next() never
+ *  delivers one: it delivers its samples as SAMPLE records (R-BLK-1).  A
+ *  column has one item (every sample's) or n_times items. */
+typedef struct vmp_rec_sample_block {
+    const int64_t *times; /* n_times time deltas, in the header's sample_time_unit */
+    size_t n_times;
+    const uint64_t *threads, *thread, *stacks, *stack, *state, *generation, *weight, *blame;
+    size_t n_threads, n_thread, n_stacks, n_stack, n_state, n_generation, n_weight, n_blame;
+    const uint64_t *pcs; /* n_pcs pairs (sample index, pc) */
+    size_t n_pcs;
+} vmp_rec_sample_block;
+
 typedef struct vmp_rec_code_snapshot {
     uint64_t zone, generation, time_ns;
     const uint64_t *entries; /* n pairs (code id, start) */
@@ -152,6 +165,11 @@ typedef struct vmp_rec_sample {
     uint64_t time_ns; /* since time origin; the reader has summed the deltas */
     uint64_t thread, state, pc, generation, stack, weight, blame, reason;
     int has_pc; /* pc key present */
+    /* A sample of a SAMPLE_BLOCK without a pc of its own (spec R-BLK-3): its
+     * pc is the innermost stack node's when that is a machine frame, which
+     * a caller that keeps stack nodes resolves (the analysis does); has_pc
+     * is 0.  Always 0 for SAMPLE and FAILED_SAMPLE records.  Added in 0.5. */
+    int pc_is_leaf;
 } vmp_rec_sample;
 
 typedef struct vmp_rec_event {
@@ -189,6 +207,7 @@ typedef struct vmp_record {
         vmp_rec_code_zone code_zone;
         vmp_rec_code_object code_object;
         vmp_rec_code_map code_map;
+        vmp_rec_sample_block sample_block; /* decoded, never delivered */
         vmp_rec_code_snapshot code_snapshot;
         vmp_rec_code_compaction code_compaction;
         vmp_rec_code_free code_free;
@@ -229,8 +248,9 @@ typedef enum vmp_field_kind {
                              value, ...), number of pairs at aux */
     VMP_FIELD_SYMBOLS,    /* flat triples (uint, uint, tstr) -> const
                              vmp_rec_symbol * at off, count at aux */
-    VMP_FIELD_INLINE      /* array of [offset, f1, b1, f2, b2, ...] -> const
+    VMP_FIELD_INLINE,     /* array of [offset, f1, b1, f2, b2, ...] -> const
                              vmp_rec_inline * at off, count at aux */
+    VMP_FIELD_INTS        /* array of int -> const int64_t * at off, count at aux */
 } vmp_field_kind;
 
 /** Field flags. */

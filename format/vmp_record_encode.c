@@ -106,6 +106,11 @@ static void put_value(vmp_buf *b, const vmp_record *rec, const vmp_field *f, uin
         for (i = 0; i < n * f->group; i++)
             vmp_enc__uint(b, ((const uint64_t *)p)[i]);
         return;
+    case VMP_FIELD_INTS:
+        vmp_enc__array(b, n);
+        for (i = 0; i < n; i++)
+            vmp_enc__int(b, ((const int64_t *)p)[i]);
+        return;
     case VMP_FIELD_PC_MAP: { /* §5.7: offsets as deltas (non-decreasing; guarded) */
         const uint64_t *v = p;
         uint64_t prev = 0;

@@ -155,10 +155,10 @@ vmp_status vmp_rd_read_file_header(vmp_reader *r)
     major = load_le16(p + 16);
     minor = load_le16(p + 18);
     /* spec R-HDR-3 */
-    if (major != VMP_FORMAT_MAJOR)
-        return vmp_rd_fail(
-            r, VMP_ERR_VERSION, 0, "format %u.%u is %s this reader (reads %d.x)", major, minor,
-            major > VMP_FORMAT_MAJOR ? "newer than" : "not supported by", VMP_FORMAT_MAJOR);
+    if (major < 1 || major > VMP_FORMAT_MAJOR_MAX)
+        return vmp_rd_fail(r, VMP_ERR_VERSION, 0,
+                           "format %u.%u is %s this reader (reads 1.x and 2.x)", major, minor,
+                           major > VMP_FORMAT_MAJOR_MAX ? "newer than" : "not supported by");
     /* spec R-HDR-4: flags are ignored */
     r->info.format_major = major;
     r->info.format_minor = minor;
@@ -465,7 +465,8 @@ static vmp_status data_frame(vmp_reader *r, uint64_t frame_off)
     r->chunk_index = index;
     r->chunk_offset = frame_off;
     r->chunk_bytes = cur_off(r) - frame_off;
-    r->sample_time = 0; /* spec R-SMP-1: deltas restart in every chunk */
+    r->sample_time = 0;               /* spec R-SMP-1: deltas restart in every chunk */
+    r->blk.n_times = r->blk_next = 0; /* a block is one record of one chunk */
     fold_chunk_samples(r);
     r->chunk_pending = 1;
     r->chunk_samples = r->chunk_first_time = r->chunk_last_time = 0;

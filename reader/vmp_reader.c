@@ -292,6 +292,127 @@ vmp_status vmp_reader_open_memory(vmp_reader **out,
 
 /* ---- iteration ----------------------------------------------------------- */
 
+/* ---- sample blocks (format 2.0, spec §5.14) ------------------------------- */
+
+/* Item i of a column (R-BLK-1: one item for every sample, or one each). */
+static uint64_t column(const uint64_t *v, size_t n, size_t i, uint64_t dflt)
+{
+    return n == 0 ? dflt : v[n == 1 ? 0 : i];
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static vmp_status
+block_fail(vmp_reader *r, const char *rule, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return vmp_rd_fail_rule(r, rule, VMP_ERR_CORRUPT, r->chunk_offset,
+                            "chunk %" PRIu64 ", record at content offset %zu: SAMPLE_BLOCK: %s",
+                            r->chunk_index, r->blk_start, msg);
+}
+
+/* Check the block just decoded into rec (spec R-BLK-2) and make it the
+ * reader's current block. */
+static vmp_status take_block(vmp_reader *r, const vmp_record *rec)
+{
+    const vmp_rec_sample_block *b = &rec->u.sample_block;
+
+    const struct {
+        const char *name;
+        const uint64_t *v;
+        size_t n, table;
+    } cols[] = {{"thread", b->thread, b->n_thread, b->n_threads},
+                {"stack", b->stack, b->n_stack, b->n_stacks},
+                {"state", b->state, b->n_state, 0},
+                {"generation", b->generation, b->n_generation, 0},
+                {"weight", b->weight, b->n_weight, 0},
+                {"blame", b->blame, b->n_blame, 0}};
+
+    size_t n = b->n_times, i, k;
+
+    r->blk_start = r->rec_start;
+    if (n == 0)
+        return block_fail(r, "R-BLK-2", "times has no item");
+    for (k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+        if (cols[k].n > 1 && cols[k].n != n)
+            return block_fail(r, "R-BLK-2", "column %s has %zu items for %zu samples", cols[k].name,
+                              cols[k].n, n);
+        for (i = 0; cols[k].table > 0 && i < (cols[k].n ? cols[k].n : 1); i++) {
+            uint64_t v = cols[k].n ? cols[k].v[i] : 0;
+            if (v >= cols[k].table)
+                return block_fail(r, "R-BLK-2", "%s index %" PRIu64 " is past its table of %zu",
+                                  cols[k].name, v, cols[k].table);
+        }
+    }
+    for (i = 0; i < b->n_pcs; i++) {
+        uint64_t at = b->pcs[2 * i];
+        if (at >= n || (i > 0 && at <= b->pcs[2 * i - 2]))
+            return block_fail(r, "R-BLK-2",
+                              "pcs pair %zu names sample %" PRIu64
+                              ": indexes must increase and be below %zu",
+                              i, at, n);
+    }
+    r->blk = *b;
+    r->blk_next = r->blk_pc = 0;
+    return VMP_OK;
+}
+
+/* The next sample of the current block, as a SAMPLE record (R-BLK-1). */
+static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
+{
+    const vmp_rec_sample_block *b = &r->blk;
+    size_t i = r->blk_next++;
+    int64_t d = b->times[i];
+    uint64_t mag = d < 0 ? (uint64_t)(-(d + 1)) + 1 : (uint64_t)d, time = r->sample_time;
+    uint64_t unit = r->time_unit ? r->time_unit : 1, v;
+    vmp_rec_sample *s = &rec->u.sample;
+
+    /* spec R-SMP-1, in the header's unit */
+    if (mag > UINT64_MAX / unit)
+        return block_fail(r, "R-SMP-1", "time delta of sample %zu overflows", i);
+    mag *= unit;
+    if (d < 0 && mag > time)
+        return block_fail(r, "R-SMP-1", "sample %zu: time is negative", i);
+    if (d >= 0 && mag > UINT64_MAX - time)
+        return block_fail(r, "R-SMP-1", "sample %zu: time overflows", i);
+    time = d < 0 ? time - mag : time + mag;
+    memset(rec, 0, offsetof(vmp_record, u));
+    memset(s, 0, sizeof *s);
+    rec->type = VMP_REC_SAMPLE;
+    rec->raw_type = VMP_REC_SAMPLE_BLOCK;
+    rec->chunk_index = r->chunk_index;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = r->blk_start;
+    s->time_ns = time;
+    v = column(b->thread, b->n_thread, i, 0);
+    s->thread = b->n_threads ? b->threads[v] : v;
+    v = column(b->stack, b->n_stack, i, 0);
+    s->stack = b->n_stacks ? b->stacks[v] : v;
+    s->state = column(b->state, b->n_state, i, 0);
+    s->generation = column(b->generation, b->n_generation, i, 0);
+    s->weight = column(b->weight, b->n_weight, i, 1);
+    s->blame = column(b->blame, b->n_blame, i, 0);
+    if (r->blk_pc < b->n_pcs && b->pcs[2 * r->blk_pc] == i) { /* R-BLK-3 */
+        s->pc = b->pcs[2 * r->blk_pc + 1];
+        s->has_pc = 1;
+        r->blk_pc++;
+    } else {
+        s->pc_is_leaf = 1;
+    }
+    r->sample_time = time;
+    if (r->chunk_samples++ == 0) /* for the seek table's check, R-SEEK-1 */
+        r->chunk_first_time = time;
+    r->chunk_last_time = time;
+    if (r->blk_next == b->n_times)
+        r->blk.n_times = r->blk_next = 0;
+    return VMP_OK;
+}
+
 /* Decode the record at r->content_pos of the current chunk into *rec and
  * count it; it becomes the record vmp_reader_record_bytes() gives. */
 static vmp_status decode_next_record(vmp_reader *r, vmp_record *rec)
@@ -308,6 +429,16 @@ static vmp_status decode_next_record(vmp_reader *r, vmp_record *rec)
         r->info.unknown_records++;
     if (rec->type == VMP_REC_END)
         r->info.seen_end = 1;
+    if (rec->type == VMP_REC_HEADER)
+        r->time_unit = rec->u.header.sample_time_unit_ns; /* spec §5.1: 0 is read as 1 */
+    if (rec->type == VMP_REC_SAMPLE_BLOCK) {
+        /* delivered as its samples, which have no bytes of their own */
+        st = take_block(r, rec);
+        r->rec_size = 0;
+        if (st < 0)
+            return st;
+        return block_sample(r, rec);
+    }
     return VMP_OK;
 }
 
@@ -336,6 +467,8 @@ vmp_status vmp_reader_next(vmp_reader *r, vmp_record *rec)
     if (r->at_end)
         return VMP_END;
     for (;;) {
+        if (r->blk.n_times > 0) /* the rest of a block (R-BLK-1) */
+            return block_sample(r, rec);
         if (r->in_chunk && r->content_pos < r->content_size)
             return decode_next_record(r, rec);
         st = advance_chunk(r);
@@ -353,7 +486,7 @@ vmp_status vmp_reader_next_chunk(vmp_reader *r, vmp_reader_chunk *out)
         return VMP_ERR_INVALID_ARG;
     if (r->err != VMP_OK)
         return r->err;
-    if (r->in_chunk && r->content_pos < r->content_size)
+    if ((r->in_chunk && r->content_pos < r->content_size) || r->blk.n_times > 0)
         return VMP_ERR_INVALID_ARG; /* records of this chunk are still to come */
     r->rec_size = 0;
     if (r->at_end)
@@ -365,6 +498,8 @@ vmp_status vmp_reader_next_chunk(vmp_reader *r, vmp_reader_chunk *out)
     /* spec R-CHK-2: every record whole, checked as vmp_reader_next() does */
     while (r->content_pos < r->content_size) {
         st = decode_next_record(r, &rec);
+        while (st >= 0 && r->blk.n_times > 0) /* a block's samples count (R-BLK-1) */
+            st = block_sample(r, &rec);
         if (st < 0)
             return st;
         out->records++;

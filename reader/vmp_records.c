@@ -263,6 +263,18 @@ static vmp_status read_item(dec *d, const vmp_field *f, void *item, uint64_t *su
         return read_str(d, &sym->name);
     case VMP_FIELD_INLINE:
         return read_inline(d, item);
+    case VMP_FIELD_INTS: {
+        int neg = 0, over = 0;
+        uint64_t mag = 0;
+        if ((st = read_int(d, &neg, &mag, &over)) < 0)
+            return st;
+        if (over || (!neg && mag > (uint64_t)INT64_MAX) || (neg && mag > (uint64_t)INT64_MAX))
+            return vmp_cbor_fail_rule(d->p, "R-REC-4", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ", key %" PRIu64 ": integer out of range",
+                                      d->type, d->key);
+        *(int64_t *)item = neg ? -(int64_t)mag : (int64_t)mag;
+        return VMP_OK;
+    }
     default:
         return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: not a list field");
     }
@@ -393,6 +405,7 @@ static vmp_status read_field(dec *d, const vmp_field *f)
     case VMP_FIELD_LABELS:
     case VMP_FIELD_SYMBOLS:
     case VMP_FIELD_INLINE:
+    case VMP_FIELD_INTS:
         return read_list(d, f);
     }
     return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: unknown field kind");

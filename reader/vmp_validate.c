@@ -134,6 +134,7 @@ typedef struct zone_state {
 
 typedef struct vstate {
     vmp_validate_report *rep;
+    unsigned major;                     /* the file's format_major */
     const vmp_record *rec;              /* the record being checked */
     idmap nodes, zones, modules, codes; /* zones: id -> index into zone_v */
     idmap fns;                          /* FUNCTION ids defined, or named late (val 1) */
@@ -157,7 +158,9 @@ typedef struct vstate {
 
 static const char *rec_name(const vmp_record *rec)
 {
-    return vmp_record_type_name(rec->type);
+    /* a sample of a block is located at its block (spec R-BLK-1) */
+    return vmp_record_type_name(rec->raw_type == VMP_REC_SAMPLE_BLOCK ? VMP_REC_SAMPLE_BLOCK
+                                                                      : rec->type);
 }
 
 /* Record the first problem, located at the current record; returns -1. */
@@ -830,6 +833,9 @@ static int check_record(vstate *v, const vmp_record *rec)
     case VMP_REC_FAILED_SAMPLE: {
         const vmp_rec_sample *s = &rec->u.sample;
         v->samples++;
+        if (rec->raw_type == VMP_REC_SAMPLE_BLOCK && v->major < 2) /* spec R-BLK-4 */
+            return fail(v, "R-BLK-4", "a SAMPLE_BLOCK in a file of format %u.x (blocks are 2.0)",
+                        v->major);
         if (rec->type == VMP_REC_FAILED_SAMPLE) {
             v->failed++;
         } else {
@@ -880,6 +886,8 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
     }
     memset(&v, 0, sizeof v);
     v.rep = out;
+    vmp_reader_get_info(r, &info);
+    v.major = info.format_major;
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
         out->records++;
         if (rec.type == VMP_REC_SAMPLE || rec.type == VMP_REC_FAILED_SAMPLE)

@@ -122,8 +122,9 @@ static int analyze(const uint8_t *data, size_t size)
     vmp_reader_get_info(r, &info);
     uint64_t rd_chunks = info.chunks;
     vmp_reader_close(r);
-    /* Each sample record is at least 3 bytes of some chunk's content. */
-    if (sample_records > (rd_chunks + 1) * (1u << 22) / 3)
+    /* Each sample is at least a byte of some chunk's content (a SAMPLE
+     * record 3, a block's sample its time delta). */
+    if (sample_records > (rd_chunks + 1) * (1u << 22))
         abort();
     const vmp_profile_totals *tot = vmp_profile_get_totals(p);
 

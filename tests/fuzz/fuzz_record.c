@@ -10,9 +10,11 @@
  *
  * Invariants beyond "no crash": the reader ends with VMP_END or an error;
  * every record lies inside the chunk (record offsets increase and stay below
- * the content size), so no more records are delivered than the content has
- * bytes, and no array or string delivered is longer than the content; an
- * error's offset lies inside the file; after an error the reader repeats it.
+ * the content size; the samples of a SAMPLE_BLOCK share their block's), so
+ * no more records are delivered than the content has bytes (a block's
+ * samples no more than its bytes: one time delta each, R-BLK-2), and no array or string delivered
+ * is longer than the content; an error's offset lies inside the file; after an error the reader
+ * repeats it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,13 +103,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st != VMP_OK) /* the wrapper is a valid header: opening must succeed */
         abort();
     vmp_record rec;
-    uint64_t records = 0, last_offset = 0;
+    uint64_t records = 0, last_offset = 0, block_samples = 0;
+    int last_in_block = 0;
     while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        int in_block = rec.raw_type == VMP_REC_SAMPLE_BLOCK;
         if (rec.chunk_index != 0 || rec.chunk_offset != sizeof file_header)
             abort();
+        if (in_block && last_in_block && rec.record_offset == last_offset) {
+            if (++block_samples > size) /* the same block's next sample */
+                abort();
+            continue;
+        }
         if (rec.record_offset >= size || (records > 0 && rec.record_offset <= last_offset))
             abort();
         last_offset = rec.record_offset;
+        last_in_block = in_block;
+        block_samples += in_block;
         records++;
         check_record(&rec, size);
     }

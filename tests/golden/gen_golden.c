@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * gen_golden.c - build the hand-made golden files of format 1.0 under
+ * gen_golden.c - build the hand-made golden files of formats 1.x and 2.0 under
  * tests/golden/ (spec.md §3 to §8; each invalid file is named after the rule
  * it breaks).  The committed bytes are the reference: this program exists so
  * that the files can be regenerated for inspection (gen_golden.sh), never by
@@ -299,6 +299,73 @@ static void snapshot_later_code(void)
     save(&f, "valid", "snapshot-later-code.vmp");
 }
 
+/* A SAMPLE_BLOCK (format 2.0, spec §5.14): times in microseconds, a thread
+ * and a stack table, a column of one item, a pc of its own for sample 1,
+ * between two SAMPLE records whose times chain through it (R-BLK-1). */
+static void block_body(tf_file *f, int columns_agree)
+{
+    tf_rec(f, 1, 1); /* HEADER: sample_time_unit 1000 ns */
+    tf_ku(f, 19, 1000);
+    tf_thread(f, 1, "main");
+    tf_thread(f, 7, "worker");
+    tf_node_pc(f, 1, 0, 0x1010);
+    tf_node_pc(f, 2, 1, 0x1020);
+    tf_sample(f, 100, 1, 0, 1);
+    tf_rec(f, 19, 7);
+    tf_uint(f, 1); /* times: 5, 1 and 2 us */
+    tf_array(f, 3);
+    tf_uint(f, 5);
+    tf_uint(f, 1);
+    tf_uint(f, 2);
+    tf_uint(f, 2); /* threads */
+    tf_array(f, 2);
+    tf_uint(f, 1);
+    tf_uint(f, 7);
+    tf_uint(f, 3); /* thread: indexes */
+    tf_array(f, columns_agree ? 3 : 2);
+    tf_uint(f, 0);
+    tf_uint(f, 1);
+    if (columns_agree)
+        tf_uint(f, 0);
+    tf_uint(f, 4); /* stacks */
+    tf_array(f, 2);
+    tf_uint(f, 1);
+    tf_uint(f, 2);
+    tf_uint(f, 5); /* stack: indexes */
+    tf_array(f, 3);
+    tf_uint(f, 0);
+    tf_uint(f, 1);
+    tf_uint(f, 1);
+    tf_uint(f, 8); /* weight: 2 for every sample */
+    tf_array(f, 1);
+    tf_uint(f, 2);
+    tf_uint(f, 10); /* pcs: sample 1 ran at 0x1234 */
+    tf_array(f, 2);
+    tf_uint(f, 1);
+    tf_uint(f, 0x1234);
+    tf_sample(f, 100, 7, 0, 2);
+    tf_chunk_end(f);
+    tf_end(f, 5, 0, 1, 0);
+    tf_chunk_end(f);
+}
+
+static void sample_blocks(void)
+{
+    tf_file f;
+    begin(&f, 16, 2, 0, 0); /* a 2.0 file without blocks reads as 1.x files do */
+    minimal_valid_body(&f);
+    save(&f, "valid", "major-2.vmp");
+    begin(&f, 16, 2, 0, 0);
+    block_body(&f, 1);
+    save(&f, "valid", "sample-blocks.vmp");
+    begin(&f, 16, 2, 0, 0);
+    block_body(&f, 0);
+    save(&f, "invalid", "r-blk-2-column-length.vmp");
+    begin(&f, 16, 1, 2, 0); /* a block in a file of major 1 */
+    block_body(&f, 1);
+    save(&f, "invalid", "r-blk-4-block-in-major-1.vmp");
+}
+
 /* ---- invalid files, named after the rule they break ------------------------------ */
 
 static void invalid_header(void)
@@ -313,9 +380,11 @@ static void invalid_header(void)
     minimal_valid_body(&f);
     save(&f, "invalid", "r-hdr-2-frame-size-8.vmp");
 
-    begin(&f, 16, 2, 0, 0);
+    /* format 2.0 is known since 2.0 (a 2.0 file without blocks); a later
+     * major is refused */
+    begin(&f, 16, 3, 0, 0);
     minimal_valid_body(&f);
-    save(&f, "invalid", "r-hdr-3-major-2.vmp");
+    save(&f, "invalid", "r-hdr-3-major-3.vmp");
 
     begin(&f, 16, 1, 0, 0);
     tf_thread(&f, 1, "main"); /* not a HEADER first */
@@ -598,6 +667,7 @@ int main(int argc, char **argv)
     truncated_in_chunk0();
     truncated_no_end();
     snapshot_later_code();
+    sample_blocks();
     invalid_header();
     invalid_chunks();
     invalid_records();

@@ -265,11 +265,11 @@ static void test_version_and_magic(void)
     vmp_reader_info info;
 
     /* spec R-HDR-3: a future major is refused, naming both versions */
-    f_header(&f, 2, 0);
-    CHECK(vmp_reader_open_memory(&r, f.p, f.len, "v2.vmp", NULL) == VMP_ERR_VERSION);
+    f_header(&f, 3, 0);
+    CHECK(vmp_reader_open_memory(&r, f.p, f.len, "v3.vmp", NULL) == VMP_ERR_VERSION);
     CHECK(r != NULL);
     CHECK_STR(vmp_reader_errmsg(r),
-              "v2.vmp: offset 0: format 2.0 is newer than this reader (reads 1.x)");
+              "v3.vmp: offset 0: format 3.0 is newer than this reader (reads 1.x and 2.x)");
     CHECK(vmp_reader_next(r, &rec) == VMP_ERR_VERSION);
     vmp_reader_close(r);
 

@@ -27,7 +27,13 @@ def cbor_head(major, n):
     raise ValueError(n)
 
 
+class Raw(bytes):
+    """Bytes written as they are: a CBOR item the encoder would not make."""
+
+
 def cbor(v):
+    if isinstance(v, Raw):
+        return bytes(v)
     if isinstance(v, bool):
         raise TypeError("no booleans in vmp records")
     if isinstance(v, int):
@@ -47,13 +53,14 @@ def cbor(v):
 # record types (Appendix A) and the keys used below (§5.1-§5.13)
 HEADER, END, MODULE, SYMBOLS, THREAD, FUNCTION = 1, 2, 3, 4, 5, 6
 ZONE, CODE, SNAPSHOT, COMPACTION, FREE, MOVE = 7, 8, 9, 10, 11, 12
-NODE, SAMPLE, FAILED, CODE_MAP = 13, 14, 15, 18
+NODE, SAMPLE, FAILED, CODE_MAP, BLOCK = 13, 14, 15, 18, 19
 
 
 def rec(rtype, **fields):
     """A record; fields by the spec's key names."""
     keys = {
-        HEADER: dict(states=10, code_kinds=11, failure_reasons=15, name_separator=18, interval=8),
+        HEADER: dict(states=10, code_kinds=11, failure_reasons=15, name_separator=18, interval=8,
+                     sample_time_unit=19),
         MODULE: dict(id=1, path=2, bias=4, start=5, end=6),
         SYMBOLS: dict(module=1, symbols=2),
         THREAD: dict(id=1, name=2, time=3, end_time=4),
@@ -62,8 +69,11 @@ def rec(rtype, **fields):
         CODE: dict(id=1, zone=2, kind=3, name=4, function=5, start=6, size=7,
                    generation=8, pc_map=10, inline=11),
         NODE: dict(id=1, parent=2, pc=3, function=4, bcpc=5),
-        SAMPLE: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, stack=6, weight=7),
+        SAMPLE: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, stack=6, weight=7,
+                     blame=8),
         FAILED: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, weight=7, reason=9),
+        BLOCK: dict(times=1, threads=2, thread=3, stacks=4, stack=5, state=6, generation=7,
+                    weight=8, blame=9, pcs=10),
     }[rtype]
     m = {0: rtype}
     for name, value in fields.items():
@@ -78,9 +88,10 @@ def header(**extra):
     return rec(HEADER, **f)
 
 
-def write_file(path, records):
+def write_file(path, records, major=1):
     """The file header frame, one chunk of the records and END."""
     samples = sum(1 for r in records if r[0] in (SAMPLE, FAILED))
+    samples += sum(len(r[1]) for r in records if r[0] == BLOCK and isinstance(r[1], list))
     failed = sum(1 for r in records if r[0] == FAILED)
     gens = [r[1] for r in records if r[0] in (SNAPSHOT, COMPACTION, FREE, MOVE)]
     end = {0: END, 1: 10 ** 9, 2: samples, 5: failed, 6: 0, 8: max(gens, default=0)}
@@ -91,7 +102,8 @@ def write_file(path, records):
     chunk = subprocess.run(["zstd", "-q", "--check", "-c", raw], check=True,
                            capture_output=True).stdout
     os.unlink(raw)
-    frame = struct.pack("<II", 0x184D2A56, 16) + b"\x89VMP\r\n\x1a\n" + struct.pack("<HHI", 1, 2, 0)
+    frame = struct.pack("<II", 0x184D2A56, 16) + b"\x89VMP\r\n\x1a\n" + \
+        struct.pack("<HHI", major, 2 if major == 1 else 0, 0)
     with open(path, "wb") as f:
         f.write(frame + chunk)
 
@@ -108,9 +120,17 @@ def sample(stack=0, pc=None, thread=1, weight=1, **kw):
 CASES = []
 
 
-def case(name, rules, records, checks):
-    """checks: (vmp arguments before the file, expected stdout) pairs."""
-    CASES.append((name, rules, records, checks))
+def case(name, rules, records, checks, major=1):
+    """checks: (vmp arguments before the file, expected) pairs; expected is
+    the text vmp prints (exit 0), a function of the finished process that
+    returns what is wrong (or None), or SameAs: what vmp prints for another
+    file."""
+    CASES.append((name, rules, records, checks, major))
+
+
+class SameAs:
+    def __init__(self, records, major=1):
+        self.records, self.major = records, major
 
 
 CSV = ["report", "--format", "csv"]
@@ -406,7 +426,8 @@ vanilla,C,memcpy,,4
 symbolic,function,"C.say ""hi"", then;\x01go",,2
 unknown,unknown,[unknown],,5
 """),
-    (["report", "--format", "json"], json_views),
+    (["report", "--format", "json"], lambda p: json_views(p.stdout) if p.returncode == 0
+     else "exit %d" % p.returncode),
     (FOLDED, """\
 [failed: walk failed] 3
 [failed: walk failed];C.F 3
@@ -419,6 +440,114 @@ stub 2
 ])
 
 
+# ---- sample blocks (format 2.0, §5.14) -----------------------------------------
+
+# Samples as (delta in us, thread, state, innermost node, pc, weight, blame).
+NODES = [rec(THREAD, id=7, name="main"), rec(THREAD, id=9, name="worker"),
+         rec(NODE, id=1, pc=0x1030), rec(NODE, id=2, parent=1, pc=0x2010),
+         rec(NODE, id=3, function=1, bcpc=4), rec(NODE, id=4, parent=1, function=2, bcpc=1)]
+NODE_PC = {1: 0x1030, 2: 0x2010}
+RUN1 = [(5, 7, 0, 1, 0x1030, 1, 0),    # the pc is its node's: not stored (R-BLK-3)
+        (1, 9, 1, 2, 0x2010, 2, 0),
+        (2, 7, 0, 3, 0x3010, 1, 0),    # a symbolic node and a pc: stored
+        (1, 7, 0, 1, 0x1010, 3, 0)]    # a pc other than its node's: stored
+RUN2 = [(3, 9, 1, 0, 0x4010, 1, 0),    # no stack, the pc alone
+        (1, 9, 0, 4, None, 1, 0),      # a symbolic node, no pc
+        (2, 7, 0, 2, 0x2010, 1, 2)]    # blamed on code 2
+
+
+def as_records(run):
+    out = []
+    for d, t, st, node, pc, w, blame in run:
+        f = dict(time_delta=d * 1000, thread=t, state=st, stack=node, weight=w, blame=blame)
+        if pc is not None:
+            f["pc"] = pc
+        out.append(rec(SAMPLE, **f))
+    return out
+
+
+def as_block(run, tables=True):
+    threads = sorted({x[1] for x in run})
+    stacks = sorted({x[3] for x in run})
+    f = dict(times=[x[0] for x in run], state=[x[2] for x in run],
+             weight=[x[5] for x in run], blame=[x[6] for x in run])
+    if tables:
+        f.update(threads=threads, thread=[threads.index(x[1]) for x in run],
+                 stacks=stacks, stack=[stacks.index(x[3]) for x in run])
+    else:
+        f.update(thread=[x[1] for x in run], stack=[x[3] for x in run])
+    pcs = []
+    for i, x in enumerate(run):
+        if x[4] is not None and NODE_PC.get(x[3]) != x[4]:
+            pcs += [i, x[4]]
+    if pcs:
+        f["pcs"] = pcs
+    return rec(BLOCK, **f)
+
+
+FAIL_BETWEEN = rec(FAILED, time_delta=1000, thread=7, pc=0x1010, reason=0)
+AS_SAMPLES = BASE + NODES + as_records(RUN1) + [FAIL_BETWEEN] + as_records(RUN2)
+AS_BLOCKS = [header(sample_time_unit=1000)] + BASE[1:] + NODES + [
+    as_block(RUN1), FAIL_BETWEEN, as_block(RUN2, tables=False)]
+SAME = SameAs(AS_SAMPLES)
+case("sample-blocks", ["R-BLK-1", "R-BLK-3", "R-HDR-3"], AS_BLOCKS, [
+    (["report", "--format", "json", "--top", "0"], SAME),
+    (["report", "--by", "unit", "--format", "csv"], SAME),
+    (["report", "--by", "thread", "--format", "csv"], SAME),
+    (["report", "--by", "state", "--format", "csv"], SAME),
+    (["flame", "--thread-root", "--state", "--units", "--ranges"], SAME),
+    (["speedscope", "-o", "-"], SAME),
+    (["validate"], lambda p: None if p.returncode == 0 else "validate: " + p.stdout + p.stderr),
+], major=2)
+
+
+def fails_with(rule, text):
+    """vmp validate: exit 1, the rule and the message."""
+    def check(p):
+        if p.returncode != 1 or text not in p.stderr + p.stdout or rule not in p.stderr + p.stdout:
+            return "exit %d, stderr %r: want exit 1 with %r (%s)" % (
+                p.returncode, p.stderr.strip(), text, rule)
+        return None
+    return check
+
+
+def warns(text):
+    """vmp report: what comes before the damage, and one line naming the file
+    and the offset (exit 0, as for a truncated file: R-CHK-3)."""
+    def check(p):
+        if "offset " not in p.stderr or text not in p.stderr or len(p.stderr.splitlines()) != 1:
+            return "stderr %r: want one line with %r" % (p.stderr.strip(), text)
+        return None
+    return check
+
+
+# R-BLK-2 and R-SMP-1: blocks a reader rejects, with the file and offset.
+BAD_BLOCKS = [
+    ("block-no-times", rec(BLOCK, times=[]), "R-BLK-2", "times has no item"),
+    ("block-column-length", rec(BLOCK, times=[1, 1, 1], thread=[1, 2]), "R-BLK-2",
+     "column thread has 2 items for 3 samples"),
+    ("block-index-past-table", rec(BLOCK, times=[1, 1], stacks=[1, 2], stack=[0, 2]), "R-BLK-2",
+     "stack index 2 is past its table of 2"),
+    ("block-pcs-order", rec(BLOCK, times=[1, 1, 1], pcs=[1, 0x1010, 1, 0x1020]), "R-BLK-2",
+     "pcs pair 1 names sample 1"),
+    ("block-pcs-past-end", rec(BLOCK, times=[1], pcs=[1, 0x1010]), "R-BLK-2",
+     "pcs pair 0 names sample 1"),
+    ("block-time-overflow", rec(BLOCK, times=[1, 2 ** 62]), "R-SMP-1",
+     "time delta of sample 1 overflows"),
+    ("block-time-negative", rec(BLOCK, times=[1, -2]), "R-SMP-1", "sample 1: time is negative"),
+    ("block-of-a-billion", rec(BLOCK, times=Raw(cbor_head(4, 10 ** 9))), "R-LIM-1",
+     "array of 1000000000 items exceeds the items limit"),
+]
+for name, block, rule, text in BAD_BLOCKS:
+    case(name, [rule], [header(sample_time_unit=1000), rec(NODE, id=1, pc=0x1010), block],
+         [(["report"], warns(text)), (["validate"], fails_with(rule, text))], major=2)
+
+# R-HDR-3: a 1.x file and a 2.0 file of the same records read alike.
+case("major-2-reads-as-1", ["R-HDR-3", "R-BLK-4"], AS_SAMPLES, [
+    (["report", "--format", "json", "--top", "0"], SameAs(AS_SAMPLES, major=1)),
+], major=2)
+
+
 # ---- running them -------------------------------------------------------------
 
 def main():
@@ -428,16 +557,24 @@ def main():
     only = set(sys.argv[3:])
     os.makedirs(work, exist_ok=True)
     failures = 0
-    for name, rules, records, checks in CASES:
+    for name, rules, records, checks, major in CASES:
         if only and name not in only:
             continue
         path = os.path.join(work, name + ".vmp")
-        write_file(path, records)
+        write_file(path, records, major)
         for args, expected in checks:
             p = subprocess.run([vmp] + args + [path], capture_output=True, text=True)
             what = "%s (%s): vmp %s" % (name, ", ".join(rules), " ".join(args))
+            if isinstance(expected, SameAs):
+                other = os.path.join(work, name + ".same.vmp")
+                write_file(other, expected.records, expected.major)
+                q = subprocess.run([vmp] + args + [other], capture_output=True, text=True)
+                expected = q.stdout if q.returncode == 0 else "(exit %d: %s)" % (
+                    q.returncode, q.stderr.strip())
+                p.stdout = p.stdout.replace(path, "FILE")
+                expected = expected.replace(other, "FILE")
             if callable(expected):
-                err = expected(p.stdout) if p.returncode == 0 else "exit %d" % p.returncode
+                err = expected(p)
                 if err:
                     failures += 1
                     print("FAIL %s\n  %s" % (what, err))
