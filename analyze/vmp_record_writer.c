@@ -155,7 +155,10 @@ static uint64_t generation_of(const vmp_record *rec)
 static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
 {
     uint8_t hdr[VMP_FILE_FRAME_BYTES];
-    vmp_enc__file_frame(hdr, w->min_minor > 0 ? w->min_minor : h->name_separator.len > 0 ? 1 : 0);
+    vmp_enc__file_frame(hdr, VMP_FORMAT_MAJOR,
+                        w->min_minor > 0            ? w->min_minor
+                        : h->name_separator.len > 0 ? 1
+                                                    : 0);
     return out_write(w, hdr, sizeof hdr);
 }
 

@@ -154,13 +154,13 @@ static void put_le32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned minor)
+void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned major, unsigned minor)
 {
     memset(out, 0, VMP_FILE_FRAME_BYTES);
     put_le32(out, VMP_FILE_FRAME_MAGIC);
     put_le32(out + 4, VMP_FILE_HEADER_SIZE);
     memcpy(out + 8, VMP_MAGIC, VMP_MAGIC_SIZE);
-    out[16] = VMP_FORMAT_MAJOR;
+    out[16] = (uint8_t)major;
     out[18] = (uint8_t)minor;
 }
 

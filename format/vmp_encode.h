@@ -67,7 +67,7 @@ typedef struct vmp_seek_entry {
 #define VMP_FILE_FRAME_BYTES (VMP_SKIPPABLE_HEADER_SIZE + VMP_FILE_HEADER_SIZE)
 
 /* The file header frame of format 1.`minor` (R-HDR-1..4: no flags) into `out`. */
-void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned minor);
+void vmp_enc__file_frame(uint8_t out[VMP_FILE_FRAME_BYTES], unsigned major, unsigned minor);
 
 /* Append the seek-table frame (spec.md §6) of the n entries `v` to `b`.
  * Returns 0, or -1 when `b` failed or the frame would pass 4 GiB. */

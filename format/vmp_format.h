@@ -215,6 +215,7 @@ enum vmp_record_type {
 #define VMP_BLK_WEIGHT     8  /* column, default 1 */
 #define VMP_BLK_BLAME      9  /* column */
 #define VMP_BLK_PCS        10 /* array: sample index, pc, ... */
+#define VMP_BLK_FAILED     11 /* array: sample index, failure reason, ... */
 
 /* EVENT (16) */
 #define VMP_EVT_TIME     1 /* uint: ns since origin */

@@ -228,6 +228,8 @@ static const vmp_field sample_block_fields[] = {
     COLUMN(VMP_BLK_BLAME, blame),
     LIST(VMP_BLK_PCS, VMP_FIELD_UINTS, ADDR, "pcs", sample_block.pcs, sample_block.n_pcs, 2,
          "(index:pc)"),
+    LIST(VMP_BLK_FAILED, VMP_FIELD_UINTS, 0, "failed", sample_block.failed, sample_block.n_failed,
+         2, "(index:reason)"),
 };
 
 static const vmp_field event_fields[] = {

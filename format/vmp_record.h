@@ -128,6 +128,8 @@ typedef struct vmp_rec_sample_block {
     size_t n_threads, n_thread, n_stacks, n_stack, n_state, n_generation, n_weight, n_blame;
     const uint64_t *pcs; /* n_pcs pairs (sample index, pc) */
     size_t n_pcs;
+    const uint64_t *failed; /* n_failed pairs (sample index, reason) */
+    size_t n_failed;
 } vmp_rec_sample_block;
 
 typedef struct vmp_rec_code_snapshot {

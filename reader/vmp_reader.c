@@ -349,16 +349,20 @@ static vmp_status take_block(vmp_reader *r, const vmp_record *rec)
                                   cols[k].name, v, cols[k].table);
         }
     }
-    for (i = 0; i < b->n_pcs; i++) {
-        uint64_t at = b->pcs[2 * i];
-        if (at >= n || (i > 0 && at <= b->pcs[2 * i - 2]))
-            return block_fail(r, "R-BLK-2",
-                              "pcs pair %zu names sample %" PRIu64
-                              ": indexes must increase and be below %zu",
-                              i, at, n);
+    for (k = 0; k < 2; k++) {
+        const uint64_t *pairs = k ? b->failed : b->pcs;
+        size_t n_pairs = k ? b->n_failed : b->n_pcs;
+        for (i = 0; i < n_pairs; i++) {
+            uint64_t at = pairs[2 * i];
+            if (at >= n || (i > 0 && at <= pairs[2 * i - 2]))
+                return block_fail(r, "R-BLK-2",
+                                  "%s pair %zu names sample %" PRIu64
+                                  ": indexes must increase and be below %zu",
+                                  k ? "failed" : "pcs", i, at, n);
+        }
     }
     r->blk = *b;
-    r->blk_next = r->blk_pc = 0;
+    r->blk_next = r->blk_pc = r->blk_failed = 0;
     return VMP_OK;
 }
 
@@ -397,11 +401,17 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     s->generation = column(b->generation, b->n_generation, i, 0);
     s->weight = column(b->weight, b->n_weight, i, 1);
     s->blame = column(b->blame, b->n_blame, i, 0);
+    if (r->blk_failed < b->n_failed && b->failed[2 * r->blk_failed] == i) { /* R-BLK-1 */
+        rec->type = VMP_REC_FAILED_SAMPLE;
+        s->reason = b->failed[2 * r->blk_failed + 1];
+        s->stack = s->blame = 0;
+        r->blk_failed++;
+    }
     if (r->blk_pc < b->n_pcs && b->pcs[2 * r->blk_pc] == i) { /* R-BLK-3 */
         s->pc = b->pcs[2 * r->blk_pc + 1];
         s->has_pc = 1;
         r->blk_pc++;
-    } else {
+    } else if (rec->type == VMP_REC_SAMPLE) {
         s->pc_is_leaf = 1;
     }
     r->sample_time = time;

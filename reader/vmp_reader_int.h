@@ -91,10 +91,10 @@ struct vmp_reader {
     /* a SAMPLE_BLOCK whose samples are being delivered (spec R-BLK-1): its
      * arrays live in the arena until the next record is decoded */
     vmp_rec_sample_block blk;
-    size_t blk_next, blk_pc; /* next sample; next pair of blk.pcs */
-    size_t blk_start;        /* the block's offset in the chunk's content */
-    uint64_t time_unit;      /* the HEADER's sample_time_unit (0 read as 1) */
-    char warning[512];       /* vmp_reader_warning(): "" when none */
+    size_t blk_next, blk_pc, blk_failed; /* next sample; next pair of blk.pcs, blk.failed */
+    size_t blk_start;                    /* the block's offset in the chunk's content */
+    uint64_t time_unit;                  /* the HEADER's sample_time_unit (0 read as 1) */
+    char warning[512];                   /* vmp_reader_warning(): "" when none */
 
     /* the file header frame as the file holds it (vmp_reader_file_header()):
      * file_header_size bytes; 0 when the frame is longer than the buffer */

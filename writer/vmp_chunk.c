@@ -57,6 +57,8 @@ vmp_status vmp_chunk__write(vmp_writer *w, const void *data, size_t size)
 static void reset_chunk(vmp_writer *w)
 {
     w->chunk.len = 0;
+    if (w->sample_blocks)
+        vmp_block__clear(&w->block);
     w->chunk_prev_time = 0;
     w->chunk_first_time = w->chunk_last_time = 0;
     w->chunk_samples = w->chunk_failed = w->chunk_truncated = 0;
@@ -69,8 +71,61 @@ int vmp_chunk__needs_new(const vmp_writer *w, size_t len)
     return w->chunk.len > 0 && w->chunk.len + len > w->chunk_bytes;
 }
 
+int vmp_chunk__open(const vmp_writer *w)
+{
+    return w->chunk.len > 0 || w->block.n > 0;
+}
+
+void vmp_chunk__flush_block(vmp_writer *w)
+{
+    if (w->block.n == 0)
+        return;
+    w->block_buf.len = 0;
+    vmp_block__encode(&w->block, &w->block_buf);
+    if (!w->block_buf.failed)
+        vmp_buf__append(&w->chunk, w->block_buf.data, w->block_buf.len);
+    if (w->block_buf.failed || w->chunk.failed) {
+        /* Out of memory: the chunk's samples cannot be written. */
+        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+        w->block_buf.failed = w->chunk.failed = 0;
+        reset_chunk(w);
+    }
+}
+
+/* Whether the record `rec` (its map head, key 0, then its type) leaves the
+ * resolution of the samples before it as it was, so that a pending block's
+ * samples may follow it in the file: a STACK_NODE (a new id, which no
+ * earlier sample names), a THREAD (names belong to the thread, R-ID-3), an
+ * EVENT, a COUNTER, a CODE_ZONE, and a change record (a sample resolves at
+ * its own generation, whatever changes come after it: spec §5
+ * "Generations"; R-SMP-3 holds, the samples only move later).  Every other
+ * record (code objects and maps, modules and symbols, functions, samples:
+ * R-RES-1, R-SMP-1) comes after the block. */
+static int keeps_block(const uint8_t *rec, size_t len)
+{
+    size_t h = len > 0 && (rec[0] & 0x1f) < 24 ? 1 : 0; /* a map of < 24 pairs */
+    if (h == 0 || len < h + 2 || rec[h] != 0 || rec[h + 1] >= 24)
+        return 0;
+    switch (rec[h + 1]) {
+    case VMP_REC_STACK_NODE:
+    case VMP_REC_THREAD:
+    case VMP_REC_EVENT:
+    case VMP_REC_COUNTER:
+    case VMP_REC_CODE_ZONE:
+    case VMP_REC_CODE_FREE:
+    case VMP_REC_CODE_MOVE:
+    case VMP_REC_CODE_COMPACTION:
+    case VMP_REC_CODE_SNAPSHOT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len)
 {
+    if (!keeps_block(rec, len))
+        vmp_chunk__flush_block(w);
     if (vmp_chunk__needs_new(w, len))
         vmp_chunk__close(w);
     if (w->chunk.len == 0)
@@ -89,6 +144,7 @@ void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len)
 
 vmp_status vmp_chunk__close(vmp_writer *w)
 {
+    vmp_chunk__flush_block(w);
     if (w->chunk.len == 0)
         return VMP_OK;
     if (atomic_load(&w->stopped)) {

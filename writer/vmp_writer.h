@@ -91,12 +91,22 @@ typedef struct vmp_writer_options {
      * and code changes are still written as they happen, so generations stay
      * exact (spec.md R-CODE-3).  Added in 0.4. */
     int lazy_code_maps;
+    /* 1 == write samples in SAMPLE_BLOCK records, column by column (format
+     * 2.0, spec.md §5.14: 1.x readers refuse the file); a block closes when
+     * another record comes, with its chunk, or at 1024 samples.  Failed
+     * samples, and samples without a pc whose innermost frame is a machine
+     * frame, stay SAMPLE records.  Added in 0.5. */
+    int sample_blocks;
+    /* With sample_blocks: the unit of the blocks' sample times, ns (0 == 1);
+     * 1000 stores them in microseconds, each within 1 us of the clock's
+     * reading (spec.md §5.1 key 19).  Added in 0.5. */
+    uint64_t sample_time_unit_ns;
 } vmp_writer_options;
 
 #define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT                                                 \
-    {                                                                           \
-        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0 \
+#define VMP_WRITER_OPTIONS_INIT                                                       \
+    {                                                                                 \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0 \
     }
 #define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 

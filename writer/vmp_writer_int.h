@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <zstd.h>
 
+#include "vmp_block.h"
 #include "vmp_encode.h"
 #include "vmp_fnstore.h"
 #include "vmp_intern.h"
@@ -54,6 +55,8 @@ struct vmp_writer {
     int lazy_functions;
     int lazy_symbols;
     int lazy_code_maps;
+    int sample_blocks;  /* samples in SAMPLE_BLOCK records (format 2.0) */
+    uint64_t time_unit; /* their time unit, ns (>= 1) */
     int fd;
     int own_fd;
     uint64_t base_offset; /* file offset of the header frame */
@@ -93,6 +96,8 @@ struct vmp_writer {
     uint64_t chunk_first_time, chunk_last_time;
     uint64_t chunk_samples, chunk_failed, chunk_truncated;
     uint64_t chunk_opened_ns; /* CLOCK_MONOTONIC when its first record came */
+    vmp_block block;          /* sample_blocks: the open chunk's samples not yet encoded */
+    vmp_buf block_buf;        /* the block's record on its way to the chunk */
     int io_reported;          /* VMP_ERR_IO already returned by a flush */
 
     /* ---- background thread --------------------------------------------- */
@@ -111,8 +116,17 @@ struct vmp_writer {
 void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len);
 /* Whether a record of `len` bytes would start a new chunk. */
 int vmp_chunk__needs_new(const vmp_writer *w, size_t len);
-/* Compress and write the open chunk (no-op when empty). */
+/* Compress and write the open chunk (no-op when empty), its pending
+ * SAMPLE_BLOCK included. */
 vmp_status vmp_chunk__close(vmp_writer *w);
+/* sample_blocks: encode the pending block into the open chunk (its samples
+ * were counted in the chunk when added); no-op when it is empty.
+ * vmp_chunk__add() calls it before every record that could change how the
+ * block's samples resolve (R-BLK-1: with the records before the block),
+ * so stack nodes, threads, events and code changes do not end a block. */
+void vmp_chunk__flush_block(vmp_writer *w);
+/* Whether the open chunk holds anything, a pending block included. */
+int vmp_chunk__open(const vmp_writer *w);
 /* Write bytes to the file, retrying EINTR and short writes.  After the first
  * failure output stops for good. */
 vmp_status vmp_chunk__write(vmp_writer *w, const void *data, size_t size);

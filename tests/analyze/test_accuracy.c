@@ -22,6 +22,7 @@
 
 static const char *simvm;
 static const char *workdir;
+static int blocks; /* write SAMPLE_BLOCKs with times in microseconds (format 2.0) */
 
 static int run_simvm(const char *out,
                      const char *truth,
@@ -43,12 +44,19 @@ static int run_simvm(const char *out,
     snprintf(s_stacks, sizeof s_stacks, "%u", stacks);
     pid = fork();
     if (pid == 0) {
-        char *argv[] = {(char *)simvm,   "--seed", s_seed,        "--samples", s_samples,
-                        "--compactions", s_comp,   "--zone-size", s_zone,      "--depth",
-                        s_depth,         "-o",     (char *)out,   "--truth",   (char *)truth,
-                        "--stacks",      s_stacks, NULL};
-        if (!stacks)
-            argv[15] = NULL; /* the default, random stacks */
+        char *argv[] = {
+            (char *)simvm, "--seed",      s_seed,        "--samples", s_samples, "--compactions",
+            s_comp,        "--zone-size", s_zone,        "--depth",   s_depth,   "-o",
+            (char *)out,   "--truth",     (char *)truth, "--stacks",  s_stacks,  NULL,
+            NULL,          NULL,          NULL};
+        int k = stacks ? 17 : 15; /* 0: the default, random stacks */
+        argv[k] = NULL;
+        if (blocks) {
+            argv[k++] = "--blocks";
+            argv[k++] = "--time-unit";
+            argv[k++] = "1000";
+            argv[k] = NULL;
+        }
         execv(simvm, argv);
         _exit(127);
     }
@@ -206,6 +214,17 @@ static void test_accuracy_with_repeating_stacks(void)
     run_case(6, 30000, 60, 65536, 12, 300);
 }
 
+/* spec R-BLK-1, R-BLK-3: the same samples in SAMPLE_BLOCKs (times in
+ * microseconds, pcs stored only where they are not the innermost node's)
+ * resolve exactly as well, compactions and repeating stacks included. */
+static void test_accuracy_with_sample_blocks(void)
+{
+    blocks = 1;
+    run_case(2, 20000, 100, 65536, 12, 0);
+    run_case(6, 30000, 60, 65536, 12, 300);
+    blocks = 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -217,5 +236,6 @@ int main(int argc, char **argv)
     VMP_TEST_RUN(test_accuracy_without_compaction);
     VMP_TEST_RUN(test_accuracy_with_heavy_compaction);
     VMP_TEST_RUN(test_accuracy_with_repeating_stacks);
+    VMP_TEST_RUN(test_accuracy_with_sample_blocks);
     VMP_TEST_EXIT();
 }

@@ -1073,6 +1073,9 @@ static void usage(FILE *f)
                "                    from --seed,\n"
                "                    run it with this PRNG seed: runs of one program that\n"
                "                    differ only by noise (default: --seed alone)\n"
+               "  --blocks          write the samples in SAMPLE_BLOCK records (format 2.0)\n"
+               "  --time-unit NS    with --blocks: the unit of the blocks' sample times\n"
+               "                    (default 1; 1000: microseconds)\n"
                "  --slow FUNCTION:PCT\n"
                "                    make FUNCTION (a name as `vmp report` prints it) PCT%%\n"
                "                    more expensive: each sample executing in it is taken\n"
@@ -1181,7 +1184,8 @@ int main(int argc, char **argv)
     vmp_symbol_desc syms[N_CSYMS];
     char tname[32];
     double compile_rate;
-    int ai, blame = 0, have_run_seed = 0;
+    int ai, blame = 0, have_run_seed = 0, blocks = 0;
+    uint64_t time_unit = 1;
     uint64_t run_seed = 0;
     const char *slow = NULL;
     const char *labels[2 * (MAX_LABELS + 2)] = {"benchmark", "simulated", "mode", "test"};
@@ -1196,6 +1200,11 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--blame") == 0) {
             blame = 1;
             continue;
+        } else if (strcmp(a, "--blocks") == 0) {
+            blocks = 1;
+            continue;
+        } else if (strcmp(a, "--time-unit") == 0) {
+            dst = &time_unit;
         } else if (strcmp(a, "--label") == 0 && ai + 1 < argc) {
             if (add_label(labels, &n_labels, argv[++ai]) != 0) {
                 fprintf(stderr, "vmp-simvm: bad label '%s' (KEY=VALUE, at most %d)\n", argv[ai],
@@ -1297,6 +1306,8 @@ int main(int argc, char **argv)
     opts.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
     opts.max_depth = (uint32_t)max_depth;
     opts.chunk_bytes = 64 * 1024;
+    opts.sample_blocks = blocks;
+    opts.sample_time_unit_ns = time_unit;
     opts.ring_slots = 2 * FLUSH_EVERY;
     vclock = 1000;
     check(vmp_writer_open(&w, out, &meta, &opts), out);

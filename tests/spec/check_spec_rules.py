@@ -73,7 +73,7 @@ def rec(rtype, **fields):
                      blame=8),
         FAILED: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, weight=7, reason=9),
         BLOCK: dict(times=1, threads=2, thread=3, stacks=4, stack=5, state=6, generation=7,
-                    weight=8, blame=9, pcs=10),
+                    weight=8, blame=9, pcs=10, failed=11),
     }[rtype]
     m = {0: rtype}
     for name, value in fields.items():
@@ -93,6 +93,7 @@ def write_file(path, records, major=1):
     samples = sum(1 for r in records if r[0] in (SAMPLE, FAILED))
     samples += sum(len(r[1]) for r in records if r[0] == BLOCK and isinstance(r[1], list))
     failed = sum(1 for r in records if r[0] == FAILED)
+    failed += sum(len(r.get(11, [])) // 2 for r in records if r[0] == BLOCK)
     gens = [r[1] for r in records if r[0] in (SNAPSHOT, COMPACTION, FREE, MOVE)]
     end = {0: END, 1: 10 ** 9, 2: samples, 5: failed, 6: 0, 8: max(gens, default=0)}
     content = b"".join(cbor(r) for r in records) + cbor(end)
@@ -487,8 +488,10 @@ def as_block(run, tables=True):
 
 FAIL_BETWEEN = rec(FAILED, time_delta=1000, thread=7, pc=0x1010, reason=0)
 AS_SAMPLES = BASE + NODES + as_records(RUN1) + [FAIL_BETWEEN] + as_records(RUN2)
+# the failed sample as a block of its own (R-BLK-1: key 11), 1 us after
+FAIL_BLOCK = rec(BLOCK, times=[1], thread=[7], pcs=[0, 0x1010], failed=[0, 0])
 AS_BLOCKS = [header(sample_time_unit=1000)] + BASE[1:] + NODES + [
-    as_block(RUN1), FAIL_BETWEEN, as_block(RUN2, tables=False)]
+    as_block(RUN1), FAIL_BLOCK, as_block(RUN2, tables=False)]
 SAME = SameAs(AS_SAMPLES)
 case("sample-blocks", ["R-BLK-1", "R-BLK-3", "R-HDR-3"], AS_BLOCKS, [
     (["report", "--format", "json", "--top", "0"], SAME),
@@ -532,6 +535,8 @@ BAD_BLOCKS = [
      "pcs pair 1 names sample 1"),
     ("block-pcs-past-end", rec(BLOCK, times=[1], pcs=[1, 0x1010]), "R-BLK-2",
      "pcs pair 0 names sample 1"),
+    ("block-failed-order", rec(BLOCK, times=[1, 1], failed=[1, 0, 0, 0]), "R-BLK-2",
+     "failed pair 1 names sample 0"),
     ("block-time-overflow", rec(BLOCK, times=[1, 2 ** 62]), "R-SMP-1",
      "time delta of sample 1 overflows"),
     ("block-time-negative", rec(BLOCK, times=[1, -2]), "R-SMP-1", "sample 1: time is negative"),

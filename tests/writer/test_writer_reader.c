@@ -698,11 +698,122 @@ static void test_lazy_symbols_resolve_alike(void)
     vmp_reader_close(r);
 }
 
+/* The 600 samples of test_sample_blocks(), with or without blocks. */
+static void write_blocks(const char *path, int blocks)
+{
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer_meta m = {.vm_name = "TestVM",
+                         .states = states,
+                         .n_states = 2,
+                         .failure_reasons = reasons,
+                         .n_failure_reasons = 2};
+    vmp_writer *w = NULL;
+    int i;
+
+    atomic_store(&fake_now, 1000000);
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.chunk_bytes = 2048;
+    o.sample_blocks = blocks;
+    o.sample_time_unit_ns = 1000;
+    CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    for (i = 0; i < 600; i++) {
+        vmp_frame fr[2] = {{.value = 0x1000 + (uint64_t)(i % 7), .kind = VMP_FRAME_PC},
+                           {.value = 0x2000, .kind = VMP_FRAME_PC}};
+        vmp_sample s = {.thread = 1 + (uint64_t)(i % 3),
+                        .state = (uint32_t)(i % 2),
+                        .pc = fr[0].value,
+                        .generation = VMP_GENERATION_CURRENT,
+                        .weight = 1 + (uint64_t)(i % 4 == 0),
+                        .frames = fr,
+                        .depth = 2};
+        if (i % 10 == 3)
+            s.pc = 0x3000; /* not the innermost node's: stored */
+        if (i % 50 == 7)
+            s.pc = 0; /* no pc, a machine frame innermost: a SAMPLE record */
+        if (i % 25 == 11)
+            CHECK(vmp_writer_failed_sample(w, &s, 1) == VMP_OK);
+        else
+            CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        if (i % 200 == 199)
+            CHECK(vmp_writer_flush(w) == VMP_OK);
+    }
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+}
+
+/* sample_blocks (format 2.0, spec R-BLK-1 to R-BLK-3): the samples come
+ * back in order with every field, in blocks but for a sample without a pc
+ * whose innermost frame is a machine frame (a SAMPLE record); a pc is
+ * stored only where it is not the innermost node's; failed samples in
+ * blocks; times in microseconds, each within 1 us below the same sample's
+ * time in nanoseconds (the file written without blocks); chunks of 2 KiB
+ * hold whole blocks; the file is 2.0 and valid. */
+static void test_sample_blocks(void)
+{
+    static uint64_t times[600];
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    vmp_reader_info info;
+    vmp_validate_report rep;
+    int n = 0, in_blocks = 0, records = 0;
+
+    write_blocks("no-blocks.vmp", 0);
+    CHECK(vmp_reader_open_file(&r, "no-blocks.vmp", NULL) == VMP_OK);
+    while (r && vmp_reader_next(r, &rec) == VMP_OK)
+        if ((rec.type == VMP_REC_SAMPLE || rec.type == VMP_REC_FAILED_SAMPLE) && n < 600)
+            times[n++] = rec.u.sample.time_ns;
+    vmp_reader_close(r);
+    CHECK_EQ_U64((uint64_t)n, 600);
+
+    write_blocks("blocks.vmp", 1);
+    n = 0;
+    CHECK(vmp_reader_open_file(&r, "blocks.vmp", NULL) == VMP_OK);
+    vmp_reader_get_info(r, &info);
+    CHECK_EQ_U64(info.format_major, 2);
+    while (r && vmp_reader_next(r, &rec) == VMP_OK) {
+        const vmp_rec_sample *s = &rec.u.sample;
+        if (rec.type != VMP_REC_SAMPLE && rec.type != VMP_REC_FAILED_SAMPLE)
+            continue;
+        CHECK(n < 600);
+        if (n >= 600)
+            break;
+        in_blocks += rec.raw_type == VMP_REC_SAMPLE_BLOCK;
+        records += rec.raw_type != VMP_REC_SAMPLE_BLOCK;
+        CHECK((rec.type == VMP_REC_FAILED_SAMPLE) == (n % 25 == 11));
+        CHECK((rec.raw_type != VMP_REC_SAMPLE_BLOCK) == (n % 50 == 7 && n % 25 != 11));
+        CHECK_EQ_U64(s->thread, 1 + (uint64_t)(n % 3));
+        CHECK_EQ_U64(s->state, (uint64_t)(n % 2));
+        CHECK_EQ_U64(s->weight, 1 + (uint64_t)(n % 4 == 0));
+        CHECK(s->time_ns <= times[n] && times[n] - s->time_ns < 1000);
+        if (rec.type == VMP_REC_FAILED_SAMPLE) {
+            CHECK_EQ_U64(s->reason, 1);
+            CHECK(s->has_pc == (n % 50 != 7) && !s->pc_is_leaf);
+        } else if (n % 50 == 7) {
+            CHECK(!s->has_pc && !s->pc_is_leaf);
+        } else if (n % 10 == 3) {
+            CHECK(s->has_pc && s->pc == 0x3000);
+        } else {
+            CHECK(!s->has_pc && s->pc_is_leaf); /* the innermost node's, 0x1000 + n % 7 */
+        }
+        n++;
+    }
+    CHECK_EQ_U64((uint64_t)n, 600);
+    CHECK(in_blocks > 500 && records == 12);
+    vmp_reader_close(r);
+    r = NULL;
+    CHECK(vmp_reader_open_file(&r, "blocks.vmp", NULL) == VMP_OK);
+    CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    vmp_reader_close(r);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_reader_sees_every_field);
     VMP_TEST_RUN(test_lazy_functions_resolve_alike);
     VMP_TEST_RUN(test_lazy_symbols_resolve_alike);
     VMP_TEST_RUN(test_lazy_code_maps_resolve_alike);
+    VMP_TEST_RUN(test_sample_blocks);
     VMP_TEST_EXIT();
 }
