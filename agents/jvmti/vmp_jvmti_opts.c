@@ -143,6 +143,14 @@ static void set_defaults(vmp_jvmti_options *out, long pid)
     out->depth = VMP_JVMTI_DEFAULT_DEPTH;
 }
 
+uint64_t vmp_jvmti__time_unit(const vmp_jvmti_options *o)
+{
+    if (o->times != 0)
+        return o->times == 2 ? 1000 : 1;
+    /* below 10us, a microsecond would lose the sampler's own resolution */
+    return o->interval_ns >= 10000 ? 1000 : 1;
+}
+
 int vmp_jvmti__parse_options(
     vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size)
 {
@@ -247,6 +255,20 @@ int vmp_jvmti__parse_options(
                 problems++;
             } else {
                 out->loop_ns = ns;
+            }
+        } else if (strcmp(key, "format") == 0) {
+            if (strcmp(val, "1.2") == 0 || strcmp(val, "2.0") == 0) {
+                out->sample_blocks = strcmp(val, "2.0") == 0;
+            } else {
+                warnf(warn, warn_size, "format '%s' is neither 1.2 nor 2.0; using 1.2\n", val);
+                problems++;
+            }
+        } else if (strcmp(key, "times") == 0) {
+            if (strcmp(val, "ns") == 0 || strcmp(val, "us") == 0) {
+                out->times = strcmp(val, "ns") == 0 ? 1 : 2;
+            } else {
+                warnf(warn, warn_size, "times '%s' is neither ns nor us; using the default\n", val);
+                problems++;
             }
         } else if (strcmp(key, "keep") == 0) {
             uint64_t k;

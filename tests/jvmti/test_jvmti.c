@@ -1644,7 +1644,8 @@ static uint64_t file_bytes(const char *path)
 
 static void case_metadata(void)
 {
-    char all[4096], used[4096], idle[4096];
+    char all[4096], used[4096], idle[4096], blocks[4096];
+    uint64_t used_samples, block_samples;
     profile p;
 
     profile_path(all, sizeof all, "metadata-all");
@@ -1659,8 +1660,19 @@ static void case_metadata(void)
     profile_free(&p);
     load(&p, used);
     check_readable(&p, used);
+    used_samples = p.n_samples;
     profile_free(&p);
     check_valid(idle);
+    /* format=2.0: samples in SAMPLE_BLOCKs, times in us (spec.md §5.14) */
+    profile_path(blocks, sizeof blocks, "metadata-blocks");
+    CHECK_EQ_U64(run_demo(blocks, "interval=1ms,format=2.0", NULL, "all", "1"), 0);
+    load(&p, blocks);
+    check_readable(&p, blocks);
+    block_samples = p.n_samples;
+    profile_free(&p);
+    printf("  metadata: bytes per sample record: 1.2 %.2f, 2.0 (blocks, us) %.2f\n",
+           used_samples ? (double)file_bytes(used) / (double)used_samples : 0.0,
+           block_samples ? (double)file_bytes(blocks) / (double)block_samples : 0.0);
     {
         /* every function a stack names comes before it (spec R-ID-2) */
         vmp_reader *r = NULL;
