@@ -8,6 +8,7 @@
 #ifndef VMP_ANALYZE_INT_H
 #define VMP_ANALYZE_INT_H
 
+#include "vmp_analyze.h"
 #include "vmp_hash.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -44,5 +45,17 @@ int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem);
  * vmp_recompress_run() and the converters.  Thread-safe (no state). */
 void vmp_set_err__(char *err, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* For a tool that writes the sample record `s` again: a SAMPLE_BLOCK's
+ * sample whose pc is its innermost node's (spec R-BLK-3) gets that pc, as
+ * the analysis resolved it into `as`, written out (a SAMPLE record has no
+ * other way to say it). */
+static inline void vmp_sample_own_pc__(vmp_rec_sample *s, const vmp_asample *as)
+{
+    if (s->pc_is_leaf && as->has_pc) {
+        s->pc = as->pc;
+        s->has_pc = 1;
+    }
+}
 
 #endif

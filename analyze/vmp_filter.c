@@ -466,10 +466,7 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         case VMP_REC_SAMPLE:
         case VMP_REC_FAILED_SAMPLE:
             stats.samples_in++;
-            if (rec.u.sample.pc_is_leaf && as.has_pc) { /* a block's (R-BLK-3): written out */
-                rec.u.sample.pc = as.pc;
-                rec.u.sample.has_pc = 1;
-            }
+            vmp_sample_own_pc__(&rec.u.sample, &as);
             if (keep_sample(&f, &rec, &as, &keep))
                 st = VMP_ERR_NOMEM;
             break;

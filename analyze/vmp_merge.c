@@ -893,10 +893,7 @@ static vmp_status take_record(
     case VMP_REC_FAILED_SAMPLE: {
         vmp_rec_sample *s = &rec->u.sample;
         uint32_t stack = 0;
-        if (s->pc_is_leaf && as->has_pc) { /* a block's pc (R-BLK-3), written out */
-            s->pc = as->pc;
-            s->has_pc = 1;
-        }
+        vmp_sample_own_pc__(s, as);
         if (s->has_pc) {
             /* the pc stays when it resolves alike in the output */
             uint32_t fr = as->leaf;

@@ -298,9 +298,8 @@ static int frame_lines(
     uint64_t line = 0;
     if (!fn)
         return -1;
-    if (fr->has_range &&
-        !vmp_analysis_lines(c->a, fn->function_id, fr->bc_first, fr->bc_first, &line, NULL))
-        line = 0;
+    if (fr->has_range) /* the line of A; 0 when unknown (left as is) */
+        vmp_analysis_lines(c->a, fn->function_id, fr->bc_first, fr->bc_first, &line, NULL);
     if (!b->fn_out[fr->function]) {
         if (add_function(c, b, fr->function, NULL, fr->function))
             return -1;

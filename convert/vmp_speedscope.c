@@ -341,9 +341,8 @@ static void put_frame(ss_conv *c, FILE *out, uint64_t key)
         fputs(",\"file\":", out);
         put_json_string(out, c->m.str.s[mf->file], c->m.str.len[mf->file]);
     }
-    if (fn && fr && fr->has_range &&
-        !vmp_analysis_lines(c->a, fn->function_id, fr->bc_first, fr->bc_first, &line, NULL))
-        line = 0;
+    if (fn && fr && fr->has_range) /* the line of A; 0 when unknown (left as is) */
+        vmp_analysis_lines(c->a, fn->function_id, fr->bc_first, fr->bc_first, &line, NULL);
     if (!line && mf)
         line = mf->first_line;
     if (line)

@@ -372,19 +372,19 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     const vmp_rec_sample_block *b = &r->blk;
     size_t i = r->blk_next++;
     int64_t d = b->times[i];
-    uint64_t mag = d < 0 ? (uint64_t)(-(d + 1)) + 1 : (uint64_t)d, time = r->sample_time;
+    uint64_t mag = d < 0 ? (uint64_t)(-(d + 1)) + 1 : (uint64_t)d, time;
     uint64_t unit = r->time_unit ? r->time_unit : 1, v;
     vmp_rec_sample *s = &rec->u.sample;
+    int step;
 
     /* spec R-SMP-1, in the header's unit */
     if (mag > UINT64_MAX / unit)
         return block_fail(r, "R-SMP-1", "time delta of sample %zu overflows", i);
-    mag *= unit;
-    if (d < 0 && mag > time)
-        return block_fail(r, "R-SMP-1", "sample %zu: time is negative", i);
-    if (d >= 0 && mag > UINT64_MAX - time)
-        return block_fail(r, "R-SMP-1", "sample %zu: time overflows", i);
-    time = d < 0 ? time - mag : time + mag;
+    step = vmp_rd_time_step(r->sample_time, d < 0, mag * unit, &time);
+    if (step != 0)
+        return block_fail(r, "R-SMP-1",
+                          step < 0 ? "sample %zu: time is negative" : "sample %zu: time overflows",
+                          i);
     memset(rec, 0, offsetof(vmp_record, u));
     memset(s, 0, sizeof *s);
     rec->type = VMP_REC_SAMPLE;
@@ -414,10 +414,7 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     } else if (rec->type == VMP_REC_SAMPLE) {
         s->pc_is_leaf = 1;
     }
-    r->sample_time = time;
-    if (r->chunk_samples++ == 0) /* for the seek table's check, R-SEEK-1 */
-        r->chunk_first_time = time;
-    r->chunk_last_time = time;
+    vmp_rd_took_sample(r, time);
     if (r->blk_next == b->n_times)
         r->blk.n_times = r->blk_next = 0;
     return VMP_OK;

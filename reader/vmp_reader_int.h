@@ -116,6 +116,28 @@ struct vmp_reader {
     vmp_reader_info info;
 };
 
+/* spec R-SMP-1: the time `mag` ns after `time` (before it when `neg`) into
+ * *out; 0, or -1 when it would be negative, 1 when it passes 2^64 - 1. */
+static inline int vmp_rd_time_step(uint64_t time, int neg, uint64_t mag, uint64_t *out)
+{
+    if (neg && mag > time)
+        return -1;
+    if (!neg && mag > UINT64_MAX - time)
+        return 1;
+    *out = neg ? time - mag : time + mag;
+    return 0;
+}
+
+/* A sample at `time` was read: the base of the next delta (R-SMP-1) and the
+ * chunk's first and last times for the seek table's check (R-SEEK-1). */
+static inline void vmp_rd_took_sample(vmp_reader *r, uint64_t time)
+{
+    r->sample_time = time;
+    if (r->chunk_samples++ == 0)
+        r->chunk_first_time = time;
+    r->chunk_last_time = time;
+}
+
 /* ---- memory (vmp_reader.c) ---------------------------------------------- */
 
 void *vmp_rd_alloc(vmp_reader *r, size_t size);

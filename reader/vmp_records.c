@@ -551,20 +551,13 @@ static vmp_status decode(vmp_reader *r, vmp_record *rec, dec *d)
         return st;
     if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE) {
         /* spec R-SMP-1 */
-        if (d->has_delta && d->delta_neg) {
-            if (d->delta_mag > time)
-                return vmp_cbor_fail_rule(p, "R-SMP-1", VMP_ERR_CORRUPT, "sample time is negative");
-            time -= d->delta_mag;
-        } else if (d->has_delta) {
-            if (d->delta_mag > UINT64_MAX - time)
-                return vmp_cbor_fail_rule(p, "R-SMP-1", VMP_ERR_CORRUPT, "sample time overflows");
-            time += d->delta_mag;
-        }
+        int step = d->has_delta ? vmp_rd_time_step(time, d->delta_neg, d->delta_mag, &time) : 0;
+        if (step != 0)
+            return vmp_cbor_fail_rule(p, "R-SMP-1", VMP_ERR_CORRUPT,
+                                      step < 0 ? "sample time is negative"
+                                               : "sample time overflows");
         rec->u.sample.time_ns = time;
-        r->sample_time = time;
-        if (r->chunk_samples++ == 0) /* for the seek table's check, R-SEEK-1 */
-            r->chunk_first_time = time;
-        r->chunk_last_time = time;
+        vmp_rd_took_sample(r, time);
     }
     return VMP_OK;
 }

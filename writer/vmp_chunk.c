@@ -64,6 +64,14 @@ static void reset_chunk(vmp_writer *w)
     w->chunk_samples = w->chunk_failed = w->chunk_truncated = 0;
 }
 
+/* The open chunk cannot be written (no memory, a failed write, output
+ * stopped): its samples are counted lost and it is emptied. */
+static void drop_chunk(vmp_writer *w)
+{
+    atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+    reset_chunk(w);
+}
+
 int vmp_chunk__needs_new(const vmp_writer *w, size_t len)
 {
     /* spec R-CHK-2: a record never spans chunks; one that does not fit the
@@ -86,9 +94,8 @@ void vmp_chunk__flush_block(vmp_writer *w)
         vmp_buf__append(&w->chunk, w->block_buf.data, w->block_buf.len);
     if (w->block_buf.failed || w->chunk.failed) {
         /* Out of memory: the chunk's samples cannot be written. */
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
         w->block_buf.failed = w->chunk.failed = 0;
-        reset_chunk(w);
+        drop_chunk(w);
     }
 }
 
@@ -133,9 +140,8 @@ void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len)
     vmp_buf__append(&w->chunk, rec, len);
     if (w->chunk.failed) {
         /* Out of memory for the chunk: what it held cannot be written. */
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
         w->chunk.failed = 0;
-        reset_chunk(w);
+        drop_chunk(w);
         return;
     }
     if (w->chunk.len >= w->chunk_bytes) /* spec R-CHK-5 */
@@ -148,24 +154,21 @@ vmp_status vmp_chunk__close(vmp_writer *w)
     if (w->chunk.len == 0)
         return VMP_OK;
     if (atomic_load(&w->stopped)) {
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
-        reset_chunk(w);
+        drop_chunk(w);
         return VMP_ERR_CLOSED;
     }
     size_t bound = ZSTD_compressBound(w->chunk.len);
     w->zbuf.len = 0;
     if (vmp_buf__reserve(&w->zbuf, bound) < 0) {
         w->zbuf.failed = 0;
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
-        reset_chunk(w);
+        drop_chunk(w);
         return VMP_ERR_NOMEM;
     }
     /* spec R-CHK-1: one frame per chunk, with checksum and content size
      * (ZSTD_compress2 on the whole input records the size in the header). */
     size_t z = ZSTD_compress2(w->cctx, w->zbuf.data, bound, w->chunk.data, w->chunk.len);
     if (ZSTD_isError(z)) {
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
-        reset_chunk(w);
+        drop_chunk(w);
         return VMP_ERR_NOMEM;
     }
     vmp_seek_entry se = {
@@ -178,8 +181,7 @@ vmp_status vmp_chunk__close(vmp_writer *w)
     };
     vmp_status st = vmp_chunk__write(w, w->zbuf.data, z);
     if (st < 0) {
-        atomic_fetch_add(&w->dropped_write, w->chunk_samples);
-        reset_chunk(w);
+        drop_chunk(w);
         return st;
     }
     atomic_fetch_add(&w->samples_written, w->chunk_samples);

@@ -321,6 +321,20 @@ static void encode_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack
     vmp_rec__end(&r);
 }
 
+/* A sample of entry `e` at (reader's) time `t` went into the open chunk:
+ * the base of the next delta (R-SMP-1), the seek table's times (§6) and
+ * the chunk's counts for END (R-END-1). */
+static void count_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t t)
+{
+    if (w->chunk_samples == 0)
+        w->chunk_first_time = t;
+    w->chunk_last_time = t;
+    w->chunk_prev_time = t;
+    w->chunk_samples++;
+    w->chunk_failed += (e->flags & VMP_ENTRY_FAILED) != 0;
+    w->chunk_truncated += (e->flags & VMP_ENTRY_TRUNCATED) != 0;
+}
+
 /* sample_blocks: add the sample in `slot` (innermost node `stack`) to the
  * open chunk's block; 0 when it must be a record of its own (one without a
  * pc whose innermost frame is a machine frame: R-BLK-3). */
@@ -347,13 +361,7 @@ static int block_sample(vmp_writer *w, vmp_ring_slot *slot, uint64_t stack)
     vmp_block__add(&w->block, q, e->thread, failed ? 0 : stack, e->state, e->generation, e->weight,
                    failed ? 0 : e->blame, e->pc && !(leaf_pc && frames[0].value == e->pc), e->pc,
                    failed, e->reason);
-    if (w->chunk_samples == 0)
-        w->chunk_first_time = t;
-    w->chunk_last_time = t;
-    w->chunk_prev_time = t;
-    w->chunk_samples++;
-    w->chunk_failed += failed;
-    w->chunk_truncated += (e->flags & VMP_ENTRY_TRUNCATED) != 0;
+    count_sample(w, e, t);
     return 1;
 }
 
@@ -402,13 +410,7 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
         atomic_fetch_add(&w->dropped_write, 1);
         return;
     }
-    if (w->chunk_samples == 0)
-        w->chunk_first_time = e->time;
-    w->chunk_last_time = e->time;
-    w->chunk_prev_time = e->time;
-    w->chunk_samples++;
-    w->chunk_failed += (e->flags & VMP_ENTRY_FAILED) != 0;
-    w->chunk_truncated += (e->flags & VMP_ENTRY_TRUNCATED) != 0;
+    count_sample(w, e, e->time);
     vmp_chunk__add(w, w->scratch.data, w->scratch.len);
 }
 
