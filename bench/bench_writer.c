@@ -8,13 +8,15 @@
  *   bench_writer sample [CALLS]
  *       ns per vmp_writer_sample() call, 1 and 4 threads, depths 8/32/128,
  *       next to a plain memcpy of the same bytes (and memcpy + clock read).
- *   bench_writer sustained zipf|zipf-nopc|distinct SAMPLES LEVEL OUT
+ *   bench_writer sustained zipf|zipf-nopc|distinct SAMPLES LEVEL OUT [FORMAT]
  *       8 threads push Java-like stacks (depth 20-60) as fast as the ring
  *       takes them; prints samples per second of writer CPU, file size and
  *       bytes per sample.
- *   bench_writer rate SECONDS HZ THREADS OUT
+ *   bench_writer rate SECONDS HZ THREADS OUT [FORMAT]
  *       THREADS threads sample at HZ each in real time; prints the writer's
  *       CPU time as a share of one core.
+ * FORMAT: 1.2 (the default: SAMPLE records), 2.0 (SAMPLE_BLOCKs, times in
+ * ns) or 2.0us (times in us).
  * Every mode prints one markdown table row per measurement on stdout.  Not a
  * pass/fail test.
  */
@@ -341,7 +343,20 @@ static void make_stacks(void)
     free(cdf);
 }
 
-static vmp_writer *open_stream_writer(const char *out, int level, uint64_t interval_ns)
+/* The writer options of FORMAT (see the usage above); 0, or -1 when unknown. */
+static int set_format(vmp_writer_options *o, const char *format)
+{
+    o->sample_blocks = strncmp(format, "2.0", 3) == 0;
+    o->sample_time_unit_ns = strcmp(format, "2.0us") == 0 ? 1000 : 1;
+    return strcmp(format, "1.2") == 0 || strcmp(format, "2.0") == 0 || strcmp(format, "2.0us") == 0
+               ? 0
+               : -1;
+}
+
+static vmp_writer *open_stream_writer(const char *out,
+                                      int level,
+                                      uint64_t interval_ns,
+                                      const char *format)
 {
     static const char *const states[] = {"java", "native/vm", "gc", "unknown"};
     static const char *const kinds[] = {"nmethod", "interpreter"};
@@ -361,6 +376,10 @@ static vmp_writer *open_stream_writer(const char *out, int level, uint64_t inter
     o.zstd_level = level;
     o.ring_slots = 65536;
     o.max_depth = MAX_D;
+    if (set_format(&o, format) < 0) {
+        fprintf(stderr, "bench_writer: unknown format '%s' (1.2, 2.0, 2.0us)\n", format);
+        exit(2);
+    }
     st = vmp_writer_open(&w, out, &meta, &o);
     if (st != VMP_OK)
         die(out, st);
@@ -513,7 +532,8 @@ static uint64_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
-static int bench_sustained(const char *mode, uint64_t n, int level, const char *out)
+static int bench_sustained(
+    const char *mode, uint64_t n, int level, const char *out, const char *format)
 {
     st_thread th[8];
     vmp_writer_totals tot;
@@ -521,7 +541,7 @@ static int bench_sustained(const char *mode, uint64_t n, int level, const char *
     unsigned i;
     vmp_writer *w;
     make_stacks();
-    w = open_stream_writer(out, level, 0);
+    w = open_stream_writer(out, level, 0, format);
     for (i = 0; i < 8; i++) {
         memset(&th[i], 0, sizeof th[i]);
         th[i].w = w;
@@ -534,16 +554,18 @@ static int bench_sustained(const char *mode, uint64_t n, int level, const char *
     bytes = file_size(out);
     /* | stream | level | samples | writer CPU s | M samples / writer CPU s | wall M/s |
      *   bytes | bytes/sample | dropped | */
-    printf("| %s | %d | %" PRIu64 " | %.3f | %.2f | %.2f | %" PRIu64 " | %.2f | %" PRIu64 " |\n",
-           mode, level, tot.samples_written, (double)cpu / 1e9,
-           cpu ? (double)tot.samples_written / ((double)cpu / 1e9) / 1e6 : 0.0,
-           (double)tot.samples_written / ((double)wall / 1e9) / 1e6, bytes,
-           tot.samples_written ? (double)bytes / (double)tot.samples_written : 0.0,
-           tot.dropped_full);
+    printf(
+        "| %s%s%s | %d | %" PRIu64 " | %.3f | %.2f | %.2f | %" PRIu64 " | %.2f | %" PRIu64 " |\n",
+        mode, strcmp(format, "1.2") ? " " : "", strcmp(format, "1.2") ? format : "", level,
+        tot.samples_written, (double)cpu / 1e9,
+        cpu ? (double)tot.samples_written / ((double)cpu / 1e9) / 1e6 : 0.0,
+        (double)tot.samples_written / ((double)wall / 1e9) / 1e6, bytes,
+        tot.samples_written ? (double)bytes / (double)tot.samples_written : 0.0, tot.dropped_full);
     return 0;
 }
 
-static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char *out)
+static int bench_rate(
+    double seconds, uint64_t hz, unsigned threads, const char *out, const char *format)
 {
     st_thread th[64];
     vmp_writer_totals tot;
@@ -553,7 +575,7 @@ static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char 
     if (threads < 1 || threads > 64 || hz < 1)
         return 2;
     make_stacks();
-    w = open_stream_writer(out, 1, 1000000000u / hz);
+    w = open_stream_writer(out, 1, 1000000000u / hz, format);
     until = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
     for (i = 0; i < threads; i++) {
         memset(&th[i], 0, sizeof th[i]);
@@ -564,8 +586,10 @@ static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char 
     }
     cpu = st_drive(w, th, threads, &wall, &tot, &scpu, &swall);
     /* | rate | seconds | samples | writer CPU ms | % of one core | steady % | bytes/sample | */
-    printf("| %" PRIu64 " Hz x %u threads | %.1f | %" PRIu64 " | %.1f | %.3f%% | %.3f%% | %.2f |\n",
-           hz, threads, (double)wall / 1e9, tot.samples_written, (double)cpu / 1e6,
+    printf("| %" PRIu64 " Hz x %u threads%s%s | %.1f | %" PRIu64
+           " | %.1f | %.3f%% | %.3f%% | %.2f |\n",
+           hz, threads, strcmp(format, "1.2") ? ", " : "", strcmp(format, "1.2") ? format : "",
+           (double)wall / 1e9, tot.samples_written, (double)cpu / 1e6,
            100.0 * (double)cpu / (double)wall, 100.0 * (double)scpu / (double)swall,
            tot.samples_written ? (double)file_size(out) / (double)tot.samples_written : 0.0);
     return 0;
@@ -575,13 +599,16 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "sample") == 0)
         return bench_sample(argc > 2 ? strtoull(argv[2], NULL, 10) : 4000000);
-    if (argc == 6 && strcmp(argv[1], "sustained") == 0)
-        return bench_sustained(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]), argv[5]);
-    if (argc == 6 && strcmp(argv[1], "rate") == 0)
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "sustained") == 0)
+        return bench_sustained(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]), argv[5],
+                               argc == 7 ? argv[6] : "1.2");
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "rate") == 0)
         return bench_rate(strtod(argv[2], NULL), strtoull(argv[3], NULL, 10),
-                          (unsigned)atoi(argv[4]), argv[5]);
+                          (unsigned)atoi(argv[4]), argv[5], argc == 7 ? argv[6] : "1.2");
     fprintf(stderr, "usage: bench_writer sample [CALLS]\n"
-                    "       bench_writer sustained zipf|zipf-nopc|distinct SAMPLES ZSTD_LEVEL OUT\n"
-                    "       bench_writer rate SECONDS HZ THREADS OUT\n");
+                    "       bench_writer sustained zipf|zipf-nopc|distinct SAMPLES ZSTD_LEVEL OUT"
+                    " [FORMAT]\n"
+                    "       bench_writer rate SECONDS HZ THREADS OUT [FORMAT]\n"
+                    "FORMAT: 1.2 (default), 2.0, 2.0us\n");
     return 2;
 }

@@ -138,6 +138,7 @@ static void emit_item(const emitter *e, const vmp_field *f, const void *p, size_
 
     switch ((vmp_field_kind)f->kind) {
     case VMP_FIELD_UINTS:
+    case VMP_FIELD_COLUMN:
     case VMP_FIELD_PC_MAP:
         if (f->group == 1)
             fprintf(e->f, "%" PRIu64, u[0]);
@@ -150,6 +151,7 @@ static void emit_item(const emitter *e, const vmp_field *f, const void *p, size_
                     u[0], u[1]);
         return;
     case VMP_FIELD_INTS:
+    case VMP_FIELD_INT_COLUMN:
         fprintf(e->f, "%" PRId64, ((const int64_t *)p)[i]);
         return;
     case VMP_FIELD_TSTRS:

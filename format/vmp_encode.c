@@ -104,6 +104,41 @@ void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size)
     vmp_buf__append(b, data, size);
 }
 
+unsigned vmp_enc__width(uint64_t v)
+{
+    unsigned w = 1;
+    while (w < 8 && (v >> (8 * w)) != 0)
+        w++;
+    return w;
+}
+
+size_t vmp_enc__packed_size(size_t n, unsigned w)
+{
+    size_t len = 1 + n * w;
+    return len + (len < 24 ? 1 : len <= 0xff ? 2 : len <= 0xffff ? 3 : len <= 0xffffffffu ? 5 : 9);
+}
+
+void vmp_enc__packed(vmp_buf *b, const uint64_t *v, size_t n)
+{
+    uint64_t all = 0;
+    unsigned w, k;
+    size_t i;
+    uint8_t *p;
+
+    for (i = 0; i < n; i++)
+        all |= v[i];
+    w = vmp_enc__width(all);
+    ENCODE_HEAD(b, cbor_encode_bytestring_start(1 + n * w, b->data + b->len, HEAD_MAX));
+    if (vmp_buf__reserve(b, 1 + n * w) < 0)
+        return;
+    p = b->data + b->len;
+    *p++ = (uint8_t)w;
+    for (k = 0; k < w; k++)
+        for (i = 0; i < n; i++)
+            *p++ = (uint8_t)(v[i] >> (8 * k));
+    b->len += 1 + n * w;
+}
+
 void vmp_rec__begin(vmp_rec *r, vmp_buf *b, unsigned type)
 {
     r->b = b;

@@ -37,6 +37,14 @@ void vmp_enc__map(vmp_buf *b, size_t n);
 void vmp_enc__tstr(vmp_buf *b, const char *s);            /* NULL == "" */
 void vmp_enc__tstrn(vmp_buf *b, const char *s, size_t n); /* n bytes; NULL == "" */
 void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size);
+/* The n values `v` as a packed column (spec.md §5.14): a byte string of the
+ * width w, the least that holds every value, then n x w bytes in byte
+ * planes (byte k of value i at 1 + k x n + i). */
+void vmp_enc__packed(vmp_buf *b, const uint64_t *v, size_t n);
+/* The bytes vmp_enc__packed() appends for n values of width w. */
+size_t vmp_enc__packed_size(size_t n, unsigned w);
+/* The width in bytes, 1 to 8, that holds `v`. */
+unsigned vmp_enc__width(uint64_t v);
 
 /* A record under construction: a map whose entries are counted as they are
  * added, so the map header is written last.  Records have fewer than 24 keys,

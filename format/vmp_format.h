@@ -216,6 +216,7 @@ enum vmp_record_type {
 #define VMP_BLK_BLAME      9  /* column */
 #define VMP_BLK_PCS        10 /* array: sample index, pc, ... */
 #define VMP_BLK_FAILED     11 /* array: sample index, failure reason, ... */
+#define VMP_BLK_TIME_BASE  12 /* int: added to every value of TIMES */
 
 /* EVENT (16) */
 #define VMP_EVT_TIME     1 /* uint: ns since origin */

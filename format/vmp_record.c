@@ -213,14 +213,16 @@ static const vmp_field failed_sample_fields[] = {SAMPLE_FIELDS(VMP_FIELD_NOT_WRI
 /* the in-VM writer writes blame before weight */
 static const uint8_t sample_write[] = {1, 2, 3, 4, 5, 6, 8, 7, 9};
 
-/* SAMPLE_BLOCK (2.0): columns are arrays of uint (spec §5.14) */
-#define COLUMN(k, m) LIST(k, VMP_FIELD_UINTS, 0, #m, sample_block.m, sample_block.n_##m, 1, NULL)
+/* SAMPLE_BLOCK (2.0): columns are arrays of uint or packed (spec §5.14);
+ * the tables are arrays */
+#define COLUMN(k, m) LIST(k, VMP_FIELD_COLUMN, 0, #m, sample_block.m, sample_block.n_##m, 1, NULL)
+#define TABLE(k, m)  LIST(k, VMP_FIELD_UINTS, 0, #m, sample_block.m, sample_block.n_##m, 1, NULL)
 static const vmp_field sample_block_fields[] = {
-    LIST(VMP_BLK_TIMES, VMP_FIELD_INTS, REQ, "times", sample_block.times, sample_block.n_times, 1,
-         NULL),
-    COLUMN(VMP_BLK_THREADS, threads),
+    LIST(VMP_BLK_TIMES, VMP_FIELD_INT_COLUMN, REQ, "times", sample_block.times,
+         sample_block.n_times, 1, NULL),
+    TABLE(VMP_BLK_THREADS, threads),
     COLUMN(VMP_BLK_THREAD, thread),
-    COLUMN(VMP_BLK_STACKS, stacks),
+    TABLE(VMP_BLK_STACKS, stacks),
     COLUMN(VMP_BLK_STACK, stack),
     COLUMN(VMP_BLK_STATE, state),
     COLUMN(VMP_BLK_GENERATION, generation),
@@ -230,6 +232,7 @@ static const vmp_field sample_block_fields[] = {
          "(index:pc)"),
     LIST(VMP_BLK_FAILED, VMP_FIELD_UINTS, 0, "failed", sample_block.failed, sample_block.n_failed,
          2, "(index:reason)"),
+    INT(VMP_BLK_TIME_BASE, 0, "time_base", sample_block.time_base, sample_block.time_base),
 };
 
 static const vmp_field event_fields[] = {

@@ -122,8 +122,10 @@ typedef struct vmp_rec_code_map {
  *  delivers one: it delivers its samples as SAMPLE records (R-BLK-1).  A
  *  column has one item (every sample's) or n_times items. */
 typedef struct vmp_rec_sample_block {
-    const int64_t *times; /* n_times time deltas, in the header's sample_time_unit */
+    const int64_t *times; /* n_times time deltas less time_base, in the header's
+                             sample_time_unit */
     size_t n_times;
+    int64_t time_base;
     const uint64_t *threads, *thread, *stacks, *stack, *state, *generation, *weight, *blame;
     size_t n_threads, n_thread, n_stacks, n_stack, n_state, n_generation, n_weight, n_blame;
     const uint64_t *pcs; /* n_pcs pairs (sample index, pc) */
@@ -252,7 +254,10 @@ typedef enum vmp_field_kind {
                              vmp_rec_symbol * at off, count at aux */
     VMP_FIELD_INLINE,     /* array of [offset, f1, b1, f2, b2, ...] -> const
                              vmp_rec_inline * at off, count at aux */
-    VMP_FIELD_INTS        /* array of int -> const int64_t * at off, count at aux */
+    VMP_FIELD_INTS,       /* array of int -> const int64_t * at off, count at aux */
+    VMP_FIELD_COLUMN,     /* array of uint, or a packed column (byte string of
+                             byte planes, spec §5.14) -> as UINTS, group 1 */
+    VMP_FIELD_INT_COLUMN  /* array of int, or a packed column of uint -> as INTS */
 } vmp_field_kind;
 
 /** Field flags. */

@@ -106,6 +106,23 @@ static void put_value(vmp_buf *b, const vmp_record *rec, const vmp_field *f, uin
         for (i = 0; i < n * f->group; i++)
             vmp_enc__uint(b, ((const uint64_t *)p)[i]);
         return;
+    case VMP_FIELD_COLUMN: /* §5.14: packed when it has a value per sample */
+        if (n > 1) {
+            vmp_enc__packed(b, p, n);
+            return;
+        }
+        vmp_enc__array(b, n);
+        for (i = 0; i < n; i++)
+            vmp_enc__uint(b, ((const uint64_t *)p)[i]);
+        return;
+    case VMP_FIELD_INT_COLUMN: /* packed values are uint: when none is negative */
+        for (i = 0; i < n && ((const int64_t *)p)[i] >= 0; i++)
+            ;
+        if (n > 1 && i == n) {
+            vmp_enc__packed(b, p, n);
+            return;
+        }
+        /* fall through */
     case VMP_FIELD_INTS:
         vmp_enc__array(b, n);
         for (i = 0; i < n; i++)

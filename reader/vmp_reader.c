@@ -371,12 +371,17 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
 {
     const vmp_rec_sample_block *b = &r->blk;
     size_t i = r->blk_next++;
-    int64_t d = b->times[i];
-    uint64_t mag = d < 0 ? (uint64_t)(-(d + 1)) + 1 : (uint64_t)d, time;
+    int64_t d;
+    uint64_t mag, time;
     uint64_t unit = r->time_unit ? r->time_unit : 1, v;
     vmp_rec_sample *s = &rec->u.sample;
     int step;
 
+    d = b->times[i];
+    if ((d > 0 && b->time_base > INT64_MAX - d) || (d < 0 && b->time_base < INT64_MIN - d))
+        return block_fail(r, "R-BLK-2", "time_base plus the time of sample %zu overflows", i);
+    d += b->time_base;
+    mag = d < 0 ? (uint64_t)(-(d + 1)) + 1 : (uint64_t)d;
     /* spec R-SMP-1, in the header's unit */
     if (mag > UINT64_MAX / unit)
         return block_fail(r, "R-SMP-1", "time delta of sample %zu overflows", i);

@@ -263,7 +263,10 @@ static vmp_status read_item(dec *d, const vmp_field *f, void *item, uint64_t *su
         return read_str(d, &sym->name);
     case VMP_FIELD_INLINE:
         return read_inline(d, item);
-    case VMP_FIELD_INTS: {
+    case VMP_FIELD_COLUMN:
+        return read_uint(d, u);
+    case VMP_FIELD_INTS:
+    case VMP_FIELD_INT_COLUMN: {
         int neg = 0, over = 0;
         uint64_t mag = 0;
         if ((st = read_int(d, &neg, &mag, &over)) < 0)
@@ -297,8 +300,46 @@ static size_t item_size(const vmp_field *f)
     }
 }
 
+/* A packed column (spec §5.14): the byte string `t` of width w and n x w
+ * bytes in byte planes, into n arena values (R-BLK-2: w in 1..8, the
+ * length 1 + n x w; an INT_COLUMN's values below 2^63). */
+static vmp_status read_packed(dec *d, const vmp_field *f, const vmp_cbor_token *t)
+{
+    const uint8_t *p = t->ptr;
+    uint64_t *v, n;
+    unsigned w, k;
+    size_t i;
+
+    if (t->u < 1 || p[0] < 1 || p[0] > 8 || (t->u - 1) % p[0] != 0)
+        return vmp_cbor_fail_rule(d->p, "R-BLK-2", VMP_ERR_CORRUPT,
+                                  "type %" PRIu64 ", key %" PRIu64 ": packed column of %" PRIu64
+                                  " bytes with width %u: the width must be 1 to 8 and divide the"
+                                  " bytes after it",
+                                  d->type, d->key, t->u, t->u ? (unsigned)p[0] : 0u);
+    w = p[0];
+    n = (t->u - 1) / w;
+    v = alloc_items(d, n, sizeof *v);
+    if (n > 0 && v == NULL)
+        return nomem(d);
+    for (i = 0; i < n; i++)
+        v[i] = p[1 + i];
+    for (k = 1; k < w; k++)
+        for (i = 0; i < n; i++)
+            v[i] |= (uint64_t)p[1 + k * n + i] << (8 * k);
+    for (i = 0; f->kind == VMP_FIELD_INT_COLUMN && i < n; i++)
+        if (v[i] > (uint64_t)INT64_MAX)
+            return vmp_cbor_fail_rule(d->p, "R-BLK-2", VMP_ERR_CORRUPT,
+                                      "type %" PRIu64 ", key %" PRIu64 ": packed value %zu is"
+                                      " 2^63 or more",
+                                      d->type, d->key, i);
+    put_ptr(d->rec, f->off, v);
+    put_size(d->rec, f->aux, (size_t)n);
+    return VMP_OK;
+}
+
 /* A list field: an array of `group` values per item (LABELS: a map), into
- * arena items; the pointer at f->off, the number of items at f->aux. */
+ * arena items; the pointer at f->off, the number of items at f->aux.  A
+ * column may instead be packed (a byte string). */
 static vmp_status read_list(dec *d, const vmp_field *f)
 {
     uint64_t n = 0, i, sum = 0;
@@ -306,7 +347,20 @@ static vmp_status read_list(dec *d, const vmp_field *f)
     char *v;
     vmp_status st;
 
-    if (f->kind == VMP_FIELD_LABELS) {
+    if (f->kind == VMP_FIELD_COLUMN || f->kind == VMP_FIELD_INT_COLUMN) {
+        vmp_cbor_token t;
+        st = vmp_cbor_next(d->p, &t);
+        if (st < 0)
+            return st;
+        if (t.kind == VMP_CBOR_BSTR)
+            return read_packed(d, f, &t);
+        if (t.kind != VMP_CBOR_ARRAY)
+            return wrong_type(d, "array or bstr", &t);
+        if (2 > d->p->max_nesting)
+            return vmp_cbor_fail(d->p, VMP_ERR_LIMIT, "nesting deeper than the limit %u",
+                                 (unsigned)d->p->max_nesting);
+        n = t.u;
+    } else if (f->kind == VMP_FIELD_LABELS) {
         vmp_cbor_token t;
         st = next_of(d, VMP_CBOR_MAP, &t);
         if (st < 0)
@@ -406,6 +460,8 @@ static vmp_status read_field(dec *d, const vmp_field *f)
     case VMP_FIELD_SYMBOLS:
     case VMP_FIELD_INLINE:
     case VMP_FIELD_INTS:
+    case VMP_FIELD_COLUMN:
+    case VMP_FIELD_INT_COLUMN:
         return read_list(d, f);
     }
     return vmp_cbor_fail(d->p, VMP_ERR_CORRUPT, "internal: unknown field kind");

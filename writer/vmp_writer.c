@@ -346,21 +346,31 @@ static int block_sample(vmp_writer *w, vmp_ring_slot *slot, uint64_t stack)
     int leaf_pc = !failed && e->depth > 0 && frames[0].kind == VMP_FRAME_PC;
     if (!e->pc && leaf_pc)
         return 0;
-    /* spec R-CHK-5: the block, with this sample, within the chunk's limit */
-    if (vmp_chunk__open(w) &&
-        w->chunk.len + w->block.bytes + vmp_block__sample_bytes() > w->chunk_bytes)
-        vmp_chunk__close(w);
-    if (w->block.n == w->block.cap)
-        vmp_chunk__flush_block(w);
-    if (!vmp_chunk__open(w))
-        w->chunk_opened_ns = vmp_chunk__mono_ns();
     /* spec R-SMP-1 in the header's unit: truncated toward zero, so the time a
      * reader sums is within a unit of the sample's and never negative */
     int64_t q = (int64_t)(e->time - w->chunk_prev_time) / (int64_t)w->time_unit;
     uint64_t t = w->chunk_prev_time + (uint64_t)q * w->time_unit;
-    vmp_block__add(&w->block, q, e->thread, failed ? 0 : stack, e->state, e->generation, e->weight,
-                   failed ? 0 : e->blame, e->pc && !(leaf_pc && frames[0].value == e->pc), e->pc,
-                   failed, e->reason);
+    vmp_block_sample s = {
+        .dt = q,
+        .v = {e->thread, failed ? 0 : stack, e->state, e->generation, e->weight,
+              failed ? 0 : e->blame},
+        .has_pc = e->pc && !(leaf_pc && frames[0].value == e->pc),
+        .pc = e->pc,
+        .failed = failed,
+        .reason = e->reason,
+    };
+    /* spec R-CHK-5: the block, with this sample, within the chunk's limit; a
+     * new chunk starts the deltas again (R-SMP-1) */
+    if (vmp_chunk__open(w) && w->chunk.len + vmp_block__bytes(&w->block, &s) > w->chunk_bytes) {
+        vmp_chunk__close(w);
+        s.dt = q = (int64_t)(e->time - w->chunk_prev_time) / (int64_t)w->time_unit;
+        t = w->chunk_prev_time + (uint64_t)q * w->time_unit;
+    }
+    if (w->block.n == w->block.cap)
+        vmp_chunk__flush_block(w);
+    if (!vmp_chunk__open(w))
+        w->chunk_opened_ns = vmp_chunk__mono_ns();
+    vmp_block__add(&w->block, &s);
     count_sample(w, e, t);
     return 1;
 }

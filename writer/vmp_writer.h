@@ -92,10 +92,11 @@ typedef struct vmp_writer_options {
      * exact (spec.md R-CODE-3).  Added in 0.4. */
     int lazy_code_maps;
     /* 1 == write samples in SAMPLE_BLOCK records, column by column (format
-     * 2.0, spec.md §5.14: 1.x readers refuse the file); a block closes when
-     * another record comes, with its chunk, or at 1024 samples.  Failed
-     * samples, and samples without a pc whose innermost frame is a machine
-     * frame, stay SAMPLE records.  Added in 0.5. */
+     * 2.0, spec.md §5.14: 1.x readers refuse the file): varying columns
+     * packed in byte planes, stack and thread ids as they are; a block
+     * closes when another record that changes resolution comes, with its
+     * chunk, or at 1024 samples.  Samples without a pc whose innermost
+     * frame is a machine frame stay SAMPLE records.  Added in 0.5. */
     int sample_blocks;
     /* With sample_blocks: the unit of the blocks' sample times, ns (0 == 1);
      * 1000 stores them in microseconds, each within 1 us of the clock's

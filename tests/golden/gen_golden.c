@@ -302,15 +302,32 @@ static void snapshot_later_code(void)
 /* A SAMPLE_BLOCK (format 2.0, spec §5.14): times in microseconds, a thread
  * and a stack table, a column of one item, a pc of its own for sample 1,
  * between two SAMPLE records whose times chain through it (R-BLK-1). */
-static void block_body(tf_file *f, int columns_agree)
+/* What comes before the block: the header (sample_time_unit 1000 ns), two
+ * threads, node 1 and its child `node`, and a sample. */
+static void block_prelude(tf_file *f, uint64_t node)
 {
-    tf_rec(f, 1, 1); /* HEADER: sample_time_unit 1000 ns */
+    tf_rec(f, 1, 1);
     tf_ku(f, 19, 1000);
     tf_thread(f, 1, "main");
     tf_thread(f, 7, "worker");
     tf_node_pc(f, 1, 0, 0x1010);
-    tf_node_pc(f, 2, 1, 0x1020);
+    tf_node_pc(f, node, 1, 0x1020);
     tf_sample(f, 100, 1, 0, 1);
+}
+
+/* What comes after it: a sample of `node` whose time chains through the
+ * block, and END. */
+static void block_epilogue(tf_file *f, uint64_t node)
+{
+    tf_sample(f, 100, 7, 0, node);
+    tf_chunk_end(f);
+    tf_end(f, 5, 0, 1, 0);
+    tf_chunk_end(f);
+}
+
+static void block_body(tf_file *f, int columns_agree)
+{
+    block_prelude(f, 2);
     tf_rec(f, 19, 7);
     tf_uint(f, 1); /* times: 5, 1 and 2 us */
     tf_array(f, 3);
@@ -343,10 +360,23 @@ static void block_body(tf_file *f, int columns_agree)
     tf_array(f, 2);
     tf_uint(f, 1);
     tf_uint(f, 0x1234);
-    tf_sample(f, 100, 7, 0, 2);
-    tf_chunk_end(f);
-    tf_end(f, 5, 0, 1, 0);
-    tf_chunk_end(f);
+    block_epilogue(f, 2);
+}
+
+/* The same samples with packed columns (byte planes) and a time base: the
+ * times 5, 1 and 2 us as 1 + 4, 0 and 1; the thread and stack ids without
+ * tables, the stack ids of width 2 (node 258 in place of node 2). */
+static void block_packed_body(tf_file *f)
+{
+    block_prelude(f, 258);
+    tf_rec(f, 19, 6);
+    RAW(f, 0x01, 0x44, 0x01, 0x04, 0x00, 0x01);                   /* times: h'01 04 00 01' */
+    RAW(f, 0x0c, 0x01);                                           /* time_base: 1 */
+    RAW(f, 0x03, 0x44, 0x01, 0x01, 0x07, 0x01);                   /* thread: h'01 01 07 01' */
+    RAW(f, 0x05, 0x47, 0x02, 0x01, 0x02, 0x02, 0x00, 0x01, 0x01); /* stack: 1, 258, 258 */
+    RAW(f, 0x08, 0x81, 0x02);                                     /* weight: [2] */
+    RAW(f, 0x0a, 0x82, 0x01, 0x19, 0x12, 0x34);                   /* pcs: [1, 0x1234] */
+    block_epilogue(f, 258);
 }
 
 static void sample_blocks(void)
@@ -358,6 +388,9 @@ static void sample_blocks(void)
     begin(&f, 16, 2, 0, 0);
     block_body(&f, 1);
     save(&f, "valid", "sample-blocks.vmp");
+    begin(&f, 16, 2, 0, 0);
+    block_packed_body(&f);
+    save(&f, "valid", "sample-blocks-packed.vmp");
     begin(&f, 16, 2, 0, 0);
     block_body(&f, 0);
     save(&f, "invalid", "r-blk-2-column-length.vmp");

@@ -112,6 +112,7 @@ static void fill(vmp_record *rec, int type, uint64_t seed, int variant)
             break;
         }
         case VMP_FIELD_UINTS:
+        case VMP_FIELD_COLUMN:
         case VMP_FIELD_PC_MAP: {
             const uint64_t *p = f->kind == VMP_FIELD_PC_MAP ? pc_map : u64s;
             size_t n = 3; /* of its group: 3 values, or 3 pairs */
@@ -138,7 +139,8 @@ static void fill(vmp_record *rec, int type, uint64_t seed, int variant)
             memcpy(at(rec, f->aux), &two, sizeof two);
             break;
         }
-        case VMP_FIELD_INTS: {
+        case VMP_FIELD_INTS:
+        case VMP_FIELD_INT_COLUMN: {
             const int64_t *p = i64s;
             size_t n = 3;
             memcpy(at(rec, f->off), &p, sizeof p);
@@ -213,10 +215,12 @@ static void compare(vmp_record *w, vmp_record *r)
             CHECK(nr == nw && same_bytes(pw, pr, nw));
             break;
         case VMP_FIELD_UINTS:
+        case VMP_FIELD_COLUMN:
         case VMP_FIELD_PC_MAP:
             CHECK(nr == nw && same_bytes(pw, pr, nw * f->group * sizeof(uint64_t)));
             break;
         case VMP_FIELD_INTS:
+        case VMP_FIELD_INT_COLUMN:
             CHECK(nr == nw && same_bytes(pw, pr, nw * sizeof(int64_t)));
             break;
         case VMP_FIELD_TSTRS:

@@ -12,6 +12,7 @@ and an END record with the counts of R-END-1.
 Usage: check_spec_rules.py VMP WORKDIR [CASE...]
 """
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -73,7 +74,7 @@ def rec(rtype, **fields):
                      blame=8),
         FAILED: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, weight=7, reason=9),
         BLOCK: dict(times=1, threads=2, thread=3, stacks=4, stack=5, state=6, generation=7,
-                    weight=8, blame=9, pcs=10, failed=11),
+                    weight=8, blame=9, pcs=10, failed=11, time_base=12),
     }[rtype]
     m = {0: rtype}
     for name, value in fields.items():
@@ -91,7 +92,8 @@ def header(**extra):
 def write_file(path, records, major=1):
     """The file header frame, one chunk of the records and END."""
     samples = sum(1 for r in records if r[0] in (SAMPLE, FAILED))
-    samples += sum(len(r[1]) for r in records if r[0] == BLOCK and isinstance(r[1], list))
+    samples += sum(len(r[1]) if isinstance(r[1], list) else packed_count(r[1])
+                   for r in records if r[0] == BLOCK and not isinstance(r[1], Raw))
     failed = sum(1 for r in records if r[0] == FAILED)
     failed += sum(len(r.get(11, [])) // 2 for r in records if r[0] == BLOCK)
     gens = [r[1] for r in records if r[0] in (SNAPSHOT, COMPACTION, FREE, MOVE)]
@@ -107,6 +109,16 @@ def write_file(path, records, major=1):
         struct.pack("<HHI", major, 2 if major == 1 else 0, 0)
     with open(path, "wb") as f:
         f.write(frame + chunk)
+
+
+def packed(values):
+    """A packed column (§5.14): the width, then the values' bytes in planes."""
+    w = max(1, max((v.bit_length() + 7) // 8 for v in values))
+    return bytes([w]) + bytes((v >> (8 * k)) & 0xFF for k in range(w) for v in values)
+
+
+def packed_count(b):
+    return (len(b) - 1) // b[0] if len(b) > 1 and 1 <= b[0] <= 8 else 0
 
 
 def sample(stack=0, pc=None, thread=1, weight=1, **kw):
@@ -130,8 +142,15 @@ def case(name, rules, records, checks, major=1):
 
 
 class SameAs:
-    def __init__(self, records, major=1):
-        self.records, self.major = records, major
+    def __init__(self, records, major=1, normalize=None):
+        self.records, self.major, self.normalize = records, major, normalize
+
+
+def samples_only(text):
+    """`vmp decode` of samples, without the offsets that differ with the
+    bytes a form takes."""
+    return "".join(re.sub(r" @\d+ ", " ", line) + "\n" for line in text.splitlines()
+                   if " SAMPLE " in line or " FAILED_SAMPLE " in line)
 
 
 CSV = ["report", "--format", "csv"]
@@ -467,7 +486,7 @@ def as_records(run):
     return out
 
 
-def as_block(run, tables=True):
+def as_block(run, tables=True, pack=False):
     threads = sorted({x[1] for x in run})
     stacks = sorted({x[3] for x in run})
     f = dict(times=[x[0] for x in run], state=[x[2] for x in run],
@@ -477,6 +496,12 @@ def as_block(run, tables=True):
                  stacks=stacks, stack=[stacks.index(x[3]) for x in run])
     else:
         f.update(thread=[x[1] for x in run], stack=[x[3] for x in run])
+    if pack:  # every column packed, the times above their least
+        base = min(f["times"])
+        f["times"] = [t - base for t in f["times"]]
+        f = {k: packed(v) if k in ("times", "thread", "stack", "state", "weight", "blame")
+             else v for k, v in f.items()}
+        f["time_base"] = base
     pcs = []
     for i, x in enumerate(run):
         if x[4] is not None and NODE_PC.get(x[3]) != x[4]:
@@ -524,6 +549,56 @@ def warns(text):
     return check
 
 
+# The same samples with packed columns, with and without tables (R-BLK-2).
+case("sample-blocks-packed", ["R-BLK-1", "R-BLK-2"], [header(sample_time_unit=1000)] + BASE[1:] +
+     NODES + [as_block(RUN1, pack=True), FAIL_BLOCK, as_block(RUN2, tables=False, pack=True)], [
+    (["report", "--format", "json", "--top", "0"], SAME),
+    (["flame", "--thread-root", "--state", "--units", "--ranges"], SAME),
+    (["validate"], lambda p: None if p.returncode == 0 else "validate: " + p.stdout + p.stderr),
+], major=2)
+
+
+def spec_block_examples():
+    """The SAMPLE_BLOCK examples of spec.md §5.14, in CBOR diagnostic
+    notation: the array form, the packed form, and the packed form with the
+    thread and stack columns it gives without tables."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "spec.md")).read()
+    start = text.index("### 5.14 SAMPLE_BLOCK")
+    text = text[start:text.index("[R-BLK-1] A SAMPLE_BLOCK", start)]
+    text = re.sub(r"\s+", " ", text)
+    diag = re.findall(r"`(\{0: 19,[^`]*\})`", text)
+    cols = re.findall(r"`(h'[0-9A-F ]+')`", text)
+
+    def parse(d):
+        return eval(re.sub(r"h'([0-9A-F ]*)'", lambda m: repr(bytes.fromhex(m.group(1))), d))
+    forms = [parse(d) for d in diag]
+    untabled = dict(forms[1])
+    del untabled[2], untabled[4]
+    untabled[3], untabled[5] = parse(cols[-3]), parse(cols[-2])
+    wide = dict(untabled)
+    wide[5] = parse(cols[-1])
+    return forms + [untabled], wide
+
+
+SPEC_FORMS, SPEC_WIDE = spec_block_examples()
+SPEC_NODES = [rec(THREAD, id=7, name="main"), rec(THREAD, id=9, name="worker"),
+              rec(NODE, id=12, pc=0x1010), rec(NODE, id=40, pc=0x2010),
+              rec(NODE, id=300, pc=0x3010)]
+for i, form in enumerate(SPEC_FORMS):
+    case("spec-block-example-%d" % i, ["R-BLK-1", "R-BLK-2"],
+         [header(sample_time_unit=1000)] + BASE[1:] + SPEC_NODES + [form], [
+        (["decode"], SameAs([header(sample_time_unit=1000)] + BASE[1:] + SPEC_NODES +
+                            [SPEC_FORMS[0]], major=2, normalize=samples_only)),
+        (["validate"], lambda p: None if p.returncode == 0 else "validate: " + p.stdout + p.stderr),
+    ], major=2)
+# node 300 in place of 40: the array form with that stack table
+case("spec-block-example-wide", ["R-BLK-2"],
+     [header(sample_time_unit=1000)] + BASE[1:] + SPEC_NODES + [SPEC_WIDE], [
+    (["decode"], SameAs([header(sample_time_unit=1000)] + BASE[1:] + SPEC_NODES +
+                        [{**SPEC_FORMS[0], 4: [12, 300]}], major=2,
+                        normalize=samples_only)),
+], major=2)
+
 # R-BLK-2 and R-SMP-1: blocks a reader rejects, with the file and offset.
 BAD_BLOCKS = [
     ("block-no-times", rec(BLOCK, times=[]), "R-BLK-2", "times has no item"),
@@ -540,6 +615,19 @@ BAD_BLOCKS = [
     ("block-time-overflow", rec(BLOCK, times=[1, 2 ** 62]), "R-SMP-1",
      "time delta of sample 1 overflows"),
     ("block-time-negative", rec(BLOCK, times=[1, -2]), "R-SMP-1", "sample 1: time is negative"),
+    ("block-packed-width-0", rec(BLOCK, times=bytes([0, 1])), "R-BLK-2",
+     "the width must be 1 to 8"),
+    ("block-packed-width-9", rec(BLOCK, times=bytes([9]) + bytes(9)), "R-BLK-2",
+     "with width 9: the width must be 1 to 8"),
+    ("block-packed-ragged", rec(BLOCK, times=bytes([2, 1, 2, 3])), "R-BLK-2",
+     "packed column of 4 bytes with width 2"),
+    ("block-packed-empty", rec(BLOCK, times=bytes([1])), "R-BLK-2", "times has no item"),
+    ("block-packed-column-length", rec(BLOCK, times=[1, 1, 1], thread=packed([7, 9])),
+     "R-BLK-2", "column thread has 2 items for 3 samples"),
+    ("block-packed-time-2-63", rec(BLOCK, times=bytes([8]) + (2 ** 63).to_bytes(8, "little")),
+     "R-BLK-2", "packed value 0 is 2^63 or more"),
+    ("block-time-base-overflow", rec(BLOCK, times=[1 - 2 ** 63, 5], time_base=2 ** 63 - 1),
+     "R-BLK-2", "time_base plus the time of sample 1 overflows"),
     ("block-of-a-billion", rec(BLOCK, times=Raw(cbor_head(4, 10 ** 9))), "R-LIM-1",
      "array of 1000000000 items exceeds the items limit"),
 ]
@@ -571,6 +659,7 @@ def main():
             p = subprocess.run([vmp] + args + [path], capture_output=True, text=True)
             what = "%s (%s): vmp %s" % (name, ", ".join(rules), " ".join(args))
             if isinstance(expected, SameAs):
+                same = expected
                 other = os.path.join(work, name + ".same.vmp")
                 write_file(other, expected.records, expected.major)
                 q = subprocess.run([vmp] + args + [other], capture_output=True, text=True)
@@ -578,6 +667,8 @@ def main():
                     q.returncode, q.stderr.strip())
                 p.stdout = p.stdout.replace(path, "FILE")
                 expected = expected.replace(other, "FILE")
+                if same.normalize:
+                    p.stdout, expected = same.normalize(p.stdout), same.normalize(expected)
             if callable(expected):
                 err = expected(p)
                 if err:

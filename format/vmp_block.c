@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_block.c - a SAMPLE_BLOCK record gathered column by column (spec.md
+ * §5.14, R-BLK-1 to R-BLK-3): a writer appends each sample's fields to
+ * their columns, and encodes the block when the chunk needs another record
+ * or the block is full.  Varying columns are written packed (byte planes),
+ * which compresses ids and deltas far better than CBOR items; stack and
+ * thread ids are written as they are, since a table repeated in every block
+ * costs more than it saves (bench/NOTES.md).
+ */
+#include "vmp_block.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmp_format.h"
+
+/* key of each column, and the value a reader takes when it is absent */
+static const unsigned column_key[VMP_BLOCK_COLUMNS] = {VMP_BLK_THREAD, VMP_BLK_STACK,
+                                                       VMP_BLK_STATE,  VMP_BLK_GENERATION,
+                                                       VMP_BLK_WEIGHT, VMP_BLK_BLAME};
+static const uint64_t column_default[VMP_BLOCK_COLUMNS] = {0, 0, 0, 0, 1, 0};
+
+/* The map's head and keys, the type, time_base and the heads of the
+ * arrays and strings, at most: 13 pairs. */
+#define FRAME_MAX (1u + 2u + 13u * (1u + 9u))
+
+/* The largest encoding of one uint item (a 9-byte CBOR head). */
+#define ITEM_MAX 9u
+
+int vmp_block__init(vmp_block *b, uint32_t cap)
+{
+    int k, ok = 1;
+    memset(b, 0, sizeof *b);
+    if (cap == 0)
+        return -1;
+    b->cap = cap;
+    b->times = calloc(cap, sizeof *b->times);
+    for (k = 0; k < VMP_BLOCK_COLUMNS; k++)
+        ok &= (b->col[k] = calloc(cap, sizeof *b->col[k])) != NULL;
+    b->pcs = calloc(2 * (size_t)cap, sizeof *b->pcs);
+    b->failed = calloc(2 * (size_t)cap, sizeof *b->failed);
+    if (!ok || !b->times || !b->pcs || !b->failed) {
+        vmp_block__free(b);
+        return -1;
+    }
+    return 0;
+}
+
+void vmp_block__free(vmp_block *b)
+{
+    free(b->times);
+    for (int k = 0; k < VMP_BLOCK_COLUMNS; k++)
+        free(b->col[k]);
+    free(b->pcs);
+    free(b->failed);
+    memset(b, 0, sizeof *b);
+}
+
+/* The bytes of the CBOR head that encodes `v` as a uint (RFC 8949 §3). */
+static size_t uint_bytes(uint64_t v)
+{
+    return v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffffffffu ? 5 : 9;
+}
+
+/* The spread of the time deltas above their least, `lo`, when it fits a
+ * packed column (below 2^63: R-BLK-2); else times are written as ints. */
+static int times_packed(int64_t lo, int64_t hi, uint64_t *spread)
+{
+    *spread = (uint64_t)hi - (uint64_t)lo;
+    return *spread <= (uint64_t)INT64_MAX;
+}
+
+size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s)
+{
+    size_t n = b->n + (s != NULL), bytes = FRAME_MAX + b->pairs_bytes;
+    int64_t lo = b->t_min, hi = b->t_max;
+    uint64_t spread;
+    if (n == 0)
+        return 0;
+    if (s != NULL) {
+        lo = b->n == 0 || s->dt < lo ? s->dt : lo;
+        hi = b->n == 0 || s->dt > hi ? s->dt : hi;
+        bytes += 4 * ITEM_MAX; /* a pc pair and a failed pair */
+    }
+    bytes += times_packed(lo, hi, &spread) ? vmp_enc__packed_size(n, vmp_enc__width(spread))
+                                           : n * ITEM_MAX;
+    for (int k = 0; k < VMP_BLOCK_COLUMNS; k++) {
+        uint64_t any = b->any[k] | (s ? s->v[k] : 0);
+        int varies = b->varies[k] || (s && b->n > 0 && s->v[k] != b->col[k][0]);
+        bytes += varies ? vmp_enc__packed_size(n, vmp_enc__width(any)) : 1 + ITEM_MAX;
+    }
+    return bytes;
+}
+
+void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
+{
+    uint32_t i = b->n++;
+    b->times[i] = s->dt;
+    if (i == 0 || s->dt < b->t_min)
+        b->t_min = s->dt;
+    if (i == 0 || s->dt > b->t_max)
+        b->t_max = s->dt;
+    for (int k = 0; k < VMP_BLOCK_COLUMNS; k++) {
+        b->col[k][i] = s->v[k];
+        b->any[k] |= s->v[k];
+        b->varies[k] |= s->v[k] != b->col[k][0];
+    }
+    if (s->has_pc) {
+        b->pcs[2 * b->n_pcs] = i;
+        b->pcs[2 * b->n_pcs + 1] = s->pc;
+        b->n_pcs++;
+        b->pairs_bytes += uint_bytes(i) + uint_bytes(s->pc);
+    }
+    if (s->failed) {
+        b->failed[2 * b->n_failed] = i;
+        b->failed[2 * b->n_failed + 1] = s->reason;
+        b->n_failed++;
+        b->pairs_bytes += uint_bytes(i) + uint_bytes(s->reason);
+    }
+}
+
+void vmp_block__clear(vmp_block *b)
+{
+    b->n = b->n_pcs = b->n_failed = 0;
+    b->pairs_bytes = 0;
+    memset(b->any, 0, sizeof b->any);
+    memset(b->varies, 0, sizeof b->varies);
+}
+
+static void pairs(vmp_buf *out, unsigned key, const uint64_t *v, uint32_t n)
+{
+    vmp_enc__uint(out, key);
+    vmp_enc__array(out, 2 * (size_t)n);
+    for (uint32_t i = 0; i < 2 * n; i++)
+        vmp_enc__uint(out, v[i]);
+}
+
+void vmp_block__encode(vmp_block *b, vmp_buf *out)
+{
+    uint32_t n = b->n, i;
+    uint64_t spread;
+    int packed = times_packed(b->t_min, b->t_max, &spread), k;
+    size_t entries = 2 + (packed && b->t_min != 0) + (b->n_pcs > 0) + (b->n_failed > 0);
+    if (n == 0)
+        return;
+    for (k = 0; k < VMP_BLOCK_COLUMNS; k++)
+        entries += b->varies[k] || b->col[k][0] != column_default[k];
+    vmp_enc__map(out, entries);
+    vmp_enc__uint(out, VMP_KEY_TYPE);
+    vmp_enc__uint(out, VMP_REC_SAMPLE_BLOCK);
+    vmp_enc__uint(out, VMP_BLK_TIMES);
+    if (packed) { /* the spread above the least delta, which time_base holds */
+        for (i = 0; i < n; i++)
+            b->times[i] = (int64_t)((uint64_t)b->times[i] - (uint64_t)b->t_min);
+        vmp_enc__packed(out, (const uint64_t *)b->times, n);
+        if (b->t_min != 0) {
+            vmp_enc__uint(out, VMP_BLK_TIME_BASE);
+            vmp_enc__int(out, b->t_min);
+        }
+    } else {
+        vmp_enc__array(out, n);
+        for (i = 0; i < n; i++)
+            vmp_enc__int(out, b->times[i]);
+    }
+    for (k = 0; k < VMP_BLOCK_COLUMNS; k++) {
+        if (b->varies[k]) {
+            vmp_enc__uint(out, column_key[k]);
+            vmp_enc__packed(out, b->col[k], n);
+        } else if (b->col[k][0] != column_default[k]) {
+            vmp_enc__uint(out, column_key[k]);
+            vmp_enc__array(out, 1);
+            vmp_enc__uint(out, b->col[k][0]);
+        }
+    }
+    if (b->n_pcs > 0)
+        pairs(out, VMP_BLK_PCS, b->pcs, b->n_pcs);
+    if (b->n_failed > 0)
+        pairs(out, VMP_BLK_FAILED, b->failed, b->n_failed);
+    vmp_block__clear(b);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_block.h - the samples of a SAMPLE_BLOCK record (format 2.0, spec.md
+ * §5.14) gathered column by column, and its encoding: shared by the in-VM
+ * writer's drain thread and the tools' record writer.  Never on the sample
+ * path.  One block is used by one thread at a time.  Internal to the
+ * libraries; not installed.
+ */
+#ifndef VMP_BLOCK_H
+#define VMP_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmp_encode.h"
+
+/* The columns of a block, in key order from `thread` (spec §5.14). */
+enum {
+    VMP_BLOCK_THREAD,
+    VMP_BLOCK_STACK,
+    VMP_BLOCK_STATE,
+    VMP_BLOCK_GENERATION,
+    VMP_BLOCK_WEIGHT,
+    VMP_BLOCK_BLAME,
+    VMP_BLOCK_COLUMNS
+};
+
+/** A block being filled.  The columns hold thread ids and stack node ids
+ *  themselves (no tables); the encoding writes a column whose values are
+ *  all equal as one item (none when that is its default) and any other
+ *  packed, `times` packed above `time_base` = the least delta. */
+typedef struct vmp_block {
+    uint32_t n, cap;                  /* samples held; at most cap */
+    int64_t *times;                   /* time deltas, in the header's sample_time_unit */
+    int64_t t_min, t_max;             /* of times[0..n) */
+    uint64_t *col[VMP_BLOCK_COLUMNS]; /* cap values each */
+    uint64_t any[VMP_BLOCK_COLUMNS];  /* the OR of each column's values: its width */
+    int varies[VMP_BLOCK_COLUMNS];    /* some value differs from the first */
+    uint64_t *pcs;                    /* n_pcs pairs (sample index, pc), R-BLK-3 */
+    uint32_t n_pcs;
+    uint64_t *failed; /* n_failed pairs (sample index, reason) */
+    uint32_t n_failed;
+    size_t pairs_bytes; /* the pairs' CBOR items */
+} vmp_block;
+
+/** Allocate a block of at most `cap` samples (>= 1).  0, or -1 (no memory). */
+int vmp_block__init(vmp_block *b, uint32_t cap);
+void vmp_block__free(vmp_block *b);
+
+/** One sample as a block holds it. */
+typedef struct vmp_block_sample {
+    int64_t dt;                    /* time delta, in the header's sample_time_unit */
+    uint64_t v[VMP_BLOCK_COLUMNS]; /* thread, stack node, state, generation, weight, blame */
+    int has_pc;                    /* its pc must be stored: not its innermost
+                                      machine node's (R-BLK-3) */
+    uint64_t pc;
+    int failed; /* a failed sample (its stack and blame 0) */
+    uint64_t reason;
+} vmp_block_sample;
+
+/** The bytes vmp_block__encode() would append with `s` added (NULL: as the
+ *  block is), at most: a writer checks it against its chunk's size limit
+ *  before adding. */
+size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
+
+/** Append sample `s`.  The block must not be full. */
+void vmp_block__add(vmp_block *b, const vmp_block_sample *s);
+
+/** Empty the block without encoding it. */
+void vmp_block__clear(vmp_block *b);
+
+/** Append the SAMPLE_BLOCK record of the samples held to `out` (nothing when
+ *  there are none) and empty the block.  Allocation failures set
+ *  out->failed. */
+void vmp_block__encode(vmp_block *b, vmp_buf *out);
+
+#endif
