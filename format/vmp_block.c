@@ -6,7 +6,8 @@
  * or the block is full.  Varying columns are written packed (byte planes),
  * which compresses ids and deltas far better than CBOR items; stack and
  * thread ids are written as they are, since a table repeated in every block
- * costs more than it saves (bench/NOTES.md).
+ * costs more than it saves (bench/NOTES.md).  Samples are put in sample
+ * contexts (R-BLK-5), kept for the whole file in an open-addressing table.
  */
 #include "vmp_block.h"
 
@@ -14,16 +15,17 @@
 #include <string.h>
 
 #include "vmp_format.h"
+#include "vmp_hash.h"
 
 /* key of each column, and the value a reader takes when it is absent */
-static const unsigned column_key[VMP_BLOCK_COLUMNS] = {VMP_BLK_THREAD, VMP_BLK_STACK,
-                                                       VMP_BLK_STATE,  VMP_BLK_GENERATION,
-                                                       VMP_BLK_WEIGHT, VMP_BLK_BLAME};
-static const uint64_t column_default[VMP_BLOCK_COLUMNS] = {0, 0, 0, 0, 1, 0};
+static const unsigned column_key[VMP_BLOCK_COLUMNS] = {
+    VMP_BLK_THREAD, VMP_BLK_STACK, VMP_BLK_STATE,  VMP_BLK_GENERATION,
+    VMP_BLK_WEIGHT, VMP_BLK_BLAME, VMP_BLK_CONTEXT};
+static const uint64_t column_default[VMP_BLOCK_COLUMNS] = {0, 0, 0, 0, 1, 0, 0};
 
-/* The map's head and keys, the type, time_base and the heads of the
- * arrays and strings, at most: 13 pairs. */
-#define FRAME_MAX (1u + 2u + 13u * (1u + 9u))
+/* The map's head and keys, the type, time_base, context_base and the heads
+ * of the arrays and strings, at most: 16 pairs. */
+#define FRAME_MAX (1u + 2u + 16u * (1u + 9u))
 
 /* The largest encoding of one uint item (a 9-byte CBOR head). */
 #define ITEM_MAX 9u
@@ -40,7 +42,8 @@ int vmp_block__init(vmp_block *b, uint32_t cap)
         ok &= (b->col[k] = calloc(cap, sizeof *b->col[k])) != NULL;
     b->pcs = calloc(2 * (size_t)cap, sizeof *b->pcs);
     b->failed = calloc(2 * (size_t)cap, sizeof *b->failed);
-    if (!ok || !b->times || !b->pcs || !b->failed) {
+    b->new_ctx = calloc(3 * (size_t)cap, sizeof *b->new_ctx);
+    if (!ok || !b->times || !b->pcs || !b->failed || !b->new_ctx) {
         vmp_block__free(b);
         return -1;
     }
@@ -54,7 +57,91 @@ void vmp_block__free(vmp_block *b)
         free(b->col[k]);
     free(b->pcs);
     free(b->failed);
+    free(b->new_ctx);
+    free(b->ctx_key);
+    free(b->ctx_id);
     memset(b, 0, sizeof *b);
+}
+
+/* ---- sample contexts (R-BLK-5) ---------------------------------------------- */
+
+static uint32_t context_hash(uint64_t stack, uint64_t state, uint64_t pc)
+{
+    return (uint32_t)vmp_hash64(stack ^ vmp_hash64(state ^ vmp_hash64(pc)));
+}
+
+/* The slot of (stack, state, pc): its own, or the empty one it would take. */
+static uint32_t context_slot(const vmp_block *b, uint64_t stack, uint64_t state, uint64_t pc)
+{
+    uint32_t mask = b->ctx_slots - 1, i = context_hash(stack, state, pc) & mask;
+    while (b->ctx_id[i] != 0 &&
+           (b->ctx_key[i][0] != stack || b->ctx_key[i][1] != state || b->ctx_key[i][2] != pc))
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Twice the slots (4096 at first); -1 when there is no memory. */
+static int grow_contexts(vmp_block *b)
+{
+    uint32_t old = b->ctx_slots, slots = old ? 2 * old : 4096, i;
+    uint64_t(*old_key)[3] = b->ctx_key, *old_id = b->ctx_id;
+    uint64_t(*key)[3] = calloc(slots, sizeof *key);
+    uint64_t *id = calloc(slots, sizeof *id);
+    if (key == NULL || id == NULL) {
+        free(key);
+        free(id);
+        return -1;
+    }
+    b->ctx_key = key;
+    b->ctx_id = id;
+    b->ctx_slots = slots;
+    for (i = 0; i < old; i++) {
+        if (old_id[i] != 0) {
+            uint32_t j = context_slot(b, old_key[i][0], old_key[i][1], old_key[i][2]);
+            memcpy(b->ctx_key[j], old_key[i], sizeof old_key[i]);
+            b->ctx_id[j] = old_id[i];
+        }
+    }
+    free(old_key);
+    free(old_id);
+    return 0;
+}
+
+/* The context of (stack, state, pc), defined in this block when new; 0
+ * when the file has all the contexts it may, or there is no memory. */
+static uint64_t context_of(vmp_block *b, uint64_t stack, uint64_t state, uint64_t pc)
+{
+    uint32_t i;
+    if (b->ctx_slots == 0 && grow_contexts(b) < 0)
+        return 0;
+    i = context_slot(b, stack, state, pc);
+    if (b->ctx_id[i] != 0)
+        return b->ctx_id[i];
+    if (b->n_ctx >= VMP_BLOCK_MAX_CONTEXTS)
+        return 0;
+    if (2 * (b->n_ctx + 1) > b->ctx_slots) { /* at most half full */
+        if (grow_contexts(b) < 0)
+            return 0;
+        i = context_slot(b, stack, state, pc);
+    }
+    b->ctx_key[i][0] = stack;
+    b->ctx_key[i][1] = state;
+    b->ctx_key[i][2] = pc;
+    b->ctx_id[i] = ++b->n_ctx;
+    b->new_ctx[3 * b->n_new] = stack;
+    b->new_ctx[3 * b->n_new + 1] = state;
+    b->new_ctx[3 * b->n_new + 2] = pc;
+    b->n_new++;
+    return b->n_ctx;
+}
+
+void vmp_block__forget_contexts(vmp_block *b)
+{
+    /* The ids stay given: the file skips them (R-BLK-5 allows gaps), and
+     * the contexts are defined again, under new ids, when samples need them. */
+    if (b->ctx_slots > 0)
+        memset(b->ctx_id, 0, b->ctx_slots * sizeof *b->ctx_id);
+    b->n_new = 0;
 }
 
 /* The bytes of the CBOR head that encodes `v` as a uint (RFC 8949 §3). */
@@ -81,13 +168,14 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s)
     if (s != NULL) {
         lo = b->n == 0 || s->dt < lo ? s->dt : lo;
         hi = b->n == 0 || s->dt > hi ? s->dt : hi;
-        bytes += 4 * ITEM_MAX; /* a pc pair and a failed pair */
+        bytes += 7 * ITEM_MAX; /* a pc pair, a failed pair, a new context */
     }
     bytes += times_packed(lo, hi, &spread) ? vmp_enc__packed_size(n, vmp_enc__width(spread))
                                            : n * ITEM_MAX;
     for (int k = 0; k < VMP_BLOCK_COLUMNS; k++) {
-        uint64_t any = b->any[k] | (s ? s->v[k] : 0);
-        int varies = b->varies[k] || (s && b->n > 0 && s->v[k] != b->col[k][0]);
+        uint64_t v = !s ? 0 : k == VMP_BLOCK_CONTEXT ? b->n_ctx + 1 : s->v[k];
+        uint64_t any = b->any[k] | v;
+        int varies = b->varies[k] || (s && b->n > 0 && v != b->col[k][0]);
         bytes += varies ? vmp_enc__packed_size(n, vmp_enc__width(any)) : 1 + ITEM_MAX;
     }
     return bytes;
@@ -96,17 +184,30 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s)
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
 {
     uint32_t i = b->n++;
+    uint64_t v[VMP_BLOCK_COLUMNS];
+    uint32_t n_new = b->n_new;
+    int has_pc = s->has_pc;
+    memcpy(v, s->v, sizeof v);
+    v[VMP_BLOCK_CONTEXT] =
+        context_of(b, v[VMP_BLOCK_STACK], v[VMP_BLOCK_STATE], has_pc ? s->pc : 0);
+    if (v[VMP_BLOCK_CONTEXT] != 0) { /* R-BLK-5: its stack, state and pc */
+        v[VMP_BLOCK_STACK] = v[VMP_BLOCK_STATE] = 0;
+        has_pc = 0;
+    }
+    if (b->n_new > n_new)
+        b->pairs_bytes += uint_bytes(s->v[VMP_BLOCK_STACK]) + uint_bytes(s->v[VMP_BLOCK_STATE]) +
+                          uint_bytes(s->has_pc ? s->pc : 0);
     b->times[i] = s->dt;
     if (i == 0 || s->dt < b->t_min)
         b->t_min = s->dt;
     if (i == 0 || s->dt > b->t_max)
         b->t_max = s->dt;
     for (int k = 0; k < VMP_BLOCK_COLUMNS; k++) {
-        b->col[k][i] = s->v[k];
-        b->any[k] |= s->v[k];
-        b->varies[k] |= s->v[k] != b->col[k][0];
+        b->col[k][i] = v[k];
+        b->any[k] |= v[k];
+        b->varies[k] |= v[k] != b->col[k][0];
     }
-    if (s->has_pc) {
+    if (has_pc) {
         b->pcs[2 * b->n_pcs] = i;
         b->pcs[2 * b->n_pcs + 1] = s->pc;
         b->n_pcs++;
@@ -120,12 +221,20 @@ void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
     }
 }
 
-void vmp_block__clear(vmp_block *b)
+/* Empty the columns. */
+static void empty(vmp_block *b)
 {
     b->n = b->n_pcs = b->n_failed = 0;
     b->pairs_bytes = 0;
     memset(b->any, 0, sizeof b->any);
     memset(b->varies, 0, sizeof b->varies);
+}
+
+void vmp_block__clear(vmp_block *b)
+{
+    if (b->n_new > 0) /* contexts no reader will see defined */
+        vmp_block__forget_contexts(b);
+    empty(b);
 }
 
 static void pairs(vmp_buf *out, unsigned key, const uint64_t *v, uint32_t n)
@@ -141,7 +250,9 @@ void vmp_block__encode(vmp_block *b, vmp_buf *out)
     uint32_t n = b->n, i;
     uint64_t spread;
     int packed = times_packed(b->t_min, b->t_max, &spread), k;
-    size_t entries = 2 + (packed && b->t_min != 0) + (b->n_pcs > 0) + (b->n_failed > 0);
+    uint64_t ctx_base = b->n_ctx - b->n_new + 1;
+    size_t entries = 2 + (packed && b->t_min != 0) + (b->n_pcs > 0) + (b->n_failed > 0) +
+                     (b->n_new > 0) + (b->n_new > 0 && ctx_base != 1);
     if (n == 0)
         return;
     for (k = 0; k < VMP_BLOCK_COLUMNS; k++)
@@ -177,5 +288,16 @@ void vmp_block__encode(vmp_block *b, vmp_buf *out)
         pairs(out, VMP_BLK_PCS, b->pcs, b->n_pcs);
     if (b->n_failed > 0)
         pairs(out, VMP_BLK_FAILED, b->failed, b->n_failed);
-    vmp_block__clear(b);
+    if (b->n_new > 0) { /* R-BLK-5: the contexts its samples are the first in */
+        vmp_enc__uint(out, VMP_BLK_CONTEXTS);
+        vmp_enc__array(out, 3 * (size_t)b->n_new);
+        for (i = 0; i < 3 * b->n_new; i++)
+            vmp_enc__uint(out, b->new_ctx[i]);
+        if (ctx_base != 1) {
+            vmp_enc__uint(out, VMP_BLK_CONTEXT_BASE);
+            vmp_enc__uint(out, ctx_base);
+        }
+    }
+    b->n_new = 0;
+    empty(b);
 }

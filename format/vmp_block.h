@@ -22,13 +22,23 @@ enum {
     VMP_BLOCK_GENERATION,
     VMP_BLOCK_WEIGHT,
     VMP_BLOCK_BLAME,
+    VMP_BLOCK_CONTEXT,
     VMP_BLOCK_COLUMNS
 };
 
-/** A block being filled.  The columns hold thread ids and stack node ids
- *  themselves (no tables); the encoding writes a column whose values are
- *  all equal as one item (none when that is its default) and any other
- *  packed, `times` packed above `time_base` = the least delta. */
+/** Sample contexts a writer defines at most (spec R-BLK-5: a reader
+ *  accepts 4 Mi); past them, samples are written with their stack, state
+ *  and pc.  The table takes 32 bytes a slot, up to twice as many slots. */
+#define VMP_BLOCK_MAX_CONTEXTS ((uint64_t)1 << 18)
+
+/** A block being filled, and the sample contexts of the file it is written
+ *  to (spec R-BLK-5): each sample is put in the context of its (stack,
+ *  state, pc), defined by the first block that needs it, while the file
+ *  has fewer than VMP_BLOCK_MAX_CONTEXTS; other samples keep their stack
+ *  and state columns and their pc.  The columns hold thread ids and stack
+ *  node ids themselves (no tables); the encoding writes a column whose
+ *  values are all equal as one item (none when that is its default) and
+ *  any other packed, `times` packed above `time_base` = the least delta. */
 typedef struct vmp_block {
     uint32_t n, cap;                  /* samples held; at most cap */
     int64_t *times;                   /* time deltas, in the header's sample_time_unit */
@@ -40,7 +50,14 @@ typedef struct vmp_block {
     uint32_t n_pcs;
     uint64_t *failed; /* n_failed pairs (sample index, reason) */
     uint32_t n_failed;
-    size_t pairs_bytes; /* the pairs' CBOR items */
+    size_t pairs_bytes; /* the pairs' and new contexts' CBOR items */
+    /* the file's contexts: (stack, state, pc) -> id, open addressing */
+    uint64_t (*ctx_key)[3]; /* ctx_slots keys */
+    uint64_t *ctx_id;       /* ctx_slots ids, 0 = empty slot */
+    uint32_t ctx_slots;     /* a power of 2, or 0 before the first */
+    uint64_t n_ctx;         /* ids given: 1..n_ctx */
+    uint64_t *new_ctx;      /* the triples this block defines, 3 * cap */
+    uint32_t n_new;         /* ... from id n_ctx - n_new + 1 */
 } vmp_block;
 
 /** Allocate a block of at most `cap` samples (>= 1).  0, or -1 (no memory). */
@@ -50,7 +67,8 @@ void vmp_block__free(vmp_block *b);
 /** One sample as a block holds it. */
 typedef struct vmp_block_sample {
     int64_t dt;                    /* time delta, in the header's sample_time_unit */
-    uint64_t v[VMP_BLOCK_COLUMNS]; /* thread, stack node, state, generation, weight, blame */
+    uint64_t v[VMP_BLOCK_COLUMNS]; /* thread, stack node, state, generation, weight, blame;
+                                      the context is the block's to choose */
     int has_pc;                    /* its pc must be stored: not its innermost
                                       machine node's (R-BLK-3) */
     uint64_t pc;
@@ -66,8 +84,14 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
 /** Append sample `s`.  The block must not be full. */
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s);
 
-/** Empty the block without encoding it. */
+/** Empty the block without encoding it; the contexts it defined are
+ *  forgotten. */
 void vmp_block__clear(vmp_block *b);
+
+/** Forget every context defined so far, when some of their definitions
+ *  will not reach the file (a chunk was dropped): later samples define
+ *  them again, under new ids. */
+void vmp_block__forget_contexts(vmp_block *b);
 
 /** Append the SAMPLE_BLOCK record of the samples held to `out` (nothing when
  *  there are none) and empty the block.  Allocation failures set

@@ -205,18 +205,21 @@ enum vmp_record_type {
 /* SAMPLE_BLOCK (19, format 2.0): samples column by column (spec §5.14).  A
  * column is an array of one item (every sample's value) or of one item per
  * sample. */
-#define VMP_BLK_TIMES      1  /* array of int: time deltas in sample_time_unit */
-#define VMP_BLK_THREADS    2  /* array of uint: thread table */
-#define VMP_BLK_THREAD     3  /* column: thread id, or index into THREADS */
-#define VMP_BLK_STACKS     4  /* array of uint: stack table */
-#define VMP_BLK_STACK      5  /* column: innermost node, or index into STACKS */
-#define VMP_BLK_STATE      6  /* column */
-#define VMP_BLK_GENERATION 7  /* column */
-#define VMP_BLK_WEIGHT     8  /* column, default 1 */
-#define VMP_BLK_BLAME      9  /* column */
-#define VMP_BLK_PCS        10 /* array: sample index, pc, ... */
-#define VMP_BLK_FAILED     11 /* array: sample index, failure reason, ... */
-#define VMP_BLK_TIME_BASE  12 /* int: added to every value of TIMES */
+#define VMP_BLK_TIMES        1  /* array of int: time deltas in sample_time_unit */
+#define VMP_BLK_THREADS      2  /* array of uint: thread table */
+#define VMP_BLK_THREAD       3  /* column: thread id, or index into THREADS */
+#define VMP_BLK_STACKS       4  /* array of uint: stack table */
+#define VMP_BLK_STACK        5  /* column: innermost node, or index into STACKS */
+#define VMP_BLK_STATE        6  /* column */
+#define VMP_BLK_GENERATION   7  /* column */
+#define VMP_BLK_WEIGHT       8  /* column, default 1 */
+#define VMP_BLK_BLAME        9  /* column */
+#define VMP_BLK_PCS          10 /* array: sample index, pc, ... */
+#define VMP_BLK_FAILED       11 /* array: sample index, failure reason, ... */
+#define VMP_BLK_TIME_BASE    12 /* int: added to every value of TIMES */
+#define VMP_BLK_CONTEXTS     13 /* array: stack, state, pc, ... (R-BLK-5) */
+#define VMP_BLK_CONTEXT_BASE 14 /* uint, default 1: the id of the first of CONTEXTS */
+#define VMP_BLK_CONTEXT      15 /* column: sample context id, 0 = none */
 
 /* EVENT (16) */
 #define VMP_EVT_TIME     1 /* uint: ns since origin */

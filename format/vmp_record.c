@@ -233,6 +233,10 @@ static const vmp_field sample_block_fields[] = {
     LIST(VMP_BLK_FAILED, VMP_FIELD_UINTS, 0, "failed", sample_block.failed, sample_block.n_failed,
          2, "(index:reason)"),
     INT(VMP_BLK_TIME_BASE, 0, "time_base", sample_block.time_base, sample_block.time_base),
+    LIST(VMP_BLK_CONTEXTS, VMP_FIELD_UINTS, 0, "contexts", sample_block.contexts,
+         sample_block.n_contexts, 1, NULL),
+    UINT_DFLT(VMP_BLK_CONTEXT_BASE, 0, "context_base", sample_block.context_base, 1),
+    COLUMN(VMP_BLK_CONTEXT, context),
 };
 
 static const vmp_field event_fields[] = {

@@ -132,6 +132,11 @@ typedef struct vmp_rec_sample_block {
     size_t n_pcs;
     const uint64_t *failed; /* n_failed pairs (sample index, reason) */
     size_t n_failed;
+    const uint64_t *contexts; /* n_contexts uints: (stack, state, pc) triples (R-BLK-5) */
+    size_t n_contexts;
+    uint64_t context_base;   /* the id of the first triple */
+    const uint64_t *context; /* column: context ids, 0 = none */
+    size_t n_context;
 } vmp_rec_sample_block;
 
 typedef struct vmp_rec_code_snapshot {

@@ -182,6 +182,7 @@ static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reade
     r->max_record = opts && opts->max_record_bytes ? opts->max_record_bytes : VMP_RD_DEFAULT_RECORD;
     r->max_nesting = opts && opts->max_nesting ? opts->max_nesting : VMP_RD_DEFAULT_NESTING;
     r->max_items = opts && opts->max_array_items ? opts->max_array_items : VMP_RD_DEFAULT_ITEMS;
+    r->max_contexts = opts && opts->max_contexts ? opts->max_contexts : VMP_RD_DEFAULT_CONTEXTS;
     *out = r;
 
     name_len = strlen(name);
@@ -316,6 +317,56 @@ block_fail(vmp_reader *r, const char *rule, const char *fmt, ...)
                             r->chunk_index, r->blk_start, msg);
 }
 
+/* Define the sample contexts of block `b` (spec R-BLK-5): ids from its
+ * context_base up, above every id defined before, within the limit. */
+static vmp_status define_contexts(vmp_reader *r, const vmp_rec_sample_block *b)
+{
+    uint64_t base = b->context_base, k = b->n_contexts / 3, i, last;
+
+    if (b->n_contexts % 3 != 0)
+        return block_fail(r, "R-BLK-5", "contexts has %zu items: not (stack, state, pc) triples",
+                          b->n_contexts);
+    if (k == 0)
+        return VMP_OK;
+    if (base == 0 || base <= r->ctx_last)
+        return block_fail(r, "R-BLK-5",
+                          "context_base %" PRIu64 " is not above the contexts defined before it"
+                          " (%" PRIu64 ")",
+                          base, r->ctx_last);
+    if (base - 1 > r->max_contexts || k > r->max_contexts - (base - 1))
+        return vmp_rd_fail_rule(r, "R-LIM-1", VMP_ERR_LIMIT, r->chunk_offset,
+                                "chunk %" PRIu64 ", record at content offset %zu: SAMPLE_BLOCK:"
+                                " context %" PRIu64 " is past the contexts limit %" PRIu64,
+                                r->chunk_index, r->blk_start, base - 1 + k, r->max_contexts);
+    last = base - 1 + k;
+    if (last > r->ctx_cap) { /* grow to the next power of 2, at most the limit */
+        size_t cap = r->ctx_cap ? r->ctx_cap : 1024;
+        vmp_rd_context *grown;
+        while (cap < last)
+            cap *= 2;
+        if (cap > r->max_contexts)
+            cap = (size_t)r->max_contexts;
+        grown = vmp_rd_alloc(r, cap * sizeof *grown);
+        if (grown == NULL)
+            return vmp_rd_fail(r, VMP_ERR_NOMEM, r->chunk_offset, "out of memory");
+        if (r->ctx_cap > 0)
+            memcpy(grown, r->ctx, r->ctx_cap * sizeof *grown);
+        memset(grown + r->ctx_cap, 0, (cap - r->ctx_cap) * sizeof *grown);
+        vmp_rd_free(r, r->ctx, r->ctx_cap * sizeof *r->ctx);
+        r->ctx = grown;
+        r->ctx_cap = cap;
+    }
+    for (i = 0; i < k; i++) {
+        vmp_rd_context *c = &r->ctx[base - 1 + i];
+        c->stack = b->contexts[3 * i];
+        c->state = b->contexts[3 * i + 1];
+        c->pc = b->contexts[3 * i + 2];
+        c->defined = 1;
+    }
+    r->ctx_last = last;
+    return VMP_OK;
+}
+
 /* Check the block just decoded into rec (spec R-BLK-2) and make it the
  * reader's current block. */
 static vmp_status take_block(vmp_reader *r, const vmp_record *rec)
@@ -331,9 +382,11 @@ static vmp_status take_block(vmp_reader *r, const vmp_record *rec)
                 {"state", b->state, b->n_state, 0},
                 {"generation", b->generation, b->n_generation, 0},
                 {"weight", b->weight, b->n_weight, 0},
-                {"blame", b->blame, b->n_blame, 0}};
+                {"blame", b->blame, b->n_blame, 0},
+                {"context", b->context, b->n_context, 0}};
 
     size_t n = b->n_times, i, k;
+    vmp_status st;
 
     r->blk_start = r->rec_start;
     if (n == 0)
@@ -361,6 +414,9 @@ static vmp_status take_block(vmp_reader *r, const vmp_record *rec)
                                   k ? "failed" : "pcs", i, at, n);
         }
     }
+    st = define_contexts(r, b);
+    if (st < 0)
+        return st;
     r->blk = *b;
     r->blk_next = r->blk_pc = r->blk_failed = 0;
     return VMP_OK;
@@ -375,7 +431,7 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     uint64_t mag, time;
     uint64_t unit = r->time_unit ? r->time_unit : 1, v;
     vmp_rec_sample *s = &rec->u.sample;
-    int step;
+    int step, undefined = 0;
 
     d = b->times[i];
     if ((d > 0 && b->time_base > INT64_MAX - d) || (d < 0 && b->time_base < INT64_MIN - d))
@@ -400,9 +456,20 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     s->time_ns = time;
     v = column(b->thread, b->n_thread, i, 0);
     s->thread = b->n_threads ? b->threads[v] : v;
-    v = column(b->stack, b->n_stack, i, 0);
-    s->stack = b->n_stacks ? b->stacks[v] : v;
-    s->state = column(b->state, b->n_state, i, 0);
+    v = column(b->context, b->n_context, i, 0);
+    if (v != 0 && v <= r->ctx_cap && r->ctx[v - 1].defined) { /* R-BLK-5 */
+        s->stack = r->ctx[v - 1].stack;
+        s->state = r->ctx[v - 1].state;
+        s->pc = r->ctx[v - 1].pc;
+        s->has_pc = s->pc != 0;
+    } else if (v != 0) { /* not defined: no stack, no pc (R-ID-6) */
+        r->info.undefined_contexts++;
+        undefined = 1;
+    } else {
+        v = column(b->stack, b->n_stack, i, 0);
+        s->stack = b->n_stacks ? b->stacks[v] : v;
+        s->state = column(b->state, b->n_state, i, 0);
+    }
     s->generation = column(b->generation, b->n_generation, i, 0);
     s->weight = column(b->weight, b->n_weight, i, 1);
     s->blame = column(b->blame, b->n_blame, i, 0);
@@ -416,7 +483,7 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
         s->pc = b->pcs[2 * r->blk_pc + 1];
         s->has_pc = 1;
         r->blk_pc++;
-    } else if (rec->type == VMP_REC_SAMPLE) {
+    } else if (rec->type == VMP_REC_SAMPLE && !s->has_pc && !undefined) {
         s->pc_is_leaf = 1;
     }
     vmp_rd_took_sample(r, time);
@@ -614,6 +681,7 @@ void vmp_reader_close(vmp_reader *r)
     vmp_rd_zstd_free(r);
     vmp_rd_arena_free(r);
     vmp_rd_free(r, r->content, r->content_cap);
+    vmp_rd_free(r, r->ctx, r->ctx_cap * sizeof *r->ctx);
     vmp_rd_free(r, r->inbuf, r->inbuf_size);
     vmp_rd_free(r, r->skip_stack, (size_t)r->max_nesting * sizeof(uint64_t));
     if (r->name_size > 0)

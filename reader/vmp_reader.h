@@ -49,12 +49,14 @@ typedef struct vmp_reader_options {
     uint32_t max_nesting;       /* CBOR nesting depth inside a record; 0 == 16; <= 65536 */
     uint64_t max_array_items;   /* items in one array or map; 0 == 4 Mi */
     const vmp_allocator *alloc; /* NULL == malloc/free */
+    uint64_t max_contexts;      /* the greatest sample context id (spec R-BLK-5, 32
+                                   bytes each); 0 == 4 Mi.  Added in 0.5. */
 } vmp_reader_options;
 
 #define VMP_READER_OPTIONS_VERSION 1
-#define VMP_READER_OPTIONS_INIT                      \
-    {                                                \
-        VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL \
+#define VMP_READER_OPTIONS_INIT                         \
+    {                                                   \
+        VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL, 0 \
     }
 
 /** Open the file at `path` ("-" reads standard input).  Reads and checks the
@@ -146,12 +148,15 @@ VMP_API vmp_status vmp_reader_file_header(const vmp_reader *r, const uint8_t **d
 /** What the reader has learnt so far. */
 typedef struct vmp_reader_info {
     unsigned format_major, format_minor;
-    uint64_t chunks;          /* data chunks delivered */
-    uint64_t bytes_consumed;  /* file bytes of the delivered chunks and frames */
-    uint64_t records;         /* records delivered, including UNKNOWN */
-    uint64_t unknown_records; /* records of unknown type */
-    int seen_end;             /* an END record was delivered */
-    int seek_table;           /* a seek table frame was found */
+    uint64_t chunks;             /* data chunks delivered */
+    uint64_t bytes_consumed;     /* file bytes of the delivered chunks and frames */
+    uint64_t records;            /* records delivered, including UNKNOWN */
+    uint64_t unknown_records;    /* records of unknown type */
+    int seen_end;                /* an END record was delivered */
+    int seek_table;              /* a seek table frame was found */
+    uint64_t undefined_contexts; /* samples naming a sample context not defined
+                                    (spec R-BLK-5): delivered without stack or pc.
+                                    Added in 0.5. */
 } vmp_reader_info;
 
 VMP_API void vmp_reader_get_info(const vmp_reader *r, vmp_reader_info *out);

@@ -10,8 +10,9 @@
  * - The first error wins: vmp_rd_fail() formats the message once; later
  *   failures are ignored and the reader keeps returning the first status.
  * - Memory is bounded: one input buffer, one chunk's content (at most
- *   max_chunk_bytes), the zstd context, and the per-record arena, whose size
- *   is bounded by the record's encoded size (max_record_bytes).
+ *   max_chunk_bytes), the zstd context, the per-record arena, whose size
+ *   is bounded by the record's encoded size (max_record_bytes), and the
+ *   file's sample contexts (at most max_contexts).
  */
 #ifndef VMP_READER_INT_H
 #define VMP_READER_INT_H
@@ -25,10 +26,11 @@
 struct ZSTD_DCtx_s;
 
 /* Default limits (spec.md §8). */
-#define VMP_RD_DEFAULT_CHUNK   ((uint64_t)64 << 20)
-#define VMP_RD_DEFAULT_RECORD  ((uint64_t)16 << 20)
-#define VMP_RD_DEFAULT_NESTING 16u
-#define VMP_RD_DEFAULT_ITEMS   ((uint64_t)4 << 20)
+#define VMP_RD_DEFAULT_CHUNK    ((uint64_t)64 << 20)
+#define VMP_RD_DEFAULT_RECORD   ((uint64_t)16 << 20)
+#define VMP_RD_DEFAULT_NESTING  16u
+#define VMP_RD_DEFAULT_ITEMS    ((uint64_t)4 << 20)
+#define VMP_RD_DEFAULT_CONTEXTS ((uint64_t)4 << 20)
 /* Hard ceiling on max_nesting: the skip stack is allocated at open. */
 #define VMP_RD_MAX_NESTING 65536u
 
@@ -37,6 +39,11 @@ struct ZSTD_DCtx_s;
 
 /* A block of the per-record arena; blocks never move, so pointers into them
  * stay valid until the arena is reset. */
+/* A sample context (spec R-BLK-5); `defined` is 0 for an id no block defined. */
+typedef struct vmp_rd_context {
+    uint64_t stack, state, pc, defined;
+} vmp_rd_context;
+
 typedef struct vmp_rd_block {
     struct vmp_rd_block *next;
     size_t size; /* usable bytes after the header */
@@ -54,6 +61,7 @@ struct vmp_reader {
     uint64_t max_record;
     uint32_t max_nesting;
     uint64_t max_items;
+    uint64_t max_contexts;
 
     /* input: a descriptor through a fixed buffer, or borrowed memory */
     int fd;              /* -1 for memory */
@@ -94,7 +102,12 @@ struct vmp_reader {
     size_t blk_next, blk_pc, blk_failed; /* next sample; next pair of blk.pcs, blk.failed */
     size_t blk_start;                    /* the block's offset in the chunk's content */
     uint64_t time_unit;                  /* the HEADER's sample_time_unit (0 read as 1) */
-    char warning[512];                   /* vmp_reader_warning(): "" when none */
+    /* the file's sample contexts (R-BLK-5): id c at ctx[c - 1], ctx_cap entries
+     * allocated, ids up to ctx_last defined or skipped */
+    vmp_rd_context *ctx;
+    size_t ctx_cap;
+    uint64_t ctx_last;
+    char warning[512]; /* vmp_reader_warning(): "" when none */
 
     /* the file header frame as the file holds it (vmp_reader_file_header()):
      * file_header_size bytes; 0 when the frame is longer than the buffer */

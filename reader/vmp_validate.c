@@ -894,6 +894,13 @@ vmp_status vmp_validate(vmp_validate_report *out, vmp_reader *r)
             out->samples++;
         if (check_record(&v, &rec) < 0)
             break;
+        if (rec.raw_type == VMP_REC_SAMPLE_BLOCK) { /* spec R-BLK-5 */
+            vmp_reader_get_info(r, &info);
+            if (info.undefined_contexts > 0) {
+                fail(&v, "R-BLK-5", "a sample names a sample context that is not defined before");
+                break;
+            }
+        }
     }
     vmp_reader_get_info(r, &info);
     out->chunks = info.chunks;

@@ -69,6 +69,8 @@ static void reset_chunk(vmp_writer *w)
 static void drop_chunk(vmp_writer *w)
 {
     atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+    if (w->sample_blocks) /* the contexts its blocks defined are lost (R-BLK-5) */
+        vmp_block__forget_contexts(&w->block);
     reset_chunk(w);
 }
 

@@ -379,6 +379,22 @@ static void block_packed_body(tf_file *f)
     block_epilogue(f, 258);
 }
 
+/* The same samples in sample contexts (R-BLK-5): (1, 0, none), (258, 0,
+ * 0x1234) and (258, 0, none), ids 1 to 3, one packed context column. */
+static void block_contexts_body(tf_file *f)
+{
+    block_prelude(f, 258);
+    tf_rec(f, 19, 6);
+    RAW(f, 0x01, 0x44, 0x01, 0x04, 0x00, 0x01); /* times: h'01 04 00 01' */
+    RAW(f, 0x0c, 0x01);                         /* time_base: 1 */
+    RAW(f, 0x03, 0x44, 0x01, 0x01, 0x07, 0x01); /* thread: h'01 01 07 01' */
+    RAW(f, 0x08, 0x81, 0x02);                   /* weight: [2] */
+    RAW(f, 0x0d, 0x89, 0x01, 0x00, 0x00, 0x19, 0x01, 0x02, 0x00, 0x19, 0x12, 0x34, 0x19, 0x01, 0x02,
+        0x00, 0x00);                            /* contexts: [1, 0, 0, 258, 0, 0x1234, 258, 0, 0] */
+    RAW(f, 0x0f, 0x44, 0x01, 0x01, 0x02, 0x03); /* context: h'01 01 02 03' */
+    block_epilogue(f, 258);
+}
+
 static void sample_blocks(void)
 {
     tf_file f;
@@ -391,6 +407,9 @@ static void sample_blocks(void)
     begin(&f, 16, 2, 0, 0);
     block_packed_body(&f);
     save(&f, "valid", "sample-blocks-packed.vmp");
+    begin(&f, 16, 2, 0, 0);
+    block_contexts_body(&f);
+    save(&f, "valid", "sample-blocks-contexts.vmp");
     begin(&f, 16, 2, 0, 0);
     block_body(&f, 0);
     save(&f, "invalid", "r-blk-2-column-length.vmp");

@@ -74,7 +74,8 @@ def rec(rtype, **fields):
                      blame=8),
         FAILED: dict(time_delta=1, thread=2, state=3, pc=4, generation=5, weight=7, reason=9),
         BLOCK: dict(times=1, threads=2, thread=3, stacks=4, stack=5, state=6, generation=7,
-                    weight=8, blame=9, pcs=10, failed=11, time_base=12),
+                    weight=8, blame=9, pcs=10, failed=11, time_base=12, contexts=13,
+                    context_base=14, context=15),
     }[rtype]
     m = {0: rtype}
     for name, value in fields.items():
@@ -628,12 +629,51 @@ BAD_BLOCKS = [
      "R-BLK-2", "packed value 0 is 2^63 or more"),
     ("block-time-base-overflow", rec(BLOCK, times=[1 - 2 ** 63, 5], time_base=2 ** 63 - 1),
      "R-BLK-2", "time_base plus the time of sample 1 overflows"),
+    ("block-contexts-not-triples", rec(BLOCK, times=[1], contexts=[1, 0], context=[1]),
+     "R-BLK-5", "contexts has 2 items: not (stack, state, pc) triples"),
+    ("block-context-base-0", rec(BLOCK, times=[1], contexts=[1, 0, 0], context_base=0,
+                                 context=[1]),
+     "R-BLK-5", "context_base 0 is not above the contexts defined before it (0)"),
+    ("block-context-past-limit", rec(BLOCK, times=[1], contexts=[1, 0, 0],
+                                     context_base=4 * 2 ** 20 + 1, context=[1]),
+     "R-LIM-1", "context 4194305 is past the contexts limit 4194304"),
     ("block-of-a-billion", rec(BLOCK, times=Raw(cbor_head(4, 10 ** 9))), "R-LIM-1",
      "array of 1000000000 items exceeds the items limit"),
 ]
 for name, block, rule, text in BAD_BLOCKS:
     case(name, [rule], [header(sample_time_unit=1000), rec(NODE, id=1, pc=0x1010), block],
          [(["report"], warns(text)), (["validate"], fails_with(rule, text))], major=2)
+
+# R-BLK-5: contexts are defined once, in increasing order; a block may
+# skip ids (a chunk lost); a sample naming an undefined context has no stack
+# and no pc, and the validator reports it.
+CTX1 = rec(BLOCK, times=[1, 1], contexts=[1, 1, 0, 1, 0, 0x1234], context=[1, 2])
+case("block-context-redefined", ["R-BLK-5"], [header(sample_time_unit=1000),
+     rec(NODE, id=1, pc=0x1010), CTX1,
+     rec(BLOCK, times=[1], contexts=[1, 0, 0], context_base=2, context=[2])], [
+    (["validate"], fails_with("R-BLK-5", "context_base 2 is not above the contexts defined "
+                                         "before it (2)")),
+], major=2)
+case("block-context-gap", ["R-BLK-5"], [header(sample_time_unit=1000),
+     rec(NODE, id=1, pc=0x1010), CTX1,
+     rec(BLOCK, times=[1, 1], contexts=[1, 1, 0x1010], context_base=9, context=[9, 1])], [
+    (["decode"], SameAs([header(sample_time_unit=1000), rec(NODE, id=1, pc=0x1010)] +
+                        [sample(stack=1, state=1, thread=0),
+                         sample(stack=1, pc=0x1234, thread=0),
+                         sample(stack=1, state=1, pc=0x1010, thread=0),
+                         sample(stack=1, state=1, thread=0)], major=2,
+                        normalize=samples_only)),
+    (["validate"], lambda p: None if p.returncode == 0 else "validate: " + p.stdout + p.stderr),
+], major=2)
+case("block-context-undefined", ["R-BLK-5", "R-ID-6"], [header(sample_time_unit=1000),
+     rec(NODE, id=1, pc=0x1010), CTX1, rec(BLOCK, times=[1, 1], context=[5, 2])], [
+    (["validate"], fails_with("R-BLK-5", "names a sample context that is not defined")),
+    (["flame", "--state"], SameAs([header(sample_time_unit=1000), rec(NODE, id=1, pc=0x1010),
+                                   sample(stack=1, state=1, thread=0),
+                                   sample(stack=1, pc=0x1234, thread=0),
+                                   sample(thread=0), sample(stack=1, pc=0x1234, thread=0)],
+                                  major=2)),
+], major=2)
 
 # R-HDR-3: a 1.x file and a 2.0 file of the same records read alike.
 case("major-2-reads-as-1", ["R-HDR-3", "R-BLK-4"], AS_SAMPLES, [

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vmp_analyze.h"
+#include "vmp_block.h"
 #include "vmp_reader.h"
 #include "vmp_test.h"
 #include "vmp_validate.h"
@@ -805,7 +806,41 @@ static void test_sample_blocks(void)
     r = NULL;
     CHECK(vmp_reader_open_file(&r, "blocks.vmp", NULL) == VMP_OK);
     CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    vmp_reader_get_info(r, &info);
+    CHECK_EQ_U64(info.undefined_contexts, 0);
     vmp_reader_close(r);
+}
+
+/* spec R-BLK-5: a block puts each sample in the context of its (stack,
+ * state, pc), defining those new to the file with ids in increasing order;
+ * contexts whose definitions will not reach the file (a block cleared, a
+ * chunk dropped) are forgotten, and defined again under new ids. */
+static void test_block_contexts(void)
+{
+    vmp_block b;
+    vmp_buf out = {0};
+    vmp_block_sample s = {.dt = 1, .v = {1, 5, 1, 0, 1, 0}};
+    CHECK(vmp_block__init(&b, 16) == 0);
+    vmp_block__add(&b, &s); /* context 1 */
+    vmp_block__add(&b, &s);
+    s.has_pc = 1, s.pc = 0x1234;
+    vmp_block__add(&b, &s); /* context 2: the same stack with a pc of its own */
+    CHECK(b.n_ctx == 2 && b.n_new == 2 && b.col[VMP_BLOCK_CONTEXT][1] == 1 &&
+          b.col[VMP_BLOCK_CONTEXT][2] == 2 && b.n_pcs == 0 && !b.varies[VMP_BLOCK_STACK]);
+    vmp_block__encode(&b, &out);
+    CHECK(!out.failed && b.n == 0 && b.n_new == 0);
+    vmp_block__add(&b, &s); /* context 2, defined before */
+    s.v[VMP_BLOCK_STACK] = 6;
+    vmp_block__add(&b, &s); /* context 3 */
+    CHECK(b.n_ctx == 3 && b.n_new == 1);
+    vmp_block__clear(&b); /* context 3 is never written: all are forgotten */
+    vmp_block__add(&b, &s);
+    s.v[VMP_BLOCK_STACK] = 5;
+    vmp_block__add(&b, &s);
+    CHECK(b.n_ctx == 5 && b.n_new == 2 && b.col[VMP_BLOCK_CONTEXT][0] == 4 &&
+          b.col[VMP_BLOCK_CONTEXT][1] == 5);
+    vmp_buf__free(&out);
+    vmp_block__free(&b);
 }
 
 int main(void)
@@ -815,5 +850,6 @@ int main(void)
     VMP_TEST_RUN(test_lazy_symbols_resolve_alike);
     VMP_TEST_RUN(test_lazy_code_maps_resolve_alike);
     VMP_TEST_RUN(test_sample_blocks);
+    VMP_TEST_RUN(test_block_contexts);
     VMP_TEST_EXIT();
 }
