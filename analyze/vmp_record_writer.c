@@ -7,8 +7,11 @@
  * vmp_encode.h, driven by the record registry) into `rec`, then appended to
  * the chunk buffer; the chunk is closed first when the record would take its
  * content past the limit, and a sample is then encoded again, because its
- * time delta depends on the chunk it lands in.  Bytes, zstd frames and the
- * seek table are written by the frame layer, vmp_chunk_writer.h.
+ * time delta depends on the chunk it lands in.  With sample_blocks, samples
+ * are gathered into a block (format/vmp_block.h), encoded into the chunk
+ * before any record that must follow them (vmp_block__keeps()) and when
+ * the chunk closes.  Bytes, zstd frames and the seek table are written by
+ * the frame layer, vmp_chunk_writer.h.
  */
 #include "vmp_record_writer.h"
 
@@ -20,11 +23,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmp_analyze_int.h"
+#include "vmp_block.h"
 #include "vmp_chunk_writer.h"
 #include "vmp_encode.h"
 #include "vmp_format.h"
 
 #define DEFAULT_CHUNK (1u << 20)
+#define BLOCK_SAMPLES 1024u /* samples of a SAMPLE_BLOCK at most */
 
 struct vmp_record_writer {
     int fd, own_fd, failed, finished, header_done;
@@ -35,6 +41,13 @@ struct vmp_record_writer {
     uint64_t prev_time; /* time of the previous sample of the chunk */
     vmp_chunk_samples chunk_samples;
     vmp_record_writer_totals t; /* bytes and chunks: cw's */
+    /* sample_blocks: the block being filled, the HEADER's time unit, and
+     * the machine-frame nodes written: (id, 0) and (id, pc) */
+    int blocks;
+    uint64_t time_unit;
+    vmp_block block;
+    vmp_buf block_buf;
+    vmp_hmap machine, node_pc;
     char name[256];
     char err[512];
 };
@@ -72,10 +85,27 @@ static vmp_status out_write(vmp_record_writer *w, const void *data, size_t size)
     return frames(w, vmp_chunk_writer__bytes(&w->cw, data, size));
 }
 
+/* Encode the pending block into the chunk (spec §5.14). */
+static vmp_status flush_block(vmp_record_writer *w)
+{
+    if (w->block.n == 0)
+        return VMP_OK;
+    w->block_buf.len = 0;
+    vmp_block__encode(&w->block, &w->block_buf);
+    if (!w->block_buf.failed)
+        vmp_buf__append(&w->chunk, w->block_buf.data, w->block_buf.len);
+    if (w->block_buf.failed || w->chunk.failed)
+        return fail(w, VMP_ERR_NOMEM, "out of memory");
+    w->t.records++;
+    return VMP_OK;
+}
+
 /* Compress and write the open chunk, if it holds anything.  spec R-CHK-1 */
 static vmp_status flush_chunk(vmp_record_writer *w)
 {
-    vmp_status st;
+    vmp_status st = flush_block(w);
+    if (st < 0)
+        return st;
     if (w->chunk.len == 0)
         return VMP_OK;
     st = frames(w, vmp_chunk_writer__chunk(&w->cw, w->chunk.data, w->chunk.len, &w->chunk_samples));
@@ -93,13 +123,16 @@ static vmp_status flush_chunk(vmp_record_writer *w)
 static vmp_status append(vmp_record_writer *w, const vmp_record *rec)
 {
     int attempt;
+    if (!vmp_block__keeps((uint64_t)rec->type) && flush_block(w) < 0)
+        return VMP_ERR_NOMEM;
     for (attempt = 0; attempt < 2; attempt++) {
+        size_t used = w->chunk.len + vmp_block__bytes(&w->block, NULL);
         w->rec.len = 0;
         if (vmp_record_encode(&w->rec, rec, w->prev_time) < 0)
             return fail(w, VMP_ERR_INVALID_ARG, "record type %d unknown to this writer", rec->type);
         if (w->rec.failed)
             return fail(w, VMP_ERR_NOMEM, "out of memory");
-        if (w->chunk.len == 0 || w->chunk.len + w->rec.len <= w->chunk_limit)
+        if (used == 0 || used + w->rec.len <= w->chunk_limit)
             break;
         vmp_status st = flush_chunk(w);
         if (st < 0)
@@ -114,21 +147,82 @@ static vmp_status append(vmp_record_writer *w, const vmp_record *rec)
     return VMP_OK;
 }
 
-static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
+/* A sample at `time` went into the chunk (R-SMP-1, the seek table). */
+static void count_sample(vmp_record_writer *w, const vmp_record *rec, uint64_t time)
 {
-    const vmp_rec_sample *s = &rec->u.sample;
-    vmp_status st = append(w, rec);
-    if (st < 0)
-        return st;
-    w->prev_time = s->time_ns;
+    w->prev_time = time;
     if (w->chunk_samples.count++ == 0)
-        w->chunk_samples.first_time = s->time_ns;
-    w->chunk_samples.last_time = s->time_ns;
+        w->chunk_samples.first_time = time;
+    w->chunk_samples.last_time = time;
     w->t.samples++;
     if (rec->type == VMP_REC_FAILED_SAMPLE)
         w->t.failed++;
-    if (s->time_ns > w->t.last_time)
-        w->t.last_time = s->time_ns;
+    if (time > w->t.last_time)
+        w->t.last_time = time;
+}
+
+/* sample_blocks: add sample `rec` to the block; 1 when it must be a record
+ * of its own instead (no pc, and a machine frame innermost: R-BLK-3). */
+static int block_sample(vmp_record_writer *w, const vmp_record *rec, vmp_status *st)
+{
+    const vmp_rec_sample *s = &rec->u.sample;
+    int failed = rec->type == VMP_REC_FAILED_SAMPLE;
+    uint64_t leaf = failed ? 0 : s->stack, t;
+    int machine = leaf != 0 && vmp_hmap__get(&w->machine, leaf, 0) != 0;
+    int64_t q;
+    vmp_block_sample b;
+    *st = VMP_OK;
+    if (!s->has_pc && !s->pc_is_leaf && machine)
+        return 1;
+    /* R-SMP-1 in the header's unit, truncated toward zero */
+    q = (int64_t)(s->time_ns - w->prev_time) / (int64_t)w->time_unit;
+    memset(&b, 0, sizeof b);
+    b.dt = q;
+    b.v[VMP_BLOCK_THREAD] = s->thread;
+    b.v[VMP_BLOCK_STACK] = leaf;
+    b.v[VMP_BLOCK_STATE] = s->state;
+    b.v[VMP_BLOCK_GENERATION] = s->generation;
+    b.v[VMP_BLOCK_WEIGHT] = s->weight;
+    b.v[VMP_BLOCK_BLAME] = failed ? 0 : s->blame;
+    /* a pc that is its innermost machine node's is not stored (R-BLK-3) */
+    b.has_pc = s->has_pc && !(machine && vmp_hmap__get(&w->node_pc, leaf, s->pc) != 0);
+    b.pc = s->pc;
+    b.failed = failed;
+    b.reason = s->reason;
+    if (w->chunk.len + vmp_block__bytes(&w->block, &b) > w->chunk_limit &&
+        (w->chunk.len > 0 || w->block.n > 0)) {
+        if ((*st = flush_chunk(w)) < 0)
+            return 0;
+        b.dt = q = (int64_t)(s->time_ns - w->prev_time) / (int64_t)w->time_unit;
+    }
+    if (w->block.n == w->block.cap && (*st = flush_block(w)) < 0)
+        return 0;
+    vmp_block__add(&w->block, &b);
+    t = w->prev_time + (uint64_t)q * w->time_unit;
+    count_sample(w, rec, t);
+    return 0;
+}
+
+static vmp_status write_sample(vmp_record_writer *w, const vmp_record *rec)
+{
+    vmp_status st;
+    if (w->blocks && !block_sample(w, rec, &st))
+        return st;
+    st = append(w, rec);
+    if (st < 0)
+        return st;
+    count_sample(w, rec, rec->u.sample.time_ns);
+    return VMP_OK;
+}
+
+/* sample_blocks: remember a machine-frame node (R-BLK-3). */
+static vmp_status note_node(vmp_record_writer *w, const vmp_rec_stack_node *n)
+{
+    if (n->is_function)
+        return VMP_OK;
+    if (vmp_hmap__put(&w->machine, n->id, 0, 1) < 0 ||
+        vmp_hmap__put(&w->node_pc, n->id, n->pc, 1) < 0)
+        return fail(w, VMP_ERR_NOMEM, "out of memory");
     return VMP_OK;
 }
 
@@ -155,10 +249,14 @@ static uint64_t generation_of(const vmp_record *rec)
 static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
 {
     uint8_t hdr[VMP_FILE_FRAME_BYTES];
-    vmp_enc__file_frame(hdr, VMP_FORMAT_MAJOR,
-                        w->min_minor > 0            ? w->min_minor
-                        : h->name_separator.len > 0 ? 1
-                                                    : 0);
+    if (w->blocks) /* R-BLK-4 */
+        vmp_enc__file_frame(hdr, 2, 0);
+    else
+        vmp_enc__file_frame(hdr, VMP_FORMAT_MAJOR,
+                            w->min_minor > 0            ? w->min_minor
+                            : h->name_separator.len > 0 ? 1
+                                                        : 0);
+    w->time_unit = h->sample_time_unit_ns ? h->sample_time_unit_ns : 1;
     return out_write(w, hdr, sizeof hdr);
 }
 
@@ -186,6 +284,8 @@ vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
     }
     if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE)
         return write_sample(w, rec);
+    if (w->blocks && rec->type == VMP_REC_STACK_NODE && note_node(w, &rec->u.stack_node) < 0)
+        return VMP_ERR_NOMEM;
     gen = generation_of(rec);
     if (gen > w->t.generation)
         w->t.generation = gen;
@@ -207,6 +307,9 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
         end_time = extra->time_ns;
     if (extra && extra->generation > gen)
         gen = extra->generation;
+    st = flush_block(w);
+    if (st < 0)
+        return st;
     memset(&end, 0, sizeof end);
     end.type = VMP_REC_END;
     end.u.end.time_ns = end_time;
@@ -277,6 +380,10 @@ static vmp_status start(vmp_record_writer **out,
         w->min_minor = opts->min_minor < VMP_FORMAT_MINOR ? opts->min_minor : VMP_FORMAT_MINOR;
     if (vmp_chunk_writer__init(&w->cw, fd, level) < 0)
         return fail(w, VMP_ERR_NOMEM, "cannot set up zstd");
+    w->blocks = opts && opts->sample_blocks;
+    w->time_unit = 1;
+    if (w->blocks && vmp_block__init(&w->block, BLOCK_SAMPLES) < 0)
+        return fail(w, VMP_ERR_NOMEM, "out of memory");
     return VMP_OK; /* the file header frame comes with the HEADER record */
 }
 
@@ -330,6 +437,10 @@ void vmp_record_writer_close(vmp_record_writer *w)
     if (w->own_fd && w->fd >= 0)
         close(w->fd);
     vmp_chunk_writer__free(&w->cw);
+    vmp_block__free(&w->block);
+    vmp_buf__free(&w->block_buf);
+    vmp_hmap__free(&w->machine);
+    vmp_hmap__free(&w->node_pc);
     free(w->chunk.data);
     free(w->rec.data);
     free(w);

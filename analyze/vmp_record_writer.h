@@ -19,6 +19,10 @@
  * delta-encoded again, sample time deltas restarted in every chunk.  A chunk
  * is closed when its content would pass the chunk size (1 MiB by default),
  * compressed as one zstd frame with its checksum and content size.
+ * With `sample_blocks`, samples go into SAMPLE_BLOCK records (format 2.0):
+ * the writer keeps the machine-frame stack nodes it wrote, so that a pc
+ * that is its innermost node's is not stored (R-BLK-3), and the file's
+ * sample contexts (R-BLK-5).
  * vmp_record_writer_finish() writes the END record with the totals the writer
  * counted itself (samples, failed samples, chunks, the greatest generation of
  * a change record) and the seek table.  It is not a signal-safe writer: a VM
@@ -52,12 +56,17 @@ typedef struct vmp_record_writer_options {
      * raises it to 1 itself for a HEADER with a name separator.  Added in
      * 0.4. */
     unsigned int min_minor;
+    /* 1 == write the samples in SAMPLE_BLOCK records (format 2.0, spec.md
+     * §5.14; min_minor is then ignored), their times in the HEADER's
+     * sample_time_unit: a sample whose time is not a multiple of it is
+     * written up to one unit early.  Added in 0.5. */
+    int sample_blocks;
 } vmp_record_writer_options;
 
 #define VMP_RECORD_WRITER_OPTIONS_VERSION 1
-#define VMP_RECORD_WRITER_OPTIONS_INIT             \
-    {                                              \
-        VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0, 0 \
+#define VMP_RECORD_WRITER_OPTIONS_INIT                \
+    {                                                 \
+        VMP_RECORD_WRITER_OPTIONS_VERSION, 0, 0, 0, 0 \
     }
 
 /** Totals counted by the writer over the records written so far. */

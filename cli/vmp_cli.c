@@ -170,10 +170,12 @@ int vmp_cli_output_finish(
     return VMP_EXIT_FAIL;
 }
 
-int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned minor)
+int vmp_cli_open_writer(
+    vmp_record_writer **w, const char *cmd, const char *path, unsigned major, unsigned minor)
 {
     vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
     o.min_minor = minor;
+    o.sample_blocks = major >= 2;
     vmp_status st = vmp_record_writer_open_file(w, path, &o);
     if (st >= 0)
         return VMP_EXIT_OK;
@@ -181,6 +183,17 @@ int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path
     vmp_record_writer_close(*w);
     *w = NULL;
     return VMP_EXIT_FAIL;
+}
+
+int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major)
+{
+    if (strcmp(arg, "1.2") == 0)
+        *major = 1;
+    else if (strcmp(arg, "2.0") == 0)
+        *major = 2;
+    else
+        return vmp_cli_usage_error(cmd, "--format: expected 1.2 or 2.0, got '%s'", arg);
+    return VMP_EXIT_OK;
 }
 
 int vmp_cli_flame_option(const char *cmd,

@@ -136,7 +136,19 @@ int vmp_cli_output_finish(
  *  message (or "out of memory"), releases it and returns VMP_EXIT_FAIL with
  *  `*w` NULL.
  *  @param[out] w  receives the writer; the caller closes it. */
-int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned minor);
+int vmp_cli_open_writer(
+    vmp_record_writer **w, const char *cmd, const char *path, unsigned major, unsigned minor);
+
+/** Parse a --format value ("1.2" or "2.0") into its major version; a usage
+ *  error (exit 2, reported) for anything else. */
+int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major);
+
+/** The help line of --format, for commands that write profiles. */
+#define VMP_CLI_FORMAT_HELP                                                        \
+    "  --format 1.2|2.0      the output's format: 2.0 stores the samples column\n" \
+    "                        by column (spec.md §5.14), several times smaller;\n" \
+    "                        1.2 keeps SAMPLE records for readers older than\n"    \
+    "                        format 2.0 (default: the input's format)\n"
 
 /** Give up an output after an error was already reported: close it without
  *  another message and remove the partial file, but only when `path` names a

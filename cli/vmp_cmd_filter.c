@@ -43,8 +43,8 @@ static const char filter_usage[] =
     "                        extended regex RE (names as `vmp_analyze.h` gives\n"
     "                        them: \"Integer>>benchFib\", demangled C names)\n"
     "  --exclude RE          drop samples with such a frame\n"
-    "  --generations A..B    generations A to B inclusive (\"A..\" or \"..B\" too)\n"
-    "  -o, --output OUT      where to write the result\n"
+    "  --generations A..B    generations A to B inclusive (\"A..\" or \"..B\" "
+    "too)\n" VMP_CLI_FORMAT_HELP "  -o, --output OUT      where to write the result\n"
     "  -h, --help            print this help\n"
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
@@ -101,6 +101,7 @@ int vmp_cmd_filter(int argc, char **argv)
                                              {"include", required_argument, NULL, 'i'},
                                              {"exclude", required_argument, NULL, 'x'},
                                              {"generations", required_argument, NULL, 'g'},
+                                             {"format", required_argument, NULL, 'F'},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -115,6 +116,7 @@ int vmp_cmd_filter(int argc, char **argv)
     char err[1024] = "";
     int warned;
     int c, rc;
+    unsigned major = 0; /* --format: 0 = the input's */
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         uint64_t id;
@@ -158,6 +160,10 @@ int vmp_cmd_filter(int argc, char **argv)
                 return vmp_cli_usage_error(cmd, "--generations: expected A..B, got '%s'", optarg);
             o.has_generations = 1;
             break;
+        case 'F':
+            if (vmp_cli_format_option(cmd, optarg, &major) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
         case 'o':
             out_path = optarg;
             break;
@@ -188,7 +194,8 @@ int vmp_cmd_filter(int argc, char **argv)
     if (rc != VMP_EXIT_OK)
         return rc;
     vmp_reader_get_info(r, &info);
-    rc = vmp_cli_open_writer(&w, cmd, out_path, info.format_minor);
+    rc = vmp_cli_open_writer(&w, cmd, out_path, major ? major : info.format_major,
+                             info.format_major == 1 ? info.format_minor : 2);
     if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);
         return rc;

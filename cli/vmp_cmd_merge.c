@@ -42,15 +42,16 @@ static const char merge_usage[] =
     "    END counts are the output's, dropped counts the inputs' sums.\n"
     "Memory grows with the inputs' metadata and distinct stacks, not samples.\n"
     "\n"
-    "options:\n"
-    "  -o, --output OUT   where to write the result\n"
-    "  -h, --help         print this help\n"
+    "options:\n" VMP_CLI_FORMAT_HELP "                        (of the newest input)\n"
+    "  -o, --output OUT      where to write the result\n"
+    "  -h, --help            print this help\n"
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
 
 int vmp_cmd_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+    static const struct option longopts[] = {{"format", required_argument, NULL, 'F'},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *cmd = "merge", *out_path = NULL;
@@ -59,12 +60,16 @@ int vmp_cmd_merge(int argc, char **argv)
     vmp_status st;
     char err[1024];
     int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
-    unsigned minor = 0;
+    unsigned minor = 0, major = 0, newest = 1; /* --format; the inputs' newest major */
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             return vmp_cli_help(merge_usage);
+        case 'F':
+            if (vmp_cli_format_option(cmd, optarg, &major) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
+            break;
         case 'o':
             out_path = optarg;
             break;
@@ -88,11 +93,14 @@ int vmp_cmd_merge(int argc, char **argv)
         if (rc == VMP_EXIT_OK) { /* the output's minor: the newest input's */
             vmp_reader_info info;
             vmp_reader_get_info(rs[i], &info);
-            minor = info.format_minor > minor ? info.format_minor : minor;
+            if (info.format_major > 1) /* 2.0 holds what 1.2 does */
+                minor = 2;
+            minor = info.format_minor > minor && info.format_major == 1 ? info.format_minor : minor;
+            newest = info.format_major > newest ? info.format_major : newest;
         }
     }
     if (rc == VMP_EXIT_OK)
-        rc = vmp_cli_open_writer(&w, cmd, out_path, minor);
+        rc = vmp_cli_open_writer(&w, cmd, out_path, major ? major : newest, minor);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);

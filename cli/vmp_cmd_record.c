@@ -79,6 +79,10 @@ static const char record_usage[] =
     "  --metadata M      used: the functions, symbols and code maps the samples\n"
     "                    need (default); all: every one the JVM describes\n"
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
+    "  --format 1.2|2.0  the profile's format: 2.0 stores the samples column by\n"
+    "                    column (spec.md §5.14), several times smaller, their\n"
+    "                    times in us at intervals of 10us or more; 1.2 (the\n"
+    "                    default) is read by every version of vmp\n"
     "  --agent PATH      the agent library (default: libvmp-jvmti.so, or\n"
     "                    vmp_luajit.so for luajit, next to this program's\n"
     "                    installation, or in its build tree)\n"
@@ -521,7 +525,7 @@ static int java_env(const char *agent, const char *file, const char *options)
 /* The environment that makes luajit load the agent (a Lua C module):
  * LUA_CPATH finds it, LUA_INIT requires it before the script (then runs the
  * user's LUA_INIT), VMP_LUAJIT_OPTIONS are its options.  @return 0, or -1. */
-static int luajit_env(const char *agent, const char *file, const char *interval)
+static int luajit_env(const char *agent, const char *file, const char *interval, unsigned major)
 {
     const char *cpath = getenv("LUA_CPATH"), *init = getenv("LUA_INIT");
     const char *slash = strrchr(agent, '/');
@@ -539,7 +543,7 @@ static int luajit_env(const char *agent, const char *file, const char *interval)
     else
         snprintf(buf, len, "require 'vmp_luajit' %s", init ? init : "");
     ok = ok && setenv("LUA_INIT", buf, 1) == 0;
-    snprintf(buf, len, "file=%s,interval=%s", file, interval);
+    snprintf(buf, len, "file=%s,interval=%s,format=%s", file, interval, major == 2 ? "2.0" : "1.2");
     ok = ok && setenv("VMP_LUAJIT_OPTIONS", buf, 1) == 0;
     free(buf);
     return ok ? 0 : -1;
@@ -547,26 +551,21 @@ static int luajit_env(const char *agent, const char *file, const char *interval)
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
-                                             {"mode", required_argument, NULL, 'm'},
-                                             {"depth", required_argument, NULL, 'd'},
-                                             {"agent", required_argument, NULL, 'a'},
-                                             {"sampler", required_argument, NULL, 's'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"metadata", required_argument, NULL, 'M'},
-                                             {"label", required_argument, NULL, 'L'},
-                                             {"pid", required_argument, NULL, 'p'},
-                                             {"duration", required_argument, NULL, 'D'},
-                                             {"stop", no_argument, NULL, 'S'},
-                                             {"loop", required_argument, NULL, 'l'},
-                                             {"keep", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
+        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
+        {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
+        {"metadata", required_argument, NULL, 'M'}, {"label", required_argument, NULL, 'L'},
+        {"pid", required_argument, NULL, 'p'},      {"duration", required_argument, NULL, 'D'},
+        {"stop", no_argument, NULL, 'S'},           {"loop", required_argument, NULL, 'l'},
+        {"keep", required_argument, NULL, 'k'},     {"format", required_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
     const char *loop = NULL, *keep = NULL;
     int stop = 0, which;
+    unsigned major = 1;           /* --format */
     const char *java_only = NULL; /* a Java-only option given */
     uint64_t duration_ms = 0, loop_ms = 0;
     char *tail; /* the agent's options but its file */
@@ -585,6 +584,10 @@ int vmp_cmd_record(int argc, char **argv)
             break;
         case 'i':
             interval = optarg;
+            break;
+        case 'F':
+            if (vmp_cli_format_option("record", optarg, &major) != VMP_EXIT_OK)
+                return VMP_EXIT_USAGE;
             break;
         case 'm':
             java_only = "--mode";
@@ -715,9 +718,9 @@ int vmp_cmd_record(int argc, char **argv)
     tail = malloc(tail_len);
     if (tail == NULL)
         return vmp_cli_fail("record", "out of memory");
-    snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s%s%s%s", interval,
-             mode, depth, sampler, metadata, threads ? ",threads=" : "", threads ? threads : "",
-             labels);
+    snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s%s%s%s",
+             interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2",
+             threads ? ",threads=" : "", threads ? threads : "", labels);
     if (loop_ms > 0)
         snprintf(tail + strlen(tail), tail_len - strlen(tail), ",loop=%" PRIu64 "ms%s%s", loop_ms,
                  keep ? ",keep=" : "", keep ? keep : "");
@@ -763,7 +766,7 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (pid == 0) {
         output_file(file, sizeof file, out, getpid());
-        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval)
+        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major)
                                    : java_env(agent, file, tail)) != 0)
             _exit(126);
         execvp(argv[optind], argv + optind);

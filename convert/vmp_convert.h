@@ -411,12 +411,14 @@ typedef struct vmp_import_options {
     unsigned int sample_index; /* which value becomes the sample weight; 0 == first */
     uint64_t max_input_bytes;  /* decompressed size limit; 0 == 1 GiB */
     uint64_t max_sample_value; /* larger values are rejected; 0 == 2^40 */
+    int sample_blocks;         /* 1 == format 2.0: samples in SAMPLE_BLOCKs (spec.md
+                                  §5.14); 0 == 1.2.  Added in 0.5. */
 } vmp_import_options;
 
 #define VMP_IMPORT_OPTIONS_VERSION 1
-#define VMP_IMPORT_OPTIONS_INIT             \
-    {                                       \
-        VMP_IMPORT_OPTIONS_VERSION, 0, 0, 0 \
+#define VMP_IMPORT_OPTIONS_INIT                \
+    {                                          \
+        VMP_IMPORT_OPTIONS_VERSION, 0, 0, 0, 0 \
     }
 
 /** Convert the pprof profile in data[0..size) (gzip or raw protobuf) into a

@@ -221,6 +221,24 @@ void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
     }
 }
 
+int vmp_block__keeps(uint64_t type)
+{
+    switch (type) {
+    case VMP_REC_STACK_NODE:
+    case VMP_REC_THREAD:
+    case VMP_REC_EVENT:
+    case VMP_REC_COUNTER:
+    case VMP_REC_CODE_ZONE:
+    case VMP_REC_CODE_FREE:
+    case VMP_REC_CODE_MOVE:
+    case VMP_REC_CODE_COMPACTION:
+    case VMP_REC_CODE_SNAPSHOT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Empty the columns. */
 static void empty(vmp_block *b)
 {

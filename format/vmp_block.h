@@ -84,6 +84,17 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
 /** Append sample `s`.  The block must not be full. */
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s);
 
+/** Whether a record of `type` leaves the resolution of the samples before
+ *  it as it was, so that a pending block's samples may follow it in the
+ *  file: a STACK_NODE (a new id, which no earlier sample names), a THREAD
+ *  (names belong to the thread, R-ID-3), an EVENT, a COUNTER, a CODE_ZONE,
+ *  and a change record (a sample resolves at its own generation, whatever
+ *  changes come after it: spec §5 "Generations"; R-SMP-3 holds, the
+ *  samples only move later).  Every other record (code objects and maps,
+ *  modules and symbols, functions, samples: R-RES-1, R-SMP-1) must come
+ *  after the block: a writer encodes the block first. */
+int vmp_block__keeps(uint64_t type);
+
 /** Empty the block without encoding it; the contexts it defined are
  *  forgotten. */
 void vmp_block__clear(vmp_block *b);

@@ -101,34 +101,14 @@ void vmp_chunk__flush_block(vmp_writer *w)
     }
 }
 
-/* Whether the record `rec` (its map head, key 0, then its type) leaves the
- * resolution of the samples before it as it was, so that a pending block's
- * samples may follow it in the file: a STACK_NODE (a new id, which no
- * earlier sample names), a THREAD (names belong to the thread, R-ID-3), an
- * EVENT, a COUNTER, a CODE_ZONE, and a change record (a sample resolves at
- * its own generation, whatever changes come after it: spec §5
- * "Generations"; R-SMP-3 holds, the samples only move later).  Every other
- * record (code objects and maps, modules and symbols, functions, samples:
- * R-RES-1, R-SMP-1) comes after the block. */
+/* Whether the record `rec` (its map head, key 0, then its type) lets a
+ * pending block's samples follow it (vmp_block__keeps()). */
 static int keeps_block(const uint8_t *rec, size_t len)
 {
     size_t h = len > 0 && (rec[0] & 0x1f) < 24 ? 1 : 0; /* a map of < 24 pairs */
     if (h == 0 || len < h + 2 || rec[h] != 0 || rec[h + 1] >= 24)
         return 0;
-    switch (rec[h + 1]) {
-    case VMP_REC_STACK_NODE:
-    case VMP_REC_THREAD:
-    case VMP_REC_EVENT:
-    case VMP_REC_COUNTER:
-    case VMP_REC_CODE_ZONE:
-    case VMP_REC_CODE_FREE:
-    case VMP_REC_CODE_MOVE:
-    case VMP_REC_CODE_COMPACTION:
-    case VMP_REC_CODE_SNAPSHOT:
-        return 1;
-    default:
-        return 0;
-    }
+    return vmp_block__keeps(rec[h + 1]);
 }
 
 void vmp_chunk__add(vmp_writer *w, const uint8_t *rec, size_t len)

@@ -126,12 +126,15 @@ static struct {
     atomic_int sampling;
     atomic_int in_handler;
     atomic_int closed;
+    int sample_blocks; /* format=2.0 */
 } g;
 
 /* ---- Options ------------------------------------------------------------------ */
 
-/* VMP_LUAJIT_OPTIONS: comma-separated file=PATH and interval=TIME (1us to
- * 1s).  A bad option is said on stderr and its default kept. */
+/* VMP_LUAJIT_OPTIONS: comma-separated file=PATH, interval=TIME (1us to
+ * 1s) and format=1.2|2.0 (2.0: samples in SAMPLE_BLOCKs, their times in
+ * us at intervals of 10 us or more).  A bad option is said on stderr and
+ * its default kept. */
 static void parse_options(const char *text)
 {
     snprintf(g.file, sizeof g.file, "vmp-%ld.vmp", (long)getpid());
@@ -151,6 +154,9 @@ static void parse_options(const char *text)
                    vmp_agent__parse_interval(&ns, val, vlen) == 0 && ns >= 1000 &&
                    ns <= 1000000000) {
             g.interval_ns = ns;
+        } else if (klen == 6 && memcmp(text, "format", 6) == 0 && vlen == 3 &&
+                   (memcmp(val, "1.2", 3) == 0 || memcmp(val, "2.0", 3) == 0)) {
+            g.sample_blocks = memcmp(val, "2.0", 3) == 0;
         } else if (len > 0) {
             fprintf(stderr, "vmp: option '%.*s' not understood; ignored\n", (int)len, text);
         }
@@ -1166,6 +1172,8 @@ static void open_writer(void)
     meta.n_labels = 4;
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
+    wo.sample_blocks = g.sample_blocks;
+    wo.sample_time_unit_ns = g.interval_ns >= 10000 ? 1000 : 1;
     st = vmp_writer_open(&g.w, g.file, &meta, &wo);
     if (st < 0) {
         g.w = NULL;

@@ -47,11 +47,11 @@ def vmp(*args, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-def record(name, script, *args):
+def record(name, script, *args, opts=()):
     path = os.path.join(WORK, name)
     if os.path.exists(path):
         os.unlink(path)
-    p = subprocess.run([VMP, "record", "-o", path, "--", LUAJIT, script, *args], cwd=WORK,
+    p = subprocess.run([VMP, "record", "-o", path, *opts, "--", LUAJIT, script, *args], cwd=WORK,
                        capture_output=True, text=True, timeout=120)
     print(p.stderr, end="")
     return p.returncode, path
@@ -227,6 +227,13 @@ while os.clock() - t0 < 1.5 do
   jit.flush()
 end
 """)
+# format 2.0 (spec.md §5.14): the same program's samples in blocks, valid
+rc, path2 = record("flush-2.0.vmp", flush_lua, opts=("--format", "2.0"))
+check(rc == 0, "format 2.0: vmp record exits 0 (%d)" % rc)
+rc, out, err = vmp("validate", path2)
+check(rc == 0, "format 2.0: the file validates: %s" % (out + err).strip())
+rc, out, err = vmp("info", path2)
+check(rc == 0 and "format:           2.0" in out, "format 2.0: vmp info says 2.0: %s" % out[:200])
 rc, path = record("flush.vmp", flush_lua)
 check(rc == 0, "flush: vmp record exits 0 (%d)" % rc)
 rc, out, err = vmp("validate", path)

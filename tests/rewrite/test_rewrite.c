@@ -483,6 +483,96 @@ static void test_merge_is_associative_and_sums(void)
     sig_free(&r);
 }
 
+/* The format major of the file header frame (spec §3: u16 at byte 16). */
+static unsigned major_of(const char *file)
+{
+    unsigned char h[18];
+    FILE *f = fopen(file, "rb");
+    size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose(f);
+    return n == sizeof h ? (unsigned)(h[16] | h[17] << 8) : 0;
+}
+
+static long size_of(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Format 2.0 (spec §5.14): filter and merge write the input's format (the
+ * newest input's), --format chooses; every way round keeps the profile, and
+ * the 2.0 file is the smaller.  import --format 2.0 likewise. */
+static void test_formats(void)
+{
+    sig x, y;
+    CHECK(run("'%s' --seed 3 --samples 20000 --threads 3 --compactions 6 --blocks -o '%s' "
+              "2>/dev/null",
+              simvm, path("a2.vmp")) == 0);
+    CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("a2.vmp"), path("a2-all.vmp")) == 0);
+    CHECK(run("'%s' filter --format 1.2 '%s' -o '%s'", vmp, path("a2.vmp"), path("a2-12.vmp")) ==
+          0);
+    CHECK(run("'%s' filter --format 2.0 '%s' -o '%s'", vmp, path("a.vmp"), path("a-20.vmp")) == 0);
+    CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("a.vmp"), path("a-12.vmp")) == 0);
+    CHECK(major_of(path("a2-all.vmp")) == 2 && major_of(path("a2-12.vmp")) == 1 &&
+          major_of(path("a-20.vmp")) == 2 && major_of(path("a-12.vmp")) == 1);
+    /* stacks that repeat, as real ones do: the 2.0 file is the smaller, and
+     * as small as the in-VM writer's 2.0 file of the same run */
+    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 -o '%s' "
+              "2>/dev/null",
+              simvm, path("s.vmp")) == 0);
+    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 --blocks "
+              "-o '%s' 2>/dev/null",
+              simvm, path("s2.vmp")) == 0);
+    CHECK(run("'%s' filter --format 2.0 '%s' -o '%s'", vmp, path("s.vmp"), path("s-20.vmp")) == 0);
+    CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("s.vmp"), path("s-12.vmp")) == 0);
+    CHECK(size_of(path("s-20.vmp")) > 0 && size_of(path("s-20.vmp")) < size_of(path("s-12.vmp")));
+    CHECK(size_of(path("s-20.vmp")) * 20 <= size_of(path("s2.vmp")) * 21);
+    CHECK(same_report(path("s.vmp"), path("s-20.vmp")));
+    sig_files(&x, path("a.vmp"), NULL, NULL);
+    static const char *const outs[] = {"a2-all.vmp", "a2-12.vmp", "a-20.vmp"};
+    for (size_t i = 0; i < 3; i++) {
+        check_valid(path(outs[i]));
+        sig_files(&y, path(outs[i]), NULL, NULL);
+        CHECK(sig_equal(&x, &y, outs[i]));
+        CHECK(same_report(path("a.vmp"), path(outs[i])));
+        sig_free(&y);
+    }
+    sig_free(&x);
+    /* merge: 2.0 when an input is */
+    CHECK(run("'%s' merge '%s' '%s' -o '%s'", vmp, path("a2.vmp"), path("b.vmp"),
+              path("a2b.vmp")) == 0);
+    CHECK(run("'%s' merge '%s' '%s' -o '%s'", vmp, path("a.vmp"), path("b.vmp"), path("ab1.vmp")) ==
+          0);
+    CHECK(major_of(path("a2b.vmp")) == 2 && major_of(path("ab1.vmp")) == 1);
+    check_valid(path("a2b.vmp"));
+    sig_files(&x, path("ab1.vmp"), NULL, NULL);
+    sig_files(&y, path("a2b.vmp"), NULL, NULL);
+    CHECK(sig_equal(&x, &y, "merge of a 2.0 and a 1.x file"));
+    sig_free(&x);
+    sig_free(&y);
+    CHECK(run("'%s' merge --format 1.2 '%s' '%s' -o '%s'", vmp, path("a2.vmp"), path("b.vmp"),
+              path("a2b-12.vmp")) == 0);
+    CHECK(major_of(path("a2b-12.vmp")) == 1);
+    CHECK(same_report(path("ab1.vmp"), path("a2b-12.vmp")));
+    /* import */
+    CHECK(run("'%s' pprof '%s' -o '%s'", vmp, path("a.vmp"), path("a.pb.gz")) == 0);
+    CHECK(run("'%s' import '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp.vmp")) == 0);
+    CHECK(run("'%s' import --format 2.0 '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp2.vmp")) ==
+          0);
+    CHECK(major_of(path("a-imp.vmp")) == 1 && major_of(path("a-imp2.vmp")) == 2);
+    check_valid(path("a-imp2.vmp"));
+    CHECK(same_report(path("a-imp.vmp"), path("a-imp2.vmp")));
+    /* a format vmp does not write */
+    CHECK(run("'%s' filter --format 1.1 '%s' -o '%s' 2>/dev/null", vmp, path("a.vmp"),
+              path("x.vmp")) == 2);
+}
+
 /* Write a tiny profile with the record writer: one module at a fixed range
  * whose one symbol is `sym`, with build id `bid`; `n` samples in it (with a
  * one-node stack) and one failed sample in it. */
@@ -638,5 +728,6 @@ int main(int argc, char **argv)
     VMP_TEST_RUN(test_merge_is_associative_and_sums);
     VMP_TEST_RUN(test_merge_keeps_modules_apart);
     VMP_TEST_RUN(test_bad_arguments_exit_2_bad_files_exit_1);
+    VMP_TEST_RUN(test_formats);
     VMP_TEST_EXIT();
 }
