@@ -457,6 +457,12 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     v = column(b->thread, b->n_thread, i, 0);
     s->thread = b->n_threads ? b->threads[v] : v;
     v = column(b->context, b->n_context, i, 0);
+#if defined(__GNUC__)
+    /* the contexts of later samples: random reads into a table larger than
+     * the caches, started early */
+    if (i + 8 < b->n_context && b->context[i + 8] - 1 < r->ctx_cap)
+        __builtin_prefetch(&r->ctx[b->context[i + 8] - 1]);
+#endif
     if (v != 0 && v <= r->ctx_cap && r->ctx[v - 1].defined) { /* R-BLK-5 */
         s->stack = r->ctx[v - 1].stack;
         s->state = r->ctx[v - 1].state;
