@@ -302,12 +302,16 @@ static void take_native_sample(vmp_writer *w, vmp_jvmti_thread *t, vmp_sample *s
 /* The JNIEnv of the calling thread when the VM knows it as a Java thread:
  * one that ran before the agent was attached, or before its ThreadStart.
  * HotSpot's GetEnv only reads the thread's TLS (async-profiler calls it in
- * its handler too).  NULL for any other thread.  ASYNC-SIGNAL-SAFE. */
+ * its handler too), and only once that TLS exists: a native thread, or one
+ * of HotSpot's before its TLS is set up, is not asked (the first access
+ * would allocate it; vmp_jvmti__vm_knows_self()).  NULL for any other
+ * thread.  ASYNC-SIGNAL-SAFE. */
 static JNIEnv *env_of_self(void)
 {
     JNIEnv *env = NULL;
     JavaVM *vm = g.vm;
-    if (vm == NULL || (*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
+    if (vm == NULL || !vmp_jvmti__vm_knows_self() ||
+        (*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
         return NULL;
     return env;
 }
@@ -1342,6 +1346,9 @@ static void start_live(JNIEnv *jni, jthread thread, int register_self)
     if (!vmp_jvmti__unwind_init())
         fprintf(stderr, "vmp: native stacks are not available; Java frames only\n");
     vmp_jvmti__anchor_init(jni, thread);
+    if (!vmp_jvmti__find_vm_key(jni))
+        fprintf(stderr, "vmp: HotSpot's thread key not found; threads that ran before the agent "
+                        "are sampled without their Java frames\n");
     if (register_self)
         register_thread(jni, thread, 0);
     /* the threads alive now, before the service thread (which blocks the

@@ -7,6 +7,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,12 @@
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 
 static vmp_jvmti_thread slots[VMP_JVMTI_MAX_THREADS];
-static size_t bound; /* slots[bound..] were never used (atomic) */
+static size_t bound;     /* slots[bound..] were never used (atomic) */
+static long vm_key = -1; /* HotSpot's key of Thread*, or -1 (vmp_jvmti__find_vm_key) */
+
+/* How far past its Thread* a JavaThread's JNIEnv may lie (688 bytes in
+ * JDK 17). */
+#define VM_ENV_REACH 16384
 
 /* The handler's memory of its own slot, and of its thread's id. */
 static __thread vmp_jvmti_thread *tls_self TLS_IE;
@@ -232,4 +239,28 @@ int vmp_jvmti__thread_role(const char *comm)
         strncmp(comm, "JVMCI", 5) == 0)
         return VMP_JVMTI_ROLE_COMPILER;
     return VMP_JVMTI_ROLE_OTHER;
+}
+
+int vmp_jvmti__find_vm_key(const void *env)
+{
+    uintptr_t at = (uintptr_t)env;
+    long key, found = -1;
+    int fits = 0;
+
+    /* glibc hands out keys from 0 up; PTHREAD_KEYS_MAX is its table's size */
+    for (key = 0; key < PTHREAD_KEYS_MAX; key++) {
+        uintptr_t v = (uintptr_t)pthread_getspecific((pthread_key_t)key);
+        if (v != 0 && v < at && at - v < VM_ENV_REACH) {
+            found = key;
+            fits++;
+        }
+    }
+    __atomic_store_n(&vm_key, fits == 1 ? found : -1, __ATOMIC_RELEASE);
+    return fits == 1;
+}
+
+int vmp_jvmti__vm_knows_self(void)
+{
+    long key = __atomic_load_n(&vm_key, __ATOMIC_ACQUIRE);
+    return key >= 0 && pthread_getspecific((pthread_key_t)key) != NULL;
 }

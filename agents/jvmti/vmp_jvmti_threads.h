@@ -114,4 +114,23 @@ int vmp_jvmti__task_blocks(uint64_t tid, int sig);
  *  compiler threads.  @return an enum vmp_jvmti_role. */
 int vmp_jvmti__thread_role(const char *comm);
 
+/** Find HotSpot's pthread key of the current thread's Thread*, from a Java
+ *  thread whose JNIEnv is `env`: HotSpot stores each of its threads'
+ *  Thread* under one key (ThreadLocalStorage) when the thread starts, after
+ *  its own TLS, and a JavaThread holds its JNIEnv within a few KiB of that
+ *  address.  Call before sampling starts; not thread-safe.
+ *  @return 1 if exactly one key fits (remembered for
+ *  vmp_jvmti__vm_knows_self()), 0 if none or several do. */
+int vmp_jvmti__find_vm_key(const void *env);
+
+/** @return 1 if the calling thread is one of HotSpot's threads and has set up
+ *  its TLS, so that JNI's GetEnv on it reads TLS that exists; 0 for a
+ *  native thread the VM never knew, a HotSpot thread before its TLS is set
+ *  up or after it ends, or when vmp_jvmti__find_vm_key() found no key.
+ *  Without this check a handler's GetEnv may be the thread's first access to
+ *  libjvm's TLS, which glibc allocates with malloc: a deadlock if the signal
+ *  interrupted malloc.  ASYNC-SIGNAL-SAFE (pthread_getspecific reads the
+ *  thread's own key array, as async-profiler's handler does). */
+int vmp_jvmti__vm_knows_self(void);
+
 #endif

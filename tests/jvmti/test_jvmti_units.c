@@ -366,9 +366,52 @@ static void test_debuginfo_shifts_to_range_starts(void)
     vmp_jvmti__debuginfo_free(&d);
 }
 
+static pthread_key_t vm_key_probe;
+
+static void *knows_self_main(void *arg)
+{
+    *(int *)arg = vmp_jvmti__vm_knows_self();
+    return NULL;
+}
+
+/* HotSpot's key of Thread*: found by the JNIEnv a few hundred bytes past
+ * the key's value; a thread that never set the key is not the VM's (its
+ * GetEnv would be its first access to libjvm's TLS); two keys that fit
+ * find none. */
+static void test_vm_key(void)
+{
+    static char area[65536];
+    char *vm_thread = area; /* a JavaThread, its JNIEnv at 0x330 */
+    pthread_key_t second;
+    pthread_t th;
+    int fresh = -1;
+
+    CHECK(vmp_jvmti__vm_knows_self() == 0); /* before any search */
+    CHECK(pthread_key_create(&vm_key_probe, NULL) == 0);
+    CHECK(vmp_jvmti__find_vm_key(vm_thread + 0x330) == 0); /* not set yet */
+    CHECK(pthread_setspecific(vm_key_probe, vm_thread) == 0);
+    CHECK(vmp_jvmti__find_vm_key(vm_thread + 0x330) == 1);
+    CHECK(vmp_jvmti__vm_knows_self() == 1);
+    CHECK(pthread_create(&th, NULL, knows_self_main, &fresh) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(fresh == 0);                                   /* a thread the VM never knew */
+    CHECK(pthread_setspecific(vm_key_probe, NULL) == 0); /* its end */
+    CHECK(vmp_jvmti__vm_knows_self() == 0);
+    CHECK(pthread_setspecific(vm_key_probe, vm_thread) == 0);
+    CHECK(vmp_jvmti__find_vm_key(area + 40000) == 0); /* too far from the env */
+    CHECK(vmp_jvmti__vm_knows_self() == 0);
+    CHECK(pthread_key_create(&second, NULL) == 0);
+    CHECK(pthread_setspecific(second, vm_thread + 8) == 0);
+    CHECK(vmp_jvmti__find_vm_key(vm_thread + 0x330) == 0); /* ambiguous */
+    CHECK(vmp_jvmti__vm_knows_self() == 0);
+    pthread_key_delete(second);
+    pthread_key_delete(vm_key_probe);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_options_defaults);
+    VMP_TEST_RUN(test_vm_key);
     VMP_TEST_RUN(test_options_all_keys);
     VMP_TEST_RUN(test_options_labels);
     VMP_TEST_RUN(test_options_units);
