@@ -169,15 +169,13 @@ static int block_sample(vmp_record_writer *w, const vmp_record *rec, vmp_status 
     int failed = rec->type == VMP_REC_FAILED_SAMPLE;
     uint64_t leaf = failed ? 0 : s->stack, t;
     int machine = leaf != 0 && vmp_hmap__get(&w->machine, leaf, 0) != 0;
-    int64_t q;
     vmp_block_sample b;
     *st = VMP_OK;
     if (!s->has_pc && !s->pc_is_leaf && machine)
         return 1;
     /* R-SMP-1 in the header's unit, truncated toward zero */
-    q = (int64_t)(s->time_ns - w->prev_time) / (int64_t)w->time_unit;
     memset(&b, 0, sizeof b);
-    b.dt = q;
+    b.dt = vmp_block__time_delta(s->time_ns, w->prev_time, w->time_unit, &t);
     b.v[VMP_BLOCK_THREAD] = s->thread;
     b.v[VMP_BLOCK_STACK] = leaf;
     b.v[VMP_BLOCK_STATE] = s->state;
@@ -193,12 +191,11 @@ static int block_sample(vmp_record_writer *w, const vmp_record *rec, vmp_status 
         (w->chunk.len > 0 || w->block.n > 0)) {
         if ((*st = flush_chunk(w)) < 0)
             return 0;
-        b.dt = q = (int64_t)(s->time_ns - w->prev_time) / (int64_t)w->time_unit;
+        b.dt = vmp_block__time_delta(s->time_ns, w->prev_time, w->time_unit, &t);
     }
     if (w->block.n == w->block.cap && (*st = flush_block(w)) < 0)
         return 0;
     vmp_block__add(&w->block, &b);
-    t = w->prev_time + (uint64_t)q * w->time_unit;
     count_sample(w, rec, t);
     return 0;
 }

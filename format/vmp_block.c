@@ -144,12 +144,6 @@ void vmp_block__forget_contexts(vmp_block *b)
     b->n_new = 0;
 }
 
-/* The bytes of the CBOR head that encodes `v` as a uint (RFC 8949 §3). */
-static size_t uint_bytes(uint64_t v)
-{
-    return v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffffffffu ? 5 : 9;
-}
-
 /* The spread of the time deltas above their least, `lo`, when it fits a
  * packed column (below 2^63: R-BLK-2); else times are written as ints. */
 static int times_packed(int64_t lo, int64_t hi, uint64_t *spread)
@@ -195,8 +189,9 @@ void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
         has_pc = 0;
     }
     if (b->n_new > n_new)
-        b->pairs_bytes += uint_bytes(s->v[VMP_BLOCK_STACK]) + uint_bytes(s->v[VMP_BLOCK_STATE]) +
-                          uint_bytes(s->has_pc ? s->pc : 0);
+        b->pairs_bytes += vmp_enc__head_size(s->v[VMP_BLOCK_STACK]) +
+                          vmp_enc__head_size(s->v[VMP_BLOCK_STATE]) +
+                          vmp_enc__head_size(s->has_pc ? s->pc : 0);
     b->times[i] = s->dt;
     if (i == 0 || s->dt < b->t_min)
         b->t_min = s->dt;
@@ -211,13 +206,13 @@ void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
         b->pcs[2 * b->n_pcs] = i;
         b->pcs[2 * b->n_pcs + 1] = s->pc;
         b->n_pcs++;
-        b->pairs_bytes += uint_bytes(i) + uint_bytes(s->pc);
+        b->pairs_bytes += vmp_enc__head_size(i) + vmp_enc__head_size(s->pc);
     }
     if (s->failed) {
         b->failed[2 * b->n_failed] = i;
         b->failed[2 * b->n_failed + 1] = s->reason;
         b->n_failed++;
-        b->pairs_bytes += uint_bytes(i) + uint_bytes(s->reason);
+        b->pairs_bytes += vmp_enc__head_size(i) + vmp_enc__head_size(s->reason);
     }
 }
 

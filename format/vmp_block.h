@@ -81,6 +81,19 @@ typedef struct vmp_block_sample {
  *  before adding. */
 size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
 
+/** Sample time `time` as a delta from `prev` in `unit` ns (R-SMP-1),
+ *  truncated toward zero; *at receives the time a reader sums it to (within
+ *  a unit of `time`, never past it). */
+static inline int64_t vmp_block__time_delta(uint64_t time,
+                                            uint64_t prev,
+                                            uint64_t unit,
+                                            uint64_t *at)
+{
+    int64_t q = (int64_t)(time - prev) / (int64_t)unit;
+    *at = prev + (uint64_t)q * unit;
+    return q;
+}
+
 /** Append sample `s`.  The block must not be full. */
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s);
 

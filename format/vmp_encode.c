@@ -112,10 +112,14 @@ unsigned vmp_enc__width(uint64_t v)
     return w;
 }
 
+size_t vmp_enc__head_size(uint64_t v)
+{
+    return v < 24 ? 1 : v <= 0xff ? 2 : v <= 0xffff ? 3 : v <= 0xffffffffu ? 5 : 9;
+}
+
 size_t vmp_enc__packed_size(size_t n, unsigned w)
 {
-    size_t len = 1 + n * w;
-    return len + (len < 24 ? 1 : len <= 0xff ? 2 : len <= 0xffff ? 3 : len <= 0xffffffffu ? 5 : 9);
+    return 1 + n * w + vmp_enc__head_size(1 + n * w);
 }
 
 void vmp_enc__packed(vmp_buf *b, const uint64_t *v, size_t n)

@@ -41,6 +41,8 @@ void vmp_enc__bstr(vmp_buf *b, const void *data, size_t size);
  * width w, the least that holds every value, then n x w bytes in byte
  * planes (byte k of value i at 1 + k x n + i). */
 void vmp_enc__packed(vmp_buf *b, const uint64_t *v, size_t n);
+/* The bytes of the CBOR head that encodes `v` (a uint, or a length). */
+size_t vmp_enc__head_size(uint64_t v);
 /* The bytes vmp_enc__packed() appends for n values of width w. */
 size_t vmp_enc__packed_size(size_t n, unsigned w);
 /* The width in bytes, 1 to 8, that holds `v`. */

@@ -348,10 +348,9 @@ static int block_sample(vmp_writer *w, vmp_ring_slot *slot, uint64_t stack)
         return 0;
     /* spec R-SMP-1 in the header's unit: truncated toward zero, so the time a
      * reader sums is within a unit of the sample's and never negative */
-    int64_t q = (int64_t)(e->time - w->chunk_prev_time) / (int64_t)w->time_unit;
-    uint64_t t = w->chunk_prev_time + (uint64_t)q * w->time_unit;
+    uint64_t t;
     vmp_block_sample s = {
-        .dt = q,
+        .dt = vmp_block__time_delta(e->time, w->chunk_prev_time, w->time_unit, &t),
         .v = {e->thread, failed ? 0 : stack, e->state, e->generation, e->weight,
               failed ? 0 : e->blame},
         .has_pc = e->pc && !(leaf_pc && frames[0].value == e->pc),
@@ -363,8 +362,7 @@ static int block_sample(vmp_writer *w, vmp_ring_slot *slot, uint64_t stack)
      * new chunk starts the deltas again (R-SMP-1) */
     if (vmp_chunk__open(w) && w->chunk.len + vmp_block__bytes(&w->block, &s) > w->chunk_bytes) {
         vmp_chunk__close(w);
-        s.dt = q = (int64_t)(e->time - w->chunk_prev_time) / (int64_t)w->time_unit;
-        t = w->chunk_prev_time + (uint64_t)q * w->time_unit;
+        s.dt = vmp_block__time_delta(e->time, w->chunk_prev_time, w->time_unit, &t);
     }
     if (w->block.n == w->block.cap)
         vmp_chunk__flush_block(w);
