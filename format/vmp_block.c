@@ -182,8 +182,11 @@ void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
     uint32_t n_new = b->n_new;
     int has_pc = s->has_pc;
     memcpy(v, s->v, sizeof v);
+    /* a context's pc 0 means "none of its own": a stored pc 0 keeps its pair */
     v[VMP_BLOCK_CONTEXT] =
-        context_of(b, v[VMP_BLOCK_STACK], v[VMP_BLOCK_STATE], has_pc ? s->pc : 0);
+        has_pc && s->pc == 0
+            ? 0
+            : context_of(b, v[VMP_BLOCK_STACK], v[VMP_BLOCK_STATE], has_pc ? s->pc : 0);
     if (v[VMP_BLOCK_CONTEXT] != 0) { /* R-BLK-5: its stack, state and pc */
         v[VMP_BLOCK_STACK] = v[VMP_BLOCK_STATE] = 0;
         has_pc = 0;

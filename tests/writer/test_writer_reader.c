@@ -839,6 +839,10 @@ static void test_block_contexts(void)
     vmp_block__add(&b, &s);
     CHECK(b.n_ctx == 5 && b.n_new == 2 && b.col[VMP_BLOCK_CONTEXT][0] == 4 &&
           b.col[VMP_BLOCK_CONTEXT][1] == 5);
+    s.pc = 0; /* a pc of 0 stored: no context can say it, its pair does */
+    vmp_block__add(&b, &s);
+    CHECK(b.n_ctx == 5 && b.col[VMP_BLOCK_CONTEXT][2] == 0 && b.col[VMP_BLOCK_STACK][2] == 5 &&
+          b.n_pcs == 1 && b.pcs[0] == 2 && b.pcs[1] == 0);
     vmp_buf__free(&out);
     vmp_block__free(&b);
 }
