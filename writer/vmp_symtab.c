@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHAIN_MAX 256 /* as R-RES-6 readers walk (analyze/vmp_resolve.c) */
+#define CHAIN_MAX 256 /* as R-RES-6 readers walk (analyze/vmp_symbols.c) */
 
 static int cmp_sym(const void *x, const void *y)
 {

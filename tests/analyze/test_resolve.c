@@ -249,7 +249,7 @@ static void test_resolve_through_generations(void)
     vmp_analysis_free(a);
 }
 
-/* The code history is kept delta-encoded (analyze/vmp_resolve.c): replaying
+/* The code history is kept delta-encoded (analyze/vmp_code_history.c): replaying
  * it must give back every placement exactly, for starts anywhere in the
  * 64-bit space, objects in any order, generations that go back, and frees. */
 #define H_OBJS  40
