@@ -58,8 +58,7 @@ void vmp_block__free(vmp_block *b)
     free(b->pcs);
     free(b->failed);
     free(b->new_ctx);
-    free(b->ctx_key);
-    free(b->ctx_id);
+    free(b->ctx);
     memset(b, 0, sizeof *b);
 }
 
@@ -74,8 +73,8 @@ static uint32_t context_hash(uint64_t stack, uint64_t state, uint64_t pc)
 static uint32_t context_slot(const vmp_block *b, uint64_t stack, uint64_t state, uint64_t pc)
 {
     uint32_t mask = b->ctx_slots - 1, i = context_hash(stack, state, pc) & mask;
-    while (b->ctx_id[i] != 0 &&
-           (b->ctx_key[i][0] != stack || b->ctx_key[i][1] != state || b->ctx_key[i][2] != pc))
+    while (b->ctx[i].id != 0 &&
+           (b->ctx[i].stack != stack || b->ctx[i].state != state || b->ctx[i].pc != pc))
         i = (i + 1) & mask;
     return i;
 }
@@ -84,26 +83,16 @@ static uint32_t context_slot(const vmp_block *b, uint64_t stack, uint64_t state,
 static int grow_contexts(vmp_block *b)
 {
     uint32_t old = b->ctx_slots, slots = old ? 2 * old : 4096, i;
-    uint64_t(*old_key)[3] = b->ctx_key, *old_id = b->ctx_id;
-    uint64_t(*key)[3] = calloc(slots, sizeof *key);
-    uint64_t *id = calloc(slots, sizeof *id);
-    if (key == NULL || id == NULL) {
-        free(key);
-        free(id);
+    struct vmp_block_context *old_ctx = b->ctx, *ctx = calloc(slots, sizeof *ctx);
+    if (ctx == NULL)
         return -1;
-    }
-    b->ctx_key = key;
-    b->ctx_id = id;
+    b->ctx = ctx;
     b->ctx_slots = slots;
     for (i = 0; i < old; i++) {
-        if (old_id[i] != 0) {
-            uint32_t j = context_slot(b, old_key[i][0], old_key[i][1], old_key[i][2]);
-            memcpy(b->ctx_key[j], old_key[i], sizeof old_key[i]);
-            b->ctx_id[j] = old_id[i];
-        }
+        if (old_ctx[i].id != 0)
+            b->ctx[context_slot(b, old_ctx[i].stack, old_ctx[i].state, old_ctx[i].pc)] = old_ctx[i];
     }
-    free(old_key);
-    free(old_id);
+    free(old_ctx);
     return 0;
 }
 
@@ -115,19 +104,20 @@ static uint64_t context_of(vmp_block *b, uint64_t stack, uint64_t state, uint64_
     if (b->ctx_slots == 0 && grow_contexts(b) < 0)
         return 0;
     i = context_slot(b, stack, state, pc);
-    if (b->ctx_id[i] != 0)
-        return b->ctx_id[i];
+    if (b->ctx[i].id != 0)
+        return b->ctx[i].id;
     if (b->n_ctx >= VMP_BLOCK_MAX_CONTEXTS)
         return 0;
-    if (2 * (b->n_ctx + 1) > b->ctx_slots) { /* at most half full */
+    if (2 * (b->ctx_held + 1) > b->ctx_slots) { /* at most half full */
         if (grow_contexts(b) < 0)
             return 0;
         i = context_slot(b, stack, state, pc);
     }
-    b->ctx_key[i][0] = stack;
-    b->ctx_key[i][1] = state;
-    b->ctx_key[i][2] = pc;
-    b->ctx_id[i] = ++b->n_ctx;
+    b->ctx[i].stack = stack;
+    b->ctx[i].state = state;
+    b->ctx[i].pc = pc;
+    b->ctx[i].id = ++b->n_ctx;
+    b->ctx_held++;
     b->new_ctx[3 * b->n_new] = stack;
     b->new_ctx[3 * b->n_new + 1] = state;
     b->new_ctx[3 * b->n_new + 2] = pc;
@@ -140,7 +130,8 @@ void vmp_block__forget_contexts(vmp_block *b)
     /* The ids stay given: the file skips them (R-BLK-5 allows gaps), and
      * the contexts are defined again, under new ids, when samples need them. */
     if (b->ctx_slots > 0)
-        memset(b->ctx_id, 0, b->ctx_slots * sizeof *b->ctx_id);
+        memset(b->ctx, 0, b->ctx_slots * sizeof *b->ctx);
+    b->ctx_held = 0;
     b->n_new = 0;
 }
 

@@ -51,13 +51,19 @@ typedef struct vmp_block {
     uint64_t *failed; /* n_failed pairs (sample index, reason) */
     uint32_t n_failed;
     size_t pairs_bytes; /* the pairs' and new contexts' CBOR items */
-    /* the file's contexts: (stack, state, pc) -> id, open addressing */
-    uint64_t (*ctx_key)[3]; /* ctx_slots keys */
-    uint64_t *ctx_id;       /* ctx_slots ids, 0 = empty slot */
-    uint32_t ctx_slots;     /* a power of 2, or 0 before the first */
-    uint64_t n_ctx;         /* ids given: 1..n_ctx */
-    uint64_t *new_ctx;      /* the triples this block defines, 3 * cap */
-    uint32_t n_new;         /* ... from id n_ctx - n_new + 1 */
+
+    /* the file's contexts: (stack, state, pc) -> id, open addressing; a
+     * slot is one 32-byte line part, so a probe reads one cache line */
+    struct vmp_block_context {
+        uint64_t stack, state, pc;
+        uint64_t id; /* 0 = empty slot */
+    } * ctx;
+
+    uint32_t ctx_slots; /* a power of 2, or 0 before the first */
+    uint32_t ctx_held;  /* slots in use (forgetting empties them) */
+    uint64_t n_ctx;     /* ids given: 1..n_ctx */
+    uint64_t *new_ctx;  /* the triples this block defines, 3 * cap */
+    uint32_t n_new;     /* ... from id n_ctx - n_new + 1 */
 } vmp_block;
 
 /** Allocate a block of at most `cap` samples (>= 1).  0, or -1 (no memory). */
