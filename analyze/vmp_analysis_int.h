@@ -146,6 +146,8 @@ typedef struct snode {
      * innermost: most samples are taken at the latest generation, so this
      * answers them without touching the (node, generation) cache. */
     uint64_t memo_gen[2];
+    uint64_t memo_thru[2]; /* the memo holds for memo_gen..memo_thru: no
+                              code under its frames changed in between */
     uint32_t memo_stack[2];
     uint32_t memo_epoch[2];
 } snode;
@@ -235,6 +237,13 @@ struct vmp_analysis {
      * since the resolved stacks were last forgotten: a record that changes
      * the resolution of addresses on none of them leaves the stacks */
     uint64_t touched[TOUCH_BITS / 64];
+    /* per block (the same hash), the latest generation at which a code
+     * object was placed there, moved from or to it, or freed: a stack
+     * resolved at generation g whose addresses' blocks all changed at or
+     * before g resolves alike at any later generation (vmp_resolve.c);
+     * `changed_all` for a change too large to mark block by block */
+    uint64_t changed_gen[TOUCH_BITS];
+    uint64_t changed_all;
 
     uint32_t *chain; /* scratch for stack resolution */
     size_t cap_chain;

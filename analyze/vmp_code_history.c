@@ -189,6 +189,27 @@ static int hist_append(vmp_analysis *a, int kind, uint32_t obj, uint64_t start, 
     return 0;
 }
 
+/* Code at [lo, hi) changes at generation `gen` (placed, moved or freed). */
+static void mark_changed(vmp_analysis *a, uint64_t lo, uint64_t hi, uint64_t gen)
+{
+    uint64_t b, first = lo >> TOUCH_SHIFT, last;
+    if (hi <= lo)
+        return;
+    last = (hi - 1) >> TOUCH_SHIFT;
+    if (last - first >= TOUCH_BITS) {
+        if (gen > a->changed_all)
+            a->changed_all = gen;
+        return;
+    }
+    for (b = first;; b++) {
+        uint64_t *g = &a->changed_gen[vmp_forget__touch_bit(b)];
+        if (gen > *g)
+            *g = gen;
+        if (b == last)
+            break;
+    }
+}
+
 static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen)
 {
     if (a->n_pl >= a->max_history) {
@@ -198,6 +219,9 @@ static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen
     }
     if (a->n_pl >= UINT32_MAX - 1 || hist_append(a, HIST_PLACE, obj, start, gen))
         return -1;
+    if (a->codes[obj].alive) /* a move: the code leaves its place */
+        mark_changed(a, a->codes[obj].start, end_at(a, obj, a->codes[obj].start), gen);
+    mark_changed(a, start, end_at(a, obj, start), gen);
     a->codes[obj].start = start;
     a->codes[obj].place = (uint32_t)a->n_pl;
     a->n_pl++;
@@ -339,6 +363,7 @@ static int do_free(vmp_analysis *a, code_obj *o, uint64_t gen)
         return 0;
     if (hist_append(a, HIST_FREE, (uint32_t)(o - a->codes), 0, gen))
         return -1;
+    mark_changed(a, o->start, end_at(a, (uint32_t)(o - a->codes), o->start), gen);
     o->alive = 0;
     return 0;
 }

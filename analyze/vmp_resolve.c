@@ -180,9 +180,9 @@ static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, u
 {
     const snode *n = &a->nodes[ni];
     if (n->memo_epoch[leaf] == a->epoch) {
-        if (n->memo_gen[leaf] == gen)
+        if (n->memo_gen[leaf] <= gen && gen <= n->memo_thru[leaf])
             return n->memo_stack[leaf];
-        if (gen > n->memo_gen[leaf])
+        if (gen > n->memo_thru[leaf])
             return 0;
     }
     return a->scache.n ? vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen) : 0;
@@ -195,9 +195,43 @@ static int cache_put(
     if (n->memo_epoch[leaf] == a->epoch && gen < n->memo_gen[leaf])
         return vmp_hmap__put(&a->scache, id | (leaf ? LEAF_BIT : 0), gen, stack);
     n->memo_epoch[leaf] = a->epoch;
-    n->memo_gen[leaf] = gen;
+    n->memo_gen[leaf] = n->memo_thru[leaf] = gen;
     n->memo_stack[leaf] = stack;
     return 0;
+}
+
+/* The memo of node index `ni` (as innermost or caller) made at an older
+ * generation, when it holds at `gen` too, else 0.  A stack's resolution
+ * depends on the generation only through the code objects placed over its
+ * machine frames' addresses (vmp_code_history__span_at()); when the blocks
+ * of all of them last changed at or before the memo's generation, `gen`
+ * sees the same code there.  A change recorded later at a generation a
+ * sample has reached forgets every memo (note_change(), vmp_forget.c).
+ * Costs one read per frame instead of resolving each again. */
+static uint32_t reuse_older(vmp_analysis *a, uint32_t ni, int leaf, uint64_t gen)
+{
+    snode *n = &a->nodes[ni];
+    const snode *m = n;
+    uint64_t made = n->memo_gen[leaf];
+    size_t guard = 0;
+    int ret = !leaf;
+    if (n->memo_epoch[leaf] != a->epoch || gen <= n->memo_thru[leaf] || a->changed_all > made)
+        return 0;
+    for (;;) {
+        uint32_t pi;
+        if (!m->is_function) {
+            uint64_t addr = ret && m->value ? m->value - 1 : m->value;
+            if (a->changed_gen[vmp_forget__touch_bit(addr >> TOUCH_SHIFT)] > made)
+                return 0;
+        }
+        if (!m->parent || ++guard > a->n_nodes || !(pi = node_index(a, m->parent)))
+            break;
+        m = &a->nodes[pi - 1];
+        ret = 1;
+    }
+    n->memo_thru[leaf] = gen;
+    a->stats.generation_reuses++;
+    return n->memo_stack[leaf];
 }
 
 /* The stack `base` with node `n` pushed as its innermost frame; `ret`: the
@@ -265,6 +299,9 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
         a->stats.cache_hits++;
         return base;
     }
+    base = reuse_older(a, ni - 1, leaf, gen);
+    if (base)
+        return base;
     a->stats.cache_misses++;
     if (a->nodes[ni - 1].depth > a->max_depth)
         return resolve_deep(a, ni - 1, node, gen, as_leaf);

@@ -156,8 +156,10 @@ static uint64_t check_file(const char *vmp,
         vmp_analysis_get_stats(a, &stats);
         fprintf(stderr,
                 "%s: %" PRIu64 " samples, generation %" PRIu64 ", %" PRIu64
-                " code objects, %" PRIu64 " cache hits, %" PRIu64 " misses\n",
-                vmp, n, stats.generation, stats.code_objects, stats.cache_hits, stats.cache_misses);
+                " code objects, %" PRIu64 " cache hits, %" PRIu64 " misses, %" PRIu64
+                " reused at a newer generation\n",
+                vmp, n, stats.generation, stats.code_objects, stats.cache_hits, stats.cache_misses,
+                stats.generation_reuses);
         *hits_out = stats.cache_hits;
     }
     vmp_reader_close(r);

@@ -415,6 +415,78 @@ static void test_resolve_stacks_are_interned_and_cached(void)
  * from its position on: a stack resolved before it (and cached) resolves
  * with the range after it; a second CODE_MAP, or one for an unknown code
  * id, changes nothing. */
+/* A resolved stack holds at a newer generation when no code under its
+ * frames changed in between (the resolution is used again: counted), and
+ * not when its code moved. */
+static void test_resolved_stacks_outlive_unrelated_changes(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r, smp;
+    vmp_asample s;
+    vmp_analysis_stats stats;
+    uint32_t first;
+    char buf[128];
+    int is_sample = 0;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a); /* code 1 of Foo>>bar at 0x1000..0x1100 */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT; /* code 3, far from it */
+    r.u.code_object.id = 3;
+    r.u.code_object.zone = 1;
+    r.u.code_object.start = 0x80000;
+    r.u.code_object.size = 0x100;
+    r.u.code_object.name.s = "";
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.pc = 0x1050;
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&smp, 0, sizeof smp);
+    smp.type = VMP_REC_SAMPLE;
+    smp.u.sample.stack = 1;
+
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && is_sample);
+    first = s.stack;
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK(strncmp(buf, "Foo>>bar", 8) == 0);
+
+    /* generation 1 frees code 3: the stack's code stays */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_FREE;
+    r.u.code_free.id = 3;
+    r.u.code_free.generation = 1;
+    CHECK(feed(a, &r) == VMP_OK);
+    smp.u.sample.generation = 1;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 1);
+    CHECK_EQ_U64(stats.generation_reuses, 1);
+    CHECK_EQ_U64(stats.cache_hits, 1);
+
+    /* generation 2 moves code 1 away: resolved again, to nothing there */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_MOVE;
+    r.u.code_move.id = 1;
+    r.u.code_move.new_start = 0x3000;
+    r.u.code_move.generation = 2;
+    CHECK(feed(a, &r) == VMP_OK);
+    smp.u.sample.generation = 2;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack != first);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "[unknown]");
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 2);
+    CHECK_EQ_U64(stats.generation_reuses, 1);
+
+    /* generation 1 still sees the code where it was */
+    smp.u.sample.generation = 1;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    vmp_analysis_free(a);
+}
+
 static void test_code_map_applies_from_its_position(void)
 {
     static const uint64_t map2[] = {0x20, 7};
@@ -972,6 +1044,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
+    VMP_TEST_RUN(test_resolved_stacks_outlive_unrelated_changes);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
     VMP_TEST_RUN(test_late_records_apply_to_resolved_stacks);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
