@@ -23,8 +23,11 @@
  *     vmp_forget__all() or vmp_forget__range() as it is taken (the list is
  *     at the top of vmp_forget.c), and every address resolved is
  *     vmp_forget__touch()ed first.
- *   - `epoch` changes whenever the resolved stacks are forgotten: a stack
- *     node's memo and a code object's `hit_epoch` of another epoch are stale.
+ *   - `epoch` changes whenever all resolved stacks are forgotten: a stack
+ *     node's memo and a code object's `hit_epoch` of another epoch are
+ *     stale.  Forgetting an address range keeps the epoch and stamps the
+ *     range's blocks (`forgets`, `forgot`): a memo with a frame there is
+ *     stale.
  *     vmp_code_history__span_at() sets the `hit_epoch` of the code object it
  *     finds.
  *   - resolve_addr() (vmp_resolve.c) sets `hit_obj` and `hit_off`, which its
@@ -150,6 +153,7 @@ typedef struct snode {
                               code under its frames changed in between */
     uint32_t memo_stack[2];
     uint32_t memo_epoch[2];
+    uint32_t memo_stamp[2]; /* `forgets` when made or last checked */
 } snode;
 
 struct vmp_analysis {
@@ -244,6 +248,11 @@ struct vmp_analysis {
      * `changed_all` for a change too large to mark block by block */
     uint64_t changed_gen[TOUCH_BITS];
     uint64_t changed_all;
+    /* forgetting by address (vmp_forget__range()): the count of such
+     * forgettings, and per block the count when it was last forgotten; a
+     * memo made before holds if none of its frames' blocks was */
+    uint32_t forgets;
+    uint32_t forgot[TOUCH_BITS];
 
     uint32_t *chain; /* scratch for stack resolution */
     size_t cap_chain;

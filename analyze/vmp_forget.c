@@ -6,7 +6,10 @@
  * function shows makes them forgotten: a sample resolves with the records
  * before it.  Every address resolved is noted first (vmp_forget__touch(),
  * vmp_analysis_int.h), so that a record about addresses none of them is in
- * leaves the stacks.
+ * leaves the stacks.  vmp_forget__all() forgets every stack at once (a new
+ * epoch); vmp_forget__range() only those with a frame in the range: it
+ * stamps the range's blocks, and a stack's memo is checked against its
+ * frames' blocks when next used (memo_holds(), vmp_resolve.c).
  *
  * The triggers, each in the file that takes its record:
  *   - FUNCTION of a function already shown as function#ID (R-ID-2):
@@ -49,9 +52,20 @@ void vmp_forget__range(vmp_analysis *a, uint64_t start, uint64_t end)
         last = first + TOUCH_BITS - 1; /* every bit */
     for (p = first; p <= last; p++) {
         uint64_t b = vmp_forget__touch_bit(p);
-        if (a->touched[b / 64] & ((uint64_t)1 << (b % 64))) {
-            vmp_forget__all(a);
-            return;
-        }
+        if (a->touched[b / 64] & ((uint64_t)1 << (b % 64)))
+            break;
     }
+    if (p > last)
+        return; /* no address resolved there */
+    if (last - first >= TOUCH_BITS - 1 || a->forgets == UINT32_MAX) {
+        vmp_forget__all(a);
+        return;
+    }
+    /* the memos with a frame in these blocks, when next used (vmp_resolve.c);
+     * the older generations' hash, all of it */
+    a->forgets++;
+    for (p = first; p <= last; p++)
+        a->forgot[vmp_forget__touch_bit(p)] = a->forgets;
+    if (a->scache.n)
+        vmp_hmap__clear(&a->scache);
 }

@@ -176,15 +176,13 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
  * `gen`, 0 when unknown.  The memo holds the latest generation the node was
  * resolved at (where samples keep coming); older generations, needed only by
  * samples written after a change, live in the (node, generation) hash. */
+static uint32_t memo_holds(vmp_analysis *a, uint32_t ni, int leaf, uint64_t gen);
+
 static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen)
 {
     const snode *n = &a->nodes[ni];
-    if (n->memo_epoch[leaf] == a->epoch) {
-        if (n->memo_gen[leaf] <= gen && gen <= n->memo_thru[leaf])
-            return n->memo_stack[leaf];
-        if (gen > n->memo_thru[leaf])
-            return 0;
-    }
+    if (n->memo_epoch[leaf] == a->epoch && gen >= n->memo_gen[leaf])
+        return memo_holds(a, ni, leaf, gen);
     return a->scache.n ? vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen) : 0;
 }
 
@@ -196,32 +194,43 @@ static int cache_put(
         return vmp_hmap__put(&a->scache, id | (leaf ? LEAF_BIT : 0), gen, stack);
     n->memo_epoch[leaf] = a->epoch;
     n->memo_gen[leaf] = n->memo_thru[leaf] = gen;
+    n->memo_stamp[leaf] = a->forgets;
     n->memo_stack[leaf] = stack;
     return 0;
 }
 
-/* The memo of node index `ni` (as innermost or caller) made at an older
- * generation, when it holds at `gen` too, else 0.  A stack's resolution
- * depends on the generation only through the code objects placed over its
- * machine frames' addresses (vmp_code_history__span_at()); when the blocks
- * of all of them last changed at or before the memo's generation, `gen`
- * sees the same code there.  A change recorded later at a generation a
- * sample has reached forgets every memo (note_change(), vmp_forget.c).
- * Costs one read per frame instead of resolving each again. */
-static uint32_t reuse_older(vmp_analysis *a, uint32_t ni, int leaf, uint64_t gen)
+/* The memo of node index `ni` (as innermost or caller), of this epoch and
+ * made at a generation <= `gen`, when it holds at `gen`, else 0.
+ *  - At a later generation than it covers (memo_thru): a stack's
+ *    resolution depends on the generation only through the code objects
+ *    placed over its machine frames' addresses
+ *    (vmp_code_history__span_at()); when the blocks of all of them last
+ *    changed at or before the memo's generation, `gen` sees the same code
+ *    there.  A change recorded later at a generation a sample has reached
+ *    forgets every memo (note_change(), vmp_forget.c).
+ *  - After a forgetting of address ranges (memo_stamp behind `forgets`):
+ *    it holds when none of its frames' blocks was forgotten since it was
+ *    made (vmp_forget__range()).
+ * Either check reads one block a frame, once, instead of resolving each
+ * frame again. */
+static uint32_t memo_holds(vmp_analysis *a, uint32_t ni, int leaf, uint64_t gen)
 {
     snode *n = &a->nodes[ni];
     const snode *m = n;
     uint64_t made = n->memo_gen[leaf];
+    uint32_t stamp = n->memo_stamp[leaf];
+    int newer = gen > n->memo_thru[leaf], forgot = stamp != a->forgets, ret = !leaf;
     size_t guard = 0;
-    int ret = !leaf;
-    if (n->memo_epoch[leaf] != a->epoch || gen <= n->memo_thru[leaf] || a->changed_all > made)
+    if (!newer && !forgot)
+        return n->memo_stack[leaf];
+    if (newer && a->changed_all > made)
         return 0;
     for (;;) {
         uint32_t pi;
         if (!m->is_function) {
             uint64_t addr = ret && m->value ? m->value - 1 : m->value;
-            if (a->changed_gen[vmp_forget__touch_bit(addr >> TOUCH_SHIFT)] > made)
+            uint64_t b = vmp_forget__touch_bit(addr >> TOUCH_SHIFT);
+            if ((newer && a->changed_gen[b] > made) || (forgot && a->forgot[b] > stamp))
                 return 0;
         }
         if (!m->parent || ++guard > a->n_nodes || !(pi = node_index(a, m->parent)))
@@ -229,8 +238,11 @@ static uint32_t reuse_older(vmp_analysis *a, uint32_t ni, int leaf, uint64_t gen
         m = &a->nodes[pi - 1];
         ret = 1;
     }
-    n->memo_thru[leaf] = gen;
-    a->stats.generation_reuses++;
+    if (newer) {
+        n->memo_thru[leaf] = gen;
+        a->stats.generation_reuses++;
+    }
+    n->memo_stamp[leaf] = a->forgets;
     return n->memo_stack[leaf];
 }
 
@@ -299,9 +311,6 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
         a->stats.cache_hits++;
         return base;
     }
-    base = reuse_older(a, ni - 1, leaf, gen);
-    if (base)
-        return base;
     a->stats.cache_misses++;
     if (a->nodes[ni - 1].depth > a->max_depth)
         return resolve_deep(a, ni - 1, node, gen, as_leaf);

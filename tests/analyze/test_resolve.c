@@ -464,7 +464,7 @@ static void test_resolved_stacks_outlive_unrelated_changes(void)
     vmp_analysis_get_stats(a, &stats);
     CHECK_EQ_U64(stats.cache_misses, 1);
     CHECK_EQ_U64(stats.generation_reuses, 1);
-    CHECK_EQ_U64(stats.cache_hits, 1);
+    CHECK_EQ_U64(stats.cache_hits, 2); /* the reuse, then the memo as it is */
 
     /* generation 2 moves code 1 away: resolved again, to nothing there */
     memset(&r, 0, sizeof r);
@@ -484,6 +484,65 @@ static void test_resolved_stacks_outlive_unrelated_changes(void)
     /* generation 1 still sees the code where it was */
     smp.u.sample.generation = 1;
     CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    vmp_analysis_free(a);
+}
+
+/* Code that appears where a resolved stack has a frame makes that stack
+ * resolve again (to the new code); a stack with no frame there keeps its
+ * resolution. */
+static void test_forgetting_a_range_keeps_other_stacks(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r, smp;
+    vmp_asample s;
+    vmp_analysis_stats stats;
+    uint32_t in_code, in_module;
+    char buf[128];
+    int is_sample = 0;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.pc = 0x1050; /* code 1 */
+    CHECK(feed(a, &r) == VMP_OK);
+    r.u.stack_node.id = 2;
+    r.u.stack_node.pc = 0x400185; /* the module's vm::gc::collect() */
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&smp, 0, sizeof smp);
+    smp.type = VMP_REC_SAMPLE;
+    smp.u.sample.stack = 1;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && is_sample);
+    in_code = s.stack;
+    smp.u.sample.stack = 2;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK);
+    in_module = s.stack;
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "vm::gc::collect()");
+
+    /* a stub at generation 0 over the module's function (spec R-GEN-3) */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT;
+    r.u.code_object.id = 5;
+    r.u.code_object.zone = 1;
+    r.u.code_object.kind = 1;
+    r.u.code_object.start = 0x400180;
+    r.u.code_object.size = 0x40;
+    r.u.code_object.name.s = "PIC #y";
+    r.u.code_object.name.len = 6;
+    CHECK(feed(a, &r) == VMP_OK);
+    smp.u.sample.stack = 1;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == in_code);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 2);
+    CHECK_EQ_U64(stats.cache_hits, 1);
+    smp.u.sample.stack = 2;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack != in_module);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "PIC #y");
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 3);
     vmp_analysis_free(a);
 }
 
@@ -1045,6 +1104,7 @@ int main(void)
     VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolved_stacks_outlive_unrelated_changes);
+    VMP_TEST_RUN(test_forgetting_a_range_keeps_other_stacks);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
     VMP_TEST_RUN(test_late_records_apply_to_resolved_stacks);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
