@@ -301,11 +301,14 @@ static void take_native_sample(vmp_writer *w, vmp_jvmti_thread *t, vmp_sample *s
 
 /* The JNIEnv of the calling thread when the VM knows it as a Java thread:
  * one that ran before the agent was attached, or before its ThreadStart.
- * HotSpot's GetEnv only reads the thread's TLS (async-profiler calls it in
- * its handler too), and only once that TLS exists: a native thread, or one
- * of HotSpot's before its TLS is set up, is not asked (the first access
- * would allocate it; vmp_jvmti__vm_knows_self()).  NULL for any other
- * thread.  ASYNC-SIGNAL-SAFE. */
+ * HotSpot's GetEnv only reads the thread's TLS, and is asked only once that
+ * TLS exists: a native thread, or one of HotSpot's before its TLS is set
+ * up, is not asked (the first access would allocate it: JDK-8132510;
+ * vmp_jvmti__vm_knows_self()).  glibc may still allocate in a TLS access
+ * after a library with TLS was loaded (the thread's dtv grows);
+ * async-profiler avoids GetEnv in its handler altogether, reading the
+ * JNIEnv from the Thread* through VMStructs.  NULL for any other thread.
+ * ASYNC-SIGNAL-SAFE but for that case. */
 static JNIEnv *env_of_self(void)
 {
     JNIEnv *env = NULL;
