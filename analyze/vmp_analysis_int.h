@@ -78,7 +78,21 @@ typedef struct hist_log {
     uint64_t gen;   /* generation of the last HIST_GEN (0 before any) */
     uint32_t obj;   /* object of the last event */
     uint64_t start; /* start of the last HIST_PLACE */
+    int unordered;  /* a HIST_GEN went back: lookups replay the whole log */
 } hist_log;
+
+/* Where a forward replay of the log stands: every event at a generation up
+ * to `gen` applied to `replay` (vmp_code_history.c, index_at()). */
+typedef struct hist_cursor {
+    size_t pos;       /* log bytes consumed */
+    uint64_t gen;     /* the generation replayed to */
+    uint64_t log_gen; /* the log's generation at pos (its last HIST_GEN's) */
+    uint32_t obj;     /* the delta bases at pos, as in hist_log */
+    uint64_t start;
+    uint32_t place;  /* placements seen */
+    size_t n_zeroed; /* replay[0..n_zeroed) initialized */
+    int valid;
+} hist_cursor;
 
 /* One code object's state while the log is replayed. */
 typedef struct replay_obj {
@@ -177,6 +191,7 @@ struct vmp_analysis {
     size_t n_pl; /* placements in the history */
     replay_obj *replay;
     size_t cap_replay;
+    hist_cursor cursor; /* the state `replay` holds */
     span *live;
     size_t n_live, cap_live;
     gen_index old[N_OLD_CACHES];

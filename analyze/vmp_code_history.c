@@ -11,9 +11,11 @@
  * at the latest generation form `live`, an array sorted by start that is
  * updated in place (binary insertion and removal; a compaction or snapshot
  * rebuilds it).  Lookups at an older generation replay the log into a sorted
- * array of the placements alive then, cached for a few generations (samples
- * at older generations are rare: they come from samples taken just before a
- * change).
+ * array of the placements alive then, cached for a few generations.  The
+ * replay goes forward from where the last one stopped (hist_cursor) while
+ * the generations asked for grow, as the samples of a SAMPLE_BLOCK that
+ * spans changes do (spec.md §5.14): a sample costs the events since the
+ * previous one's generation and a sort of the live set, not the whole log.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,8 @@ static void invalidate_old(vmp_analysis *a, uint64_t gen)
     for (i = 0; i < N_OLD_CACHES; i++)
         if (a->old[i].valid && a->old[i].gen >= gen)
             a->old[i].valid = 0;
+    if (gen <= a->cursor.gen)
+        a->cursor.valid = 0;
 }
 
 /* A change (free, move, compaction, snapshot) at generation `gen`. */
@@ -174,6 +178,7 @@ static int hist_append(vmp_analysis *a, int kind, uint32_t obj, uint64_t start, 
         return -1;
     p = h->b + h->n;
     if (gen != h->gen) {
+        h->unordered |= gen < h->gen;
         p = put_varint(p, HIST_GEN);
         p = put_varint(p, zigzag(gen - h->gen));
         h->gen = gen;
@@ -491,6 +496,7 @@ static int replay_history(vmp_analysis *a, gen_index *g, uint64_t gen)
     if (vmp_grow__((void **)&a->replay, &a->cap_replay, a->n_codes, sizeof *a->replay))
         return -1;
     memset(a->replay, 0, a->n_codes * sizeof *a->replay);
+    a->cursor.valid = 0; /* `replay` is this function's now */
     while (p < end) {
         replay_obj *r;
         p = get_varint(p, &v);
@@ -519,6 +525,75 @@ static int replay_history(vmp_analysis *a, gen_index *g, uint64_t gen)
     return 0;
 }
 
+/* Move the cursor to generation `gen`, from where it stands when that is
+ * not past `gen`, else from the log's start: apply to `replay` every event
+ * at a generation up to `gen`.  The log's generations must not go back.
+ * Returns 0, or -1 when out of memory. */
+static int cursor_to(vmp_analysis *a, uint64_t gen)
+{
+    hist_cursor *c = &a->cursor;
+    const uint8_t *p, *end = a->hist.b + a->hist.n;
+    uint64_t v;
+    if (vmp_grow__((void **)&a->replay, &a->cap_replay, a->n_codes, sizeof *a->replay))
+        return -1;
+    if (!c->valid || gen < c->gen) {
+        memset(c, 0, sizeof *c);
+        c->valid = 1;
+    }
+    if (c->n_zeroed < a->n_codes) { /* objects added since: no event yet */
+        memset(a->replay + c->n_zeroed, 0, (a->n_codes - c->n_zeroed) * sizeof *a->replay);
+        c->n_zeroed = a->n_codes;
+    }
+    p = a->hist.b + c->pos;
+    while (p < end) {
+        const uint8_t *q = get_varint(p, &v);
+        replay_obj *r;
+        if ((v & 3) == HIST_GEN) {
+            q = get_varint(q, &v);
+            if (c->log_gen + unzigzag(v) > gen)
+                break; /* the events of a later generation */
+            c->log_gen += unzigzag(v);
+            p = q;
+            continue;
+        }
+        c->obj = (uint32_t)((uint64_t)c->obj + unzigzag(v >> 2));
+        r = &a->replay[c->obj];
+        r->open = 0;
+        if ((v & 3) == HIST_PLACE) {
+            q = get_varint(q, &v);
+            c->start += unzigzag(v);
+            r->start = c->start;
+            r->place = c->place++;
+            r->open = 1;
+        }
+        p = q;
+    }
+    c->pos = (size_t)(p - a->hist.b);
+    c->gen = gen;
+    return 0;
+}
+
+/* Fill g (unsorted) with the placements alive at `gen`: from the cursor,
+ * or by replaying the whole log when its generations went back.  Returns 0,
+ * or -1 when out of memory. */
+static int placements_at(vmp_analysis *a, gen_index *g, uint64_t gen)
+{
+    size_t i;
+    if (a->hist.unordered)
+        return replay_history(a, g, gen);
+    if (cursor_to(a, gen))
+        return -1;
+    for (i = 0; i < a->n_codes; i++) {
+        const replay_obj *r = &a->replay[i];
+        if (!r->open || a->codes[i].size == 0)
+            continue;
+        if (vmp_grow__((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s))
+            return -1;
+        set_span(a, &g->s[g->n++], (uint32_t)i, r->start, r->place);
+    }
+    return 0;
+}
+
 /* The sorted spans alive at generation `gen`; NULL with *n_out SIZE_MAX
  * when out of memory. */
 static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
@@ -538,7 +613,7 @@ static const span *index_at(vmp_analysis *a, uint64_t gen, size_t *n_out)
     a->old_next = (a->old_next + 1) % N_OLD_CACHES;
     g->valid = 0;
     g->n = 0;
-    if (replay_history(a, g, gen)) {
+    if (placements_at(a, g, gen)) {
         *n_out = SIZE_MAX;
         return NULL;
     }

@@ -251,7 +251,10 @@ static void test_resolve_through_generations(void)
 
 /* The code history is kept delta-encoded (analyze/vmp_code_history.c): replaying
  * it must give back every placement exactly, for starts anywhere in the
- * 64-bit space, objects in any order, generations that go back, and frees. */
+ * 64-bit space, objects in any order, and frees; with generations that go
+ * back (the whole log replayed) or not (a cursor replaying forward, and
+ * from the start when a lookup goes back), looked up in rising and then
+ * falling generations. */
 #define H_OBJS  40
 #define H_STEPS 400
 #define H_GENS  60
@@ -267,7 +270,7 @@ static uint64_t h_rand(uint64_t *x)
     return *x ^ (*x >> 29);
 }
 
-static void test_code_history_replays_every_generation(void)
+static void replay_history_checked(int gens_go_back)
 {
     static h_place pl[H_OBJS + H_STEPS];
     int cur[H_OBJS]; /* index in pl of the object's open placement, or -1 */
@@ -287,7 +290,7 @@ static void test_code_history_replays_every_generation(void)
         r.u.code_object.zone = 1;
         r.u.code_object.start = start;
         r.u.code_object.size = 0x80;
-        r.u.code_object.generation = h_rand(&x) % 5;
+        r.u.code_object.generation = gens_go_back ? h_rand(&x) % 5 : (uint64_t)k / 10;
         r.u.code_object.name.s = name;
         r.u.code_object.name.len = strlen(name);
         CHECK(feed(a, &r) == VMP_OK);
@@ -299,7 +302,7 @@ static void test_code_history_replays_every_generation(void)
     }
     for (step = 0; step < H_STEPS; step++) {
         int obj = (int)(h_rand(&x) % H_OBJS);
-        uint64_t gen = 5 + (uint64_t)step / 8 - (h_rand(&x) % 7 == 0 ? 3 : 0);
+        uint64_t gen = 5 + (uint64_t)step / 8 - (gens_go_back && h_rand(&x) % 7 == 0 ? 3 : 0);
         uint64_t start = h_rand(&x) % 3 == 0 ? pl[cur[obj] < 0 ? 0 : cur[obj]].start - 0x1000
                                              : h_rand(&x) & ~0xfffull;
         int is_free = h_rand(&x) % 10 == 0;
@@ -327,8 +330,8 @@ static void test_code_history_replays_every_generation(void)
             cur[obj] = (int)n_pl++;
         }
     }
-    for (g = 0; g < H_GENS; g++)
-        for (i = 0; i < n_pl; i++) {
+    for (uint64_t pass = 0; pass < 2 * H_GENS; pass++)
+        for (i = 0, g = pass < H_GENS ? pass : 2 * H_GENS - 1 - pass; i < n_pl; i++) {
             const char *want = "[unknown]";
             size_t j;
             /* the newest placement alive at g that covers the address */
@@ -341,6 +344,12 @@ static void test_code_history_replays_every_generation(void)
             CHECK_STR(at(a, pl[i].start + 0x10, g, 0), want);
         }
     vmp_analysis_free(a);
+}
+
+static void test_code_history_replays_every_generation(void)
+{
+    replay_history_checked(1);
+    replay_history_checked(0);
 }
 
 static void test_resolve_stacks_are_interned_and_cached(void)
