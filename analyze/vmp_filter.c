@@ -21,9 +21,29 @@
 
 /* ---- the end of a file -------------------------------------------------------- */
 
+/* The unit of the SAMPLE_BLOCK times of the file at `path` (spec §5.1 key
+ * 19): its HEADER's, the first record of chunk 0 (R-HDR-5).  0 when chunk 0
+ * cannot be read. */
+static uint64_t file_time_unit(const vmp_seek_table *t, const char *path)
+{
+    void *buf = NULL;
+    size_t size = 0;
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    uint64_t unit = 0;
+    if (vmp_seek_table_read_chunk(t, path, 0, &buf, &size) == VMP_OK &&
+        vmp_reader_open_memory(&r, buf, size, path, NULL) == VMP_OK &&
+        vmp_reader_next(r, &rec) == VMP_OK && rec.type == VMP_REC_HEADER)
+        unit = rec.u.header.sample_time_unit_ns ? rec.u.header.sample_time_unit_ns : 1;
+    vmp_reader_close(r);
+    free(buf);
+    return unit;
+}
+
 /* The greatest sample time of chunk `idx` of the table `t` of the file at
- * `path` (read alone, vmp_seek_table_read_chunk()), and whether a sample at
- * `claimed` is in it.  -1 when the chunk cannot be read. */
+ * `path` (read alone, vmp_seek_table_read_chunk(), with the file's time
+ * unit), and whether a sample at `claimed` is in it.  -1 when the chunk
+ * cannot be read. */
 static int chunk_end_time(const vmp_seek_table *t,
                           const char *path,
                           size_t idx,
@@ -31,6 +51,7 @@ static int chunk_end_time(const vmp_seek_table *t,
                           uint64_t *out,
                           int *confirmed)
 {
+    vmp_reader_options ro = VMP_READER_OPTIONS_INIT;
     void *buf = NULL;
     size_t size = 0;
     vmp_reader *r = NULL;
@@ -39,8 +60,10 @@ static int chunk_end_time(const vmp_seek_table *t,
 
     *out = 0;
     *confirmed = 0;
-    if (vmp_seek_table_read_chunk(t, path, idx, &buf, &size) != VMP_OK ||
-        vmp_reader_open_memory(&r, buf, size, path, NULL) != VMP_OK) {
+    ro.sample_time_unit_ns = file_time_unit(t, path);
+    if (ro.sample_time_unit_ns == 0 ||
+        vmp_seek_table_read_chunk(t, path, idx, &buf, &size) != VMP_OK ||
+        vmp_reader_open_memory(&r, buf, size, path, &ro) != VMP_OK) {
         vmp_reader_close(r);
         free(buf);
         return -1;

@@ -377,7 +377,9 @@ static vmp_status start(vmp_record_writer **out,
         w->min_minor = opts->min_minor < VMP_FORMAT_MINOR ? opts->min_minor : VMP_FORMAT_MINOR;
     if (vmp_chunk_writer__init(&w->cw, fd, level) < 0)
         return fail(w, VMP_ERR_NOMEM, "cannot set up zstd");
-    w->blocks = opts && opts->sample_blocks;
+    if (opts && opts->format_major > 2)
+        return fail(w, VMP_ERR_INVALID_ARG, "no format %u.x", opts->format_major);
+    w->blocks = !opts || opts->format_major != 1;
     w->time_unit = 1;
     if (w->blocks && vmp_block__init(&w->block, BLOCK_SAMPLES) < 0)
         return fail(w, VMP_ERR_NOMEM, "out of memory");

@@ -19,7 +19,7 @@
  * delta-encoded again, sample time deltas restarted in every chunk.  A chunk
  * is closed when its content would pass the chunk size (1 MiB by default),
  * compressed as one zstd frame with its checksum and content size.
- * With `sample_blocks`, samples go into SAMPLE_BLOCK records (format 2.0):
+ * In format 2.0 (the default), samples go into SAMPLE_BLOCK records:
  * the writer keeps the machine-frame stack nodes it wrote, so that a pc
  * that is its innermost node's is not stored (R-BLK-3), and the file's
  * sample contexts (R-BLK-5).
@@ -56,11 +56,13 @@ typedef struct vmp_record_writer_options {
      * raises it to 1 itself for a HEADER with a name separator.  Added in
      * 0.4. */
     unsigned int min_minor;
-    /* 1 == write the samples in SAMPLE_BLOCK records (format 2.0, spec.md
-     * §5.14; min_minor is then ignored), their times in the HEADER's
-     * sample_time_unit: a sample whose time is not a multiple of it is
-     * written up to one unit early.  Added in 0.5. */
-    int sample_blocks;
+    /* The output's format major: 0 == 2, the default: samples in
+     * SAMPLE_BLOCK records (format 2.0, spec.md §5.14; min_minor is then
+     * ignored), their times in the HEADER's sample_time_unit: a sample whose
+     * time is not a multiple of it is written up to one unit early.  1 ==
+     * format 1.x, SAMPLE records, for readers older than 2.0.  Anything else
+     * is invalid.  Added in 0.5. */
+    unsigned int format_major;
 } vmp_record_writer_options;
 
 #define VMP_RECORD_WRITER_OPTIONS_VERSION 1

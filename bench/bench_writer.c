@@ -346,7 +346,7 @@ static void make_stacks(void)
 /* The writer options of FORMAT (see the usage above); 0, or -1 when unknown. */
 static int set_format(vmp_writer_options *o, const char *format)
 {
-    o->sample_blocks = strncmp(format, "2.0", 3) == 0;
+    o->format_major = strncmp(format, "2.0", 3) == 0 ? 2 : 1;
     o->sample_time_unit_ns = strcmp(format, "2.0us") == 0 ? 1000 : 1;
     return strcmp(format, "1.2") == 0 || strcmp(format, "2.0") == 0 || strcmp(format, "2.0us") == 0
                ? 0

@@ -175,7 +175,7 @@ int vmp_cli_open_writer(
 {
     vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
     o.min_minor = minor;
-    o.sample_blocks = major >= 2;
+    o.format_major = major;
     vmp_status st = vmp_record_writer_open_file(w, path, &o);
     if (st >= 0)
         return VMP_EXIT_OK;

@@ -131,7 +131,8 @@ int vmp_cli_output_finish(
     vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err);
 
 /** Open a record writer on `path` (vmp_record_writer_open_file()) that
- *  writes at least format minor `minor` (the newest of its inputs': the
+ *  writes format major `major` (0 == 2, the default; 1 == 1.x), in 1.x at
+ *  least format minor `minor` (the newest of its inputs': the
  *  records it passes on may need it).  On failure prints the writer's
  *  message (or "out of memory"), releases it and returns VMP_EXIT_FAIL with
  *  `*w` NULL.
@@ -148,7 +149,7 @@ int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major);
     "  --format 1.2|2.0      the output's format: 2.0 stores the samples column\n" \
     "                        by column (spec.md §5.14), several times smaller;\n" \
     "                        1.2 keeps SAMPLE records for readers older than\n"    \
-    "                        format 2.0 (default: the input's format)\n"
+    "                        format 2.0 (default 2.0)\n"
 
 /** Give up an output after an error was already reported: close it without
  *  another message and remove the partial file, but only when `path` names a

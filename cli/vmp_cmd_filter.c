@@ -116,7 +116,7 @@ int vmp_cmd_filter(int argc, char **argv)
     char err[1024] = "";
     int warned;
     int c, rc;
-    unsigned major = 0; /* --format: 0 = the input's */
+    unsigned major = 0; /* --format: 0 = 2.0 */
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         uint64_t id;
@@ -194,7 +194,7 @@ int vmp_cmd_filter(int argc, char **argv)
     if (rc != VMP_EXIT_OK)
         return rc;
     vmp_reader_get_info(r, &info);
-    rc = vmp_cli_open_writer(&w, cmd, out_path, major ? major : info.format_major,
+    rc = vmp_cli_open_writer(&w, cmd, out_path, major,
                              info.format_major == 1 ? info.format_minor : 2);
     if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);

@@ -51,7 +51,8 @@ static const char import_usage[] =
     "  --stats            print the conversion's figures to standard error\n"
     "  --format 1.2|2.0   the output's format: 2.0 stores the samples column by\n"
     "                     column (spec.md §5.14), several times smaller, for\n"
-    "                     readers of format 2.0 (default 1.2)\n"
+    "                     readers of format 2.0 (the default); 1.2 keeps\n"
+    "                     SAMPLE records for older readers\n"
     "  -h, --help         print this help\n"
     "\n"
     "Exit status: 0 success; 1 unreadable or invalid input (truncated gzip or\n"
@@ -133,10 +134,8 @@ int vmp_cmd_import(int argc, char **argv)
             show_stats = 1;
             break;
         case 'F': {
-            unsigned major = 1;
-            if (vmp_cli_format_option(cmd, optarg, &major) != VMP_EXIT_OK)
+            if (vmp_cli_format_option(cmd, optarg, &o.format_major) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
-            o.sample_blocks = major == 2;
             break;
         }
         case 'h':

@@ -42,8 +42,7 @@ static const char merge_usage[] =
     "    END counts are the output's, dropped counts the inputs' sums.\n"
     "Memory grows with the inputs' metadata and distinct stacks, not samples.\n"
     "\n"
-    "options:\n" VMP_CLI_FORMAT_HELP "                        (of the newest input)\n"
-    "  -o, --output OUT      where to write the result\n"
+    "options:\n" VMP_CLI_FORMAT_HELP "  -o, --output OUT      where to write the result\n"
     "  -h, --help            print this help\n"
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
@@ -60,7 +59,7 @@ int vmp_cmd_merge(int argc, char **argv)
     vmp_status st;
     char err[1024];
     int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
-    unsigned minor = 0, major = 0, newest = 1; /* --format; the inputs' newest major */
+    unsigned minor = 0, major = 0; /* the inputs' newest minor; --format (0 = 2.0) */
     vmp_cli_getopt_begin();
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
@@ -96,11 +95,10 @@ int vmp_cmd_merge(int argc, char **argv)
             if (info.format_major > 1) /* 2.0 holds what 1.2 does */
                 minor = 2;
             minor = info.format_minor > minor && info.format_major == 1 ? info.format_minor : minor;
-            newest = info.format_major > newest ? info.format_major : newest;
         }
     }
     if (rc == VMP_EXIT_OK)
-        rc = vmp_cli_open_writer(&w, cmd, out_path, major ? major : newest, minor);
+        rc = vmp_cli_open_writer(&w, cmd, out_path, major, minor);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);

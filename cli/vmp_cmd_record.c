@@ -81,8 +81,8 @@ static const char record_usage[] =
     "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
     "  --format 1.2|2.0  the profile's format: 2.0 stores the samples column by\n"
     "                    column (spec.md §5.14), several times smaller, their\n"
-    "                    times in us at intervals of 10us or more; 1.2 (the\n"
-    "                    default) is read by every version of vmp\n"
+    "                    times in us at intervals of 10us or more (the\n"
+    "                    default); 1.2 is read by every version of vmp\n"
     "  --agent PATH      the agent library (default: libvmp-jvmti.so, or\n"
     "                    vmp_luajit.so for luajit, next to this program's\n"
     "                    installation, or in its build tree)\n"
@@ -565,7 +565,7 @@ int vmp_cmd_record(int argc, char **argv)
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
     const char *loop = NULL, *keep = NULL;
     int stop = 0, which;
-    unsigned major = 1;           /* --format */
+    unsigned major = 2;           /* --format */
     const char *java_only = NULL; /* a Java-only option given */
     uint64_t duration_ms = 0, loop_ms = 0;
     char *tail; /* the agent's options but its file */

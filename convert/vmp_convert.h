@@ -411,8 +411,8 @@ typedef struct vmp_import_options {
     unsigned int sample_index; /* which value becomes the sample weight; 0 == first */
     uint64_t max_input_bytes;  /* decompressed size limit; 0 == 1 GiB */
     uint64_t max_sample_value; /* larger values are rejected; 0 == 2^40 */
-    int sample_blocks;         /* 1 == format 2.0: samples in SAMPLE_BLOCKs (spec.md
-                                  §5.14); 0 == 1.2.  Added in 0.5. */
+    unsigned int format_major; /* 0 == 2: samples in SAMPLE_BLOCKs (spec.md §5.14);
+                                  1 == format 1.x.  Added in 0.5. */
 } vmp_import_options;
 
 #define VMP_IMPORT_OPTIONS_VERSION 1

@@ -584,7 +584,7 @@ static vmp_status write_vmp(imp *m, int fd, const vmp_import_options *o, vmp_con
     wo.clock = virtual_clock;
     wo.clock_ud = m;
     wo.clock_name = "pprof sample index";
-    wo.sample_blocks = o->sample_blocks;
+    wo.format_major = o->format_major;
     m->now = 0;
     st = vmp_writer_open_fd(&w, fd, &meta, &wo);
     if (st < 0) {

@@ -183,6 +183,7 @@ static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reade
     r->max_nesting = opts && opts->max_nesting ? opts->max_nesting : VMP_RD_DEFAULT_NESTING;
     r->max_items = opts && opts->max_array_items ? opts->max_array_items : VMP_RD_DEFAULT_ITEMS;
     r->max_contexts = opts && opts->max_contexts ? opts->max_contexts : VMP_RD_DEFAULT_CONTEXTS;
+    r->time_unit = opts ? opts->sample_time_unit_ns : 0;
     *out = r;
 
     name_len = strlen(name);

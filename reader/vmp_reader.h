@@ -51,12 +51,17 @@ typedef struct vmp_reader_options {
     const vmp_allocator *alloc; /* NULL == malloc/free */
     uint64_t max_contexts;      /* the greatest sample context id (spec R-BLK-5, 32
                                    bytes each); 0 == 4 Mi.  Added in 0.5. */
+    /* The unit of SAMPLE_BLOCK time deltas (spec §5.1 key 19) until a HEADER
+     * gives one: reading one chunk of a file alone
+     * (vmp_seek_table_read_chunk()), the file's, from chunk 0's HEADER.
+     * 0 == 1.  Added in 0.5. */
+    uint64_t sample_time_unit_ns;
 } vmp_reader_options;
 
 #define VMP_READER_OPTIONS_VERSION 1
-#define VMP_READER_OPTIONS_INIT                         \
-    {                                                   \
-        VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL, 0 \
+#define VMP_READER_OPTIONS_INIT                            \
+    {                                                      \
+        VMP_READER_OPTIONS_VERSION, 0, 0, 0, 0, NULL, 0, 0 \
     }
 
 /** Open the file at `path` ("-" reads standard input).  Reads and checks the

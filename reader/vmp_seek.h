@@ -107,7 +107,9 @@ VMP_API vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
  *  header frame, then that chunk's frame (offset and size as the table gives
  *  them, checked when the table was opened), for vmp_reader_open_memory().
  *  Its records decode as in the whole file (sample times restart in every
- *  chunk, R-SMP-1).
+ *  chunk, R-SMP-1) once the reader knows the unit of the file's
+ *  SAMPLE_BLOCK times (vmp_reader_options.sample_time_unit_ns): the HEADER
+ *  of chunk 0 gives it.
  * @param t  a table from vmp_seek_table_open_file() or _open_memory() of
  *           the same file.
  * @param[out] out   receives the bytes; the caller frees them with free().

@@ -619,7 +619,7 @@ static vmp_status open_impl(vmp_writer **out,
     static const vmp_writer_options defaults = VMP_WRITER_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;
-    if (opts->version < 1 || (opts->max_depth > MAX_DEPTH_LIMIT) ||
+    if (opts->version < 1 || (opts->max_depth > MAX_DEPTH_LIMIT) || opts->format_major > 2 ||
         (meta && ((meta->n_states && !meta->states) || (meta->n_labels && !meta->labels))))
         return VMP_ERR_INVALID_ARG;
 
@@ -650,8 +650,11 @@ static vmp_status open_impl(vmp_writer **out,
     w->lazy_functions = opts->lazy_functions != 0;
     w->lazy_symbols = opts->lazy_symbols != 0;
     w->lazy_code_maps = opts->lazy_code_maps != 0;
-    w->sample_blocks = opts->sample_blocks != 0;
-    w->time_unit = opts->sample_time_unit_ns ? opts->sample_time_unit_ns : 1;
+    w->sample_blocks = opts->format_major != 1;
+    if (opts->sample_time_unit_ns)
+        w->time_unit = opts->sample_time_unit_ns;
+    else /* below 10 us, a microsecond would lose the sampler's resolution */
+        w->time_unit = meta && meta->sample_interval_ns >= 10000 ? 1000 : 1;
     w->clock = opts->clock;
     w->clock_ud = opts->clock_ud;
     w->next_zone_id = 1;

@@ -91,16 +91,20 @@ typedef struct vmp_writer_options {
      * and code changes are still written as they happen, so generations stay
      * exact (spec.md R-CODE-3).  Added in 0.4. */
     int lazy_code_maps;
-    /* 1 == write samples in SAMPLE_BLOCK records, column by column (format
-     * 2.0, spec.md §5.14: 1.x readers refuse the file): varying columns
-     * packed in byte planes, stack and thread ids as they are; a block
-     * closes when another record that changes resolution comes, with its
-     * chunk, or at 1024 samples.  Samples without a pc whose innermost
-     * frame is a machine frame stay SAMPLE records.  Added in 0.5. */
-    int sample_blocks;
-    /* With sample_blocks: the unit of the blocks' sample times, ns (0 == 1);
-     * 1000 stores them in microseconds, each within 1 us of the clock's
-     * reading (spec.md §5.1 key 19).  Added in 0.5. */
+    /* The file's format major: 0 == 2, the default: samples in SAMPLE_BLOCK
+     * records, column by column (format 2.0, spec.md §5.14; 1.x readers
+     * refuse the file): varying columns packed in byte planes, stack and
+     * thread ids as they are; a block closes when another record that
+     * changes resolution comes, with its chunk, or at 1024 samples.
+     * Samples without a pc whose innermost frame is a machine frame stay
+     * SAMPLE records.  1 == format 1.x (SAMPLE records only), for readers
+     * older than 2.0.  Anything else is invalid.  Added in 0.5. */
+    unsigned int format_major;
+    /* Format 2: the unit of the blocks' sample times, ns; 1000 stores them
+     * in microseconds, each within 1 us of the clock's reading (spec.md
+     * §5.1 key 19).  0 == 1000 when meta's sample_interval_ns is 10 us or
+     * more, else 1 (a microsecond would blur a finer sampler's times); 1
+     * keeps nanoseconds.  Added in 0.5. */
     uint64_t sample_time_unit_ns;
 } vmp_writer_options;
 

@@ -1449,7 +1449,7 @@ static int open_output(output *o, const char *path)
     wo.lazy_functions = !g.opts.all_metadata;
     wo.lazy_symbols = !g.opts.all_metadata;
     wo.lazy_code_maps = !g.opts.all_metadata;
-    wo.sample_blocks = g.opts.sample_blocks; /* format=2.0 */
+    wo.format_major = g.opts.format_major;
     wo.sample_time_unit_ns = vmp_jvmti__time_unit(&g.opts);
     wo.ring_slots = 16384;
 

@@ -141,6 +141,7 @@ static void set_defaults(vmp_jvmti_options *out, long pid)
     out->interval_ns = VMP_JVMTI_DEFAULT_INTERVAL_NS;
     out->mode = VMP_JVMTI_MODE_CPU;
     out->depth = VMP_JVMTI_DEFAULT_DEPTH;
+    out->format_major = 2;
 }
 
 uint64_t vmp_jvmti__time_unit(const vmp_jvmti_options *o)
@@ -258,9 +259,9 @@ int vmp_jvmti__parse_options(
             }
         } else if (strcmp(key, "format") == 0) {
             if (strcmp(val, "1.2") == 0 || strcmp(val, "2.0") == 0) {
-                out->sample_blocks = strcmp(val, "2.0") == 0;
+                out->format_major = strcmp(val, "2.0") == 0 ? 2 : 1;
             } else {
-                warnf(warn, warn_size, "format '%s' is neither 1.2 nor 2.0; using 1.2\n", val);
+                warnf(warn, warn_size, "format '%s' is neither 1.2 nor 2.0; using 2.0\n", val);
                 problems++;
             }
         } else if (strcmp(key, "times") == 0) {

@@ -48,7 +48,8 @@ typedef struct vmp_jvmti_options {
     int all_metadata;              /* metadata=all: every function, symbol and code map */
     uint64_t loop_ns;              /* loop=: a new file every loop_ns; 0 == one file */
     uint32_t keep;                 /* keep=: with loop, the newest files kept; 0 == all */
-    int sample_blocks;             /* format=2.0: samples in SAMPLE_BLOCKs (spec.md §5.14) */
+    unsigned format_major;         /* format=: 2 (2.0, samples in SAMPLE_BLOCKs, spec.md
+                                      §5.14), the default, or 1 (1.2) */
     int times;                     /* times=: 0 auto, 1 ns, 2 us (format 2.0's sample times) */
     /* label=KEY:VALUE options, in order, decoded: the header's labels */
     char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
@@ -65,8 +66,8 @@ typedef struct vmp_jvmti_options {
  * samples need, the default; all: every one the JVM describes), loop
  * (a duration, 100ms to 7 days: a new file every period, named by
  * vmp_jvmti_loop_path()), keep (with loop: how many of the newest files to
- * keep, 1 to VMP_JVMTI_MAX_KEEP), format (1.2, the default, or 2.0: samples
- * in SAMPLE_BLOCK records, which 1.x readers refuse), times (with format
+ * keep, 1 to VMP_JVMTI_MAX_KEEP), format (2.0, the default: samples in
+ * SAMPLE_BLOCK records, which 1.x readers refuse; or 1.2), times (with format
  * 2.0: ns or us, the unit of sample times; default us when the interval is
  * 10us or more, else ns) and label=KEY:VALUE (repeatable, at most VMP_JVMTI_MAX_LABELS; a
  * later label with the same KEY replaces the earlier one; %XX in KEY or VALUE stands for the byte

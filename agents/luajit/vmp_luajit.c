@@ -126,7 +126,7 @@ static struct {
     atomic_int sampling;
     atomic_int in_handler;
     atomic_int closed;
-    int sample_blocks; /* format=2.0 */
+    unsigned format_major; /* format=1.2: 1; 0 == the writer's default, 2.0 */
 } g;
 
 /* ---- Options ------------------------------------------------------------------ */
@@ -156,7 +156,7 @@ static void parse_options(const char *text)
             g.interval_ns = ns;
         } else if (klen == 6 && memcmp(text, "format", 6) == 0 && vlen == 3 &&
                    (memcmp(val, "1.2", 3) == 0 || memcmp(val, "2.0", 3) == 0)) {
-            g.sample_blocks = memcmp(val, "2.0", 3) == 0;
+            g.format_major = memcmp(val, "2.0", 3) == 0 ? 2 : 1;
         } else if (len > 0) {
             fprintf(stderr, "vmp: option '%.*s' not understood; ignored\n", (int)len, text);
         }
@@ -1172,8 +1172,7 @@ static void open_writer(void)
     meta.n_labels = 4;
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
-    wo.sample_blocks = g.sample_blocks;
-    wo.sample_time_unit_ns = g.interval_ns >= 10000 ? 1000 : 1;
+    wo.format_major = g.format_major; /* times in us from a 10us interval on */
     st = vmp_writer_open(&g.w, g.file, &meta, &wo);
     if (st < 0) {
         g.w = NULL;

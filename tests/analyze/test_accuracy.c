@@ -22,7 +22,7 @@
 
 static const char *simvm;
 static const char *workdir;
-static int blocks; /* write SAMPLE_BLOCKs with times in microseconds (format 2.0) */
+static int blocks; /* format 2.0 (SAMPLE_BLOCKs, times in microseconds); else 1.2 */
 
 static int run_simvm(const char *out,
                      const char *truth,
@@ -51,12 +51,9 @@ static int run_simvm(const char *out,
             NULL,          NULL,          NULL};
         int k = stacks ? 17 : 15; /* 0: the default, random stacks */
         argv[k] = NULL;
-        if (blocks) {
-            argv[k++] = "--blocks";
-            argv[k++] = "--time-unit";
-            argv[k++] = "1000";
-            argv[k] = NULL;
-        }
+        argv[k++] = "--format";
+        argv[k++] = blocks ? "2.0" : "1.2";
+        argv[k] = NULL;
         execv(simvm, argv);
         _exit(127);
     }

@@ -69,6 +69,7 @@ static vmp_record_writer *open_writer(FILE **fp, unsigned min_minor)
     vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
     vmp_record_writer *w = NULL;
     o.min_minor = min_minor;
+    o.format_major = 1; /* the 1.x minors this test is about */
     *fp = tmpfile();
     CHECK(*fp != NULL);
     CHECK(vmp_record_writer_open_fd(&w, fileno(*fp), "test", &o) == VMP_OK);

@@ -63,7 +63,9 @@ static void write_profile(const char *path, const char *separator)
     meta.states = states;
     meta.n_states = 1;
     meta.name_separator = separator;
-    CHECK(vmp_writer_open(&w, path, &meta, NULL) == VMP_OK);
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* the 1.x minor a name separator needs */
+    CHECK(vmp_writer_open(&w, path, &meta, &o) == VMP_OK);
     if (w == NULL)
         return;
     memset(&fn, 0, sizeof fn);

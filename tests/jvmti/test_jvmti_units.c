@@ -51,19 +51,21 @@ static void test_options_all_keys(void)
     CHECK(o.mode == VMP_JVMTI_MODE_WALL);
     CHECK_EQ_U64(o.depth, 64);
     CHECK_STR(warn, "");
-    /* format=2.0: samples in SAMPLE_BLOCKs; their times in us from a 10us
-     * interval on, unless times= says (spec.md §5.14, §5.1 key 19) */
-    CHECK(vmp_jvmti__parse_options(&o, "", 7, warn, sizeof warn) == 0 && !o.sample_blocks);
+    /* format=2.0, the default: samples in SAMPLE_BLOCKs; their times in us
+     * from a 10us interval on, unless times= says (spec.md §5.14, §5.1 key
+     * 19); format=1.2 for older readers */
+    CHECK(vmp_jvmti__parse_options(&o, "", 7, warn, sizeof warn) == 0 && o.format_major == 2 &&
+          vmp_jvmti__time_unit(&o) == 1000);
     CHECK(vmp_jvmti__parse_options(&o, "format=2.0", 7, warn, sizeof warn) == 0 &&
-          o.sample_blocks && vmp_jvmti__time_unit(&o) == 1000);
+          o.format_major == 2 && vmp_jvmti__time_unit(&o) == 1000);
     CHECK(vmp_jvmti__parse_options(&o, "format=2.0,interval=5us", 7, warn, sizeof warn) == 0 &&
           vmp_jvmti__time_unit(&o) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "format=2.0,times=ns", 7, warn, sizeof warn) == 0 &&
           vmp_jvmti__time_unit(&o) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "format=1.2,times=us", 7, warn, sizeof warn) == 0 &&
-          !o.sample_blocks && vmp_jvmti__time_unit(&o) == 1000);
+          o.format_major == 1 && vmp_jvmti__time_unit(&o) == 1000);
     CHECK(vmp_jvmti__parse_options(&o, "format=3,times=ps", 7, warn, sizeof warn) == 2 &&
-          !o.sample_blocks && strstr(warn, "format '3'") != NULL &&
+          o.format_major == 2 && strstr(warn, "format '3'") != NULL &&
           strstr(warn, "times 'ps'") != NULL);
 }
 

@@ -269,6 +269,7 @@ static void test_round_trip(void)
     static vmp_record written[MAX];
     char path[] = "/tmp/vmp-registry-XXXXXX";
     vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* every record as it is, SAMPLEs too */
     vmp_record_writer *w = NULL;
     vmp_reader *r = NULL;
     vmp_record rec;

@@ -505,32 +505,33 @@ static long size_of(const char *file)
     return n;
 }
 
-/* Format 2.0 (spec §5.14): filter and merge write the input's format (the
- * newest input's), --format chooses; every way round keeps the profile, and
- * the 2.0 file is the smaller.  import --format 2.0 likewise. */
+/* Format 2.0 (spec §5.14): filter and merge write 2.0 unless --format 1.2
+ * says; every way round keeps the profile, and the 2.0 file is the smaller.
+ * import likewise. */
 static void test_formats(void)
 {
     sig x, y;
-    CHECK(run("'%s' --seed 3 --samples 20000 --threads 3 --compactions 6 --blocks -o '%s' "
+    CHECK(run("'%s' --seed 3 --samples 20000 --threads 3 --compactions 6 -o '%s' "
               "2>/dev/null",
               simvm, path("a2.vmp")) == 0);
     CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("a2.vmp"), path("a2-all.vmp")) == 0);
     CHECK(run("'%s' filter --format 1.2 '%s' -o '%s'", vmp, path("a2.vmp"), path("a2-12.vmp")) ==
           0);
     CHECK(run("'%s' filter --format 2.0 '%s' -o '%s'", vmp, path("a.vmp"), path("a-20.vmp")) == 0);
-    CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("a.vmp"), path("a-12.vmp")) == 0);
+    CHECK(run("'%s' filter --format 1.2 '%s' -o '%s'", vmp, path("a.vmp"), path("a-12.vmp")) == 0);
     CHECK(major_of(path("a2-all.vmp")) == 2 && major_of(path("a2-12.vmp")) == 1 &&
           major_of(path("a-20.vmp")) == 2 && major_of(path("a-12.vmp")) == 1);
     /* stacks that repeat, as real ones do: the 2.0 file is the smaller, and
      * as small as the in-VM writer's 2.0 file of the same run */
-    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 -o '%s' "
+    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 --format 1.2 "
+              "-o '%s' "
               "2>/dev/null",
               simvm, path("s.vmp")) == 0);
-    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 --blocks "
-              "-o '%s' 2>/dev/null",
+    CHECK(run("'%s' --seed 4 --samples 20000 --threads 3 --stacks 300 --depth 20 "
+              "--time-unit 1 -o '%s' 2>/dev/null",
               simvm, path("s2.vmp")) == 0);
     CHECK(run("'%s' filter --format 2.0 '%s' -o '%s'", vmp, path("s.vmp"), path("s-20.vmp")) == 0);
-    CHECK(run("'%s' filter '%s' -o '%s'", vmp, path("s.vmp"), path("s-12.vmp")) == 0);
+    CHECK(run("'%s' filter --format 1.2 '%s' -o '%s'", vmp, path("s.vmp"), path("s-12.vmp")) == 0);
     CHECK(size_of(path("s-20.vmp")) > 0 && size_of(path("s-20.vmp")) < size_of(path("s-12.vmp")));
     CHECK(size_of(path("s-20.vmp")) * 20 <= size_of(path("s2.vmp")) * 21);
     CHECK(same_report(path("s.vmp"), path("s-20.vmp")));
@@ -544,11 +545,11 @@ static void test_formats(void)
         sig_free(&y);
     }
     sig_free(&x);
-    /* merge: 2.0 when an input is */
+    /* merge: 2.0 unless asked */
     CHECK(run("'%s' merge '%s' '%s' -o '%s'", vmp, path("a2.vmp"), path("b.vmp"),
               path("a2b.vmp")) == 0);
-    CHECK(run("'%s' merge '%s' '%s' -o '%s'", vmp, path("a.vmp"), path("b.vmp"), path("ab1.vmp")) ==
-          0);
+    CHECK(run("'%s' merge --format 1.2 '%s' '%s' -o '%s'", vmp, path("a.vmp"), path("b.vmp"),
+              path("ab1.vmp")) == 0);
     CHECK(major_of(path("a2b.vmp")) == 2 && major_of(path("ab1.vmp")) == 1);
     check_valid(path("a2b.vmp"));
     sig_files(&x, path("ab1.vmp"), NULL, NULL);
@@ -562,9 +563,9 @@ static void test_formats(void)
     CHECK(same_report(path("ab1.vmp"), path("a2b-12.vmp")));
     /* import */
     CHECK(run("'%s' pprof '%s' -o '%s'", vmp, path("a.vmp"), path("a.pb.gz")) == 0);
-    CHECK(run("'%s' import '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp.vmp")) == 0);
-    CHECK(run("'%s' import --format 2.0 '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp2.vmp")) ==
+    CHECK(run("'%s' import --format 1.2 '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp.vmp")) ==
           0);
+    CHECK(run("'%s' import '%s' -o '%s'", vmp, path("a.pb.gz"), path("a-imp2.vmp")) == 0);
     CHECK(major_of(path("a-imp.vmp")) == 1 && major_of(path("a-imp2.vmp")) == 2);
     check_valid(path("a-imp2.vmp"));
     CHECK(same_report(path("a-imp.vmp"), path("a-imp2.vmp")));

@@ -198,6 +198,7 @@ int main(void)
 {
     const char *path = "stress_sample.vmp";
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.ring_slots = 2048;
     o.chunk_bytes = 64 * 1024;
     o.max_depth = 32;

@@ -2,10 +2,11 @@
 """Samples written in SAMPLE_BLOCK records (format 2.0, spec.md §5.14) read
 as the same samples written as SAMPLE records (1.2).
 
-vmp-simvm writes each program twice, as 1.2 and with --blocks (times in ns):
+vmp-simvm writes each program as 1.2 and as 2.0 with times in ns:
 every view must be byte for byte the same (report json and csv, folded
-stacks with every option, pprof, speedscope).  With --time-unit 1000 (times
-in microseconds) everything but the times is the same.  Prints the bytes
+stacks with every option, pprof, speedscope).  As 2.0 with its default
+time unit (microseconds, at simvm's 1 ms interval) everything but the times
+is the same.  Prints the bytes
 per sample of each (a figure, not a check; bench/run measures them).
 
 usage: test_blocks.py VMP SIMVM WORKDIR
@@ -60,9 +61,9 @@ PROGRAMS = [["--seed", "5", "--samples", "30000", "--stacks", "300", "--compacti
              "--zone-size", "65536", "--depth", "12", "--blame"],
             ["--seed", "7", "--samples", "20000", "--threads", "6", "--compactions", "8"]]
 for k, prog in enumerate(PROGRAMS):
-    a = simvm("p%d-records.vmp" % k, *prog)
-    b = simvm("p%d-blocks.vmp" % k, *prog, "--blocks")
-    c = simvm("p%d-blocks-us.vmp" % k, *prog, "--blocks", "--time-unit", "1000")
+    a = simvm("p%d-records.vmp" % k, *prog, "--format", "1.2")
+    b = simvm("p%d-blocks.vmp" % k, *prog, "--time-unit", "1")
+    c = simvm("p%d-blocks-us.vmp" % k, *prog)
     for f in (a, b, c):
         vmp("validate", f)
     n = samples_of(a)

@@ -1073,9 +1073,11 @@ static void usage(FILE *f)
                "                    from --seed,\n"
                "                    run it with this PRNG seed: runs of one program that\n"
                "                    differ only by noise (default: --seed alone)\n"
-               "  --blocks          write the samples in SAMPLE_BLOCK records (format 2.0)\n"
-               "  --time-unit NS    with --blocks: the unit of the blocks' sample times\n"
-               "                    (default 1; 1000: microseconds)\n"
+               "  --format 1.2|2.0  the file's format (default 2.0: samples in SAMPLE_BLOCK\n"
+               "                    records)\n"
+               "  --time-unit NS    with format 2.0: the unit of the blocks' sample times\n"
+               "                    (default: the writer's, 1000 (microseconds) at\n"
+               "                    intervals of 10us or more, else 1)\n"
                "  --slow FUNCTION:PCT\n"
                "                    make FUNCTION (a name as `vmp report` prints it) PCT%%\n"
                "                    more expensive: each sample executing in it is taken\n"
@@ -1184,8 +1186,9 @@ int main(int argc, char **argv)
     vmp_symbol_desc syms[N_CSYMS];
     char tname[32];
     double compile_rate;
-    int ai, blame = 0, have_run_seed = 0, blocks = 0;
-    uint64_t time_unit = 1;
+    int ai, blame = 0, have_run_seed = 0;
+    unsigned format_major = 2;
+    uint64_t time_unit = 0;
     uint64_t run_seed = 0;
     const char *slow = NULL;
     const char *labels[2 * (MAX_LABELS + 2)] = {"benchmark", "simulated", "mode", "test"};
@@ -1200,8 +1203,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--blame") == 0) {
             blame = 1;
             continue;
-        } else if (strcmp(a, "--blocks") == 0) {
-            blocks = 1;
+        } else if (strcmp(a, "--format") == 0 && ai + 1 < argc &&
+                   (strcmp(argv[ai + 1], "1.2") == 0 || strcmp(argv[ai + 1], "2.0") == 0)) {
+            format_major = strcmp(argv[++ai], "2.0") == 0 ? 2 : 1;
             continue;
         } else if (strcmp(a, "--time-unit") == 0) {
             dst = &time_unit;
@@ -1306,7 +1310,7 @@ int main(int argc, char **argv)
     opts.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
     opts.max_depth = (uint32_t)max_depth;
     opts.chunk_bytes = 64 * 1024;
-    opts.sample_blocks = blocks;
+    opts.format_major = format_major;
     opts.sample_time_unit_ns = time_unit;
     opts.ring_slots = 2 * FLUSH_EVERY;
     vclock = 1000;

@@ -61,6 +61,7 @@ static uint64_t fake_clock(void *ud)
 static vmp_writer_options det_options(size_t chunk_bytes)
 {
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.chunk_bytes = chunk_bytes;
     o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
     o.clock = fake_clock;
@@ -872,6 +873,7 @@ static void test_sample_preserves_errno_and_counts_drops(void)
 {
     const char *path = tmp_path("full.vmp");
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.ring_slots = 4;
     vmp_writer *w = NULL;
     CHECK(vmp_writer_open(&w, path, NULL, &o) == VMP_OK);
@@ -904,6 +906,7 @@ static void test_old_chunks_close_by_age(void)
 {
     const char *path = tmp_path("age.vmp");
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.chunk_age_ms = 20;
     o.no_seek_table = 1;
     vmp_writer *w = NULL;
@@ -1025,6 +1028,7 @@ static void test_loaded_modules_resolve_their_symbols(void)
 {
     const char *path = tmp_path("modules.vmp");
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.chunk_bytes = 64 * 1024;
     vmp_writer *w = NULL;
     CHECK(vmp_writer_open(&w, path, NULL, &o) == VMP_OK);

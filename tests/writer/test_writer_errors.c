@@ -46,6 +46,7 @@ static void test_file_size_limit_stops_output(void)
     lim = old;
     lim.rlim_cur = 64 * 1024;
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
     o.chunk_bytes = 8 * 1024;
     o.ring_slots = 1u << 15;
     vmp_writer *w = NULL;
@@ -94,7 +95,9 @@ static void test_closed_descriptor_stops_output(void)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0);
     vmp_writer *w = NULL;
-    CHECK(vmp_writer_open_fd(&w, fd, NULL, NULL) == VMP_OK);
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    o.format_major = 1; /* SAMPLE records, which the test decoder reads one by one */
+    CHECK(vmp_writer_open_fd(&w, fd, NULL, &o) == VMP_OK);
     if (!w)
         return;
     unsigned x = 7;

@@ -54,6 +54,7 @@ static void write_file(const char *path, uint64_t *ids)
     vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
     o.clock = fake_clock;
     o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.format_major = 1; /* every sample field as a SAMPLE record holds it */
     vmp_writer *w = NULL;
     CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
     if (!w)
@@ -582,7 +583,7 @@ static void test_lazy_code_maps_resolve_alike(void)
         objects += rec.type == VMP_REC_CODE_OBJECT;
     }
     vmp_reader_get_info(r, &info);
-    CHECK_EQ_U64(info.format_minor, 2);
+    CHECK_EQ_U64(info.format_major, 2); /* the default, which holds CODE_MAP */
     vmp_reader_close(r);
     printf("lazy_code_maps: %llu CODE_MAP records for %llu code objects, %llu of %llu functions\n",
            (unsigned long long)maps, (unsigned long long)objects, (unsigned long long)n_lazy,
@@ -715,7 +716,7 @@ static void write_blocks(const char *path, int blocks)
     o.clock = fake_clock;
     o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
     o.chunk_bytes = 2048;
-    o.sample_blocks = blocks;
+    o.format_major = blocks ? 2 : 1;
     o.sample_time_unit_ns = 1000;
     CHECK(vmp_writer_open(&w, path, &m, &o) == VMP_OK);
     if (!w)

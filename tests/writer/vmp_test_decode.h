@@ -3,6 +3,8 @@
  * vmp_test_decode.h - an independent decoder of vmp files for the writer's
  * tests, built on zstd and libcbor only (spec.md §3, §4, §5, §6).  It checks
  * the container rules as it goes and keeps every record as its CBOR map.
+ * A SAMPLE_BLOCK (format 2.0, §5.14) stays one map: its samples are not
+ * counted or timed here, so tests of samples write format 1.x.
  */
 #ifndef VMP_TEST_DECODE_H
 #define VMP_TEST_DECODE_H
@@ -156,8 +158,8 @@ static inline int td_load_mem(td_file *f, const uint8_t *d, size_t size)
 {
     memset(f, 0, sizeof *f);
     if (size < 24 || td_u32le(d) != VMP_FILE_FRAME_MAGIC || td_u32le(d + 4) < 16 ||
-        memcmp(d + 8, VMP_MAGIC, VMP_MAGIC_SIZE) != 0 || d[16] != 1 || d[17] != 0 ||
-        d[18] > VMP_FORMAT_MINOR || /* the minors this project writes */
+        memcmp(d + 8, VMP_MAGIC, VMP_MAGIC_SIZE) != 0 || d[16] < 1 || d[16] > 2 || d[17] != 0 ||
+        d[18] > (d[16] == 1 ? VMP_FORMAT_MINOR : 0) || /* the versions this project writes */
         d[19] != 0 || td_u32le(d + 20) != 0) {
         td_fail(f, "bad file header (R-HDR-1)", 0);
         return -1;
