@@ -579,6 +579,8 @@ static int cursor_to(vmp_analysis *a, uint64_t gen)
 static int placements_at(vmp_analysis *a, gen_index *g, uint64_t gen)
 {
     size_t i;
+    if (a->hist.n == 0) /* no code placed (yet the generation moved) */
+        return 0;
     if (a->hist.unordered)
         return replay_history(a, g, gen);
     if (cursor_to(a, gen))
