@@ -318,6 +318,34 @@ block_fail(vmp_reader *r, const char *rule, const char *fmt, ...)
                             r->chunk_index, r->blk_start, msg);
 }
 
+/* Allocate the context pages that hold ids `first` to `last` (1-based,
+ * within the limit): the page table grows to the next power of 2 pages.
+ * Returns 0, or -1 when out of memory. */
+static int grow_context_pages(vmp_reader *r, uint64_t first, uint64_t last)
+{
+    size_t need = (size_t)((last - 1) >> VMP_RD_CTX_PAGE_SHIFT) + 1, p;
+    if (need > r->n_ctx_pages) {
+        size_t n = r->n_ctx_pages ? r->n_ctx_pages : 1;
+        vmp_rd_context **grown;
+        while (n < need)
+            n *= 2;
+        grown = vmp_rd_alloc(r, n * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        if (r->n_ctx_pages > 0)
+            memcpy(grown, r->ctx_pages, r->n_ctx_pages * sizeof *grown);
+        memset(grown + r->n_ctx_pages, 0, (n - r->n_ctx_pages) * sizeof *grown);
+        vmp_rd_free(r, r->ctx_pages, r->n_ctx_pages * sizeof *r->ctx_pages);
+        r->ctx_pages = grown;
+        r->n_ctx_pages = n;
+    }
+    for (p = (size_t)((first - 1) >> VMP_RD_CTX_PAGE_SHIFT); p < need; p++)
+        if (r->ctx_pages[p] == NULL &&
+            (r->ctx_pages[p] = vmp_rd_alloc(r, VMP_RD_CTX_PAGE * sizeof **r->ctx_pages)) == NULL)
+            return -1;
+    return 0;
+}
+
 /* Define the sample contexts of block `b` (spec R-BLK-5): ids from its
  * context_base up, above every id defined before, within the limit. */
 static vmp_status define_contexts(vmp_reader *r, const vmp_rec_sample_block *b)
@@ -340,25 +368,20 @@ static vmp_status define_contexts(vmp_reader *r, const vmp_rec_sample_block *b)
                                 " context %" PRIu64 " is past the contexts limit %" PRIu64,
                                 r->chunk_index, r->blk_start, base - 1 + k, r->max_contexts);
     last = base - 1 + k;
-    if (last > r->ctx_cap) { /* grow to the next power of 2, at most the limit */
-        size_t cap = r->ctx_cap ? r->ctx_cap : 1024;
-        vmp_rd_context *grown;
-        while (cap < last)
-            cap *= 2;
-        if (cap > r->max_contexts)
-            cap = (size_t)r->max_contexts;
-        grown = vmp_rd_alloc(r, cap * sizeof *grown);
-        if (grown == NULL)
-            return vmp_rd_fail(r, VMP_ERR_NOMEM, r->chunk_offset, "out of memory");
-        if (r->ctx_cap > 0)
-            memcpy(grown, r->ctx, r->ctx_cap * sizeof *grown);
-        memset(grown + r->ctx_cap, 0, (cap - r->ctx_cap) * sizeof *grown);
-        vmp_rd_free(r, r->ctx, r->ctx_cap * sizeof *r->ctx);
-        r->ctx = grown;
-        r->ctx_cap = cap;
+    if (grow_context_pages(r, base, last) < 0)
+        return vmp_rd_fail(r, VMP_ERR_NOMEM, r->chunk_offset, "out of memory");
+    /* the ids skipped before base (R-BLK-5 allows gaps) read as undefined */
+    for (i = r->ctx_last; i < base - 1; i = (i | (VMP_RD_CTX_PAGE - 1)) + 1) {
+        vmp_rd_context *page = r->ctx_pages[i >> VMP_RD_CTX_PAGE_SHIFT];
+        uint64_t end = (i | (VMP_RD_CTX_PAGE - 1)) + 1;
+        if (end > base - 1)
+            end = base - 1;
+        if (page != NULL)
+            memset(page + (i & (VMP_RD_CTX_PAGE - 1)), 0, (size_t)(end - i) * sizeof *page);
     }
     for (i = 0; i < k; i++) {
-        vmp_rd_context *c = &r->ctx[base - 1 + i];
+        uint64_t id = base - 1 + i;
+        vmp_rd_context *c = &r->ctx_pages[id >> VMP_RD_CTX_PAGE_SHIFT][id & (VMP_RD_CTX_PAGE - 1)];
         c->stack = b->contexts[3 * i];
         c->state = b->contexts[3 * i + 1];
         c->pc = b->contexts[3 * i + 2];
@@ -366,6 +389,14 @@ static vmp_status define_contexts(vmp_reader *r, const vmp_rec_sample_block *b)
     }
     r->ctx_last = last;
     return VMP_OK;
+}
+
+/* Context `id` (1 to ctx_last), or NULL when it was skipped. */
+static inline const vmp_rd_context *context_at(const vmp_reader *r, uint64_t id)
+{
+    const vmp_rd_context *page = r->ctx_pages[(id - 1) >> VMP_RD_CTX_PAGE_SHIFT];
+    page = page ? page + ((id - 1) & (VMP_RD_CTX_PAGE - 1)) : NULL;
+    return page && page->defined ? page : NULL;
 }
 
 /* Check the block just decoded into rec (spec R-BLK-2) and make it the
@@ -432,6 +463,7 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     uint64_t mag, time;
     uint64_t unit = r->time_unit ? r->time_unit : 1, v;
     vmp_rec_sample *s = &rec->u.sample;
+    const vmp_rd_context *c;
     int step, undefined = 0;
 
     d = b->times[i];
@@ -461,13 +493,16 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
 #if defined(__GNUC__)
     /* the contexts of later samples: random reads into a table larger than
      * the caches, started early */
-    if (i + 8 < b->n_context && b->context[i + 8] - 1 < r->ctx_cap)
-        __builtin_prefetch(&r->ctx[b->context[i + 8] - 1]);
+    if (i + 8 < b->n_context && b->context[i + 8] - 1 < r->ctx_last) {
+        const vmp_rd_context *page = r->ctx_pages[(b->context[i + 8] - 1) >> VMP_RD_CTX_PAGE_SHIFT];
+        if (page)
+            __builtin_prefetch(page + ((b->context[i + 8] - 1) & (VMP_RD_CTX_PAGE - 1)));
+    }
 #endif
-    if (v != 0 && v <= r->ctx_cap && r->ctx[v - 1].defined) { /* R-BLK-5 */
-        s->stack = r->ctx[v - 1].stack;
-        s->state = r->ctx[v - 1].state;
-        s->pc = r->ctx[v - 1].pc;
+    if (v != 0 && v <= r->ctx_last && (c = context_at(r, v)) != NULL) { /* R-BLK-5 */
+        s->stack = c->stack;
+        s->state = c->state;
+        s->pc = c->pc;
         s->has_pc = s->pc != 0;
     } else if (v != 0) { /* not defined: no stack, no pc (R-ID-6) */
         r->info.undefined_contexts++;
@@ -688,7 +723,9 @@ void vmp_reader_close(vmp_reader *r)
     vmp_rd_zstd_free(r);
     vmp_rd_arena_free(r);
     vmp_rd_free(r, r->content, r->content_cap);
-    vmp_rd_free(r, r->ctx, r->ctx_cap * sizeof *r->ctx);
+    for (size_t p = 0; p < r->n_ctx_pages; p++)
+        vmp_rd_free(r, r->ctx_pages[p], VMP_RD_CTX_PAGE * sizeof **r->ctx_pages);
+    vmp_rd_free(r, r->ctx_pages, r->n_ctx_pages * sizeof *r->ctx_pages);
     vmp_rd_free(r, r->inbuf, r->inbuf_size);
     vmp_rd_free(r, r->skip_stack, (size_t)r->max_nesting * sizeof(uint64_t));
     if (r->name_size > 0)

@@ -44,6 +44,9 @@ typedef struct vmp_rd_context {
     uint64_t stack, state, pc, defined;
 } vmp_rd_context;
 
+#define VMP_RD_CTX_PAGE_SHIFT 12
+#define VMP_RD_CTX_PAGE       ((uint64_t)1 << VMP_RD_CTX_PAGE_SHIFT) /* contexts a page */
+
 typedef struct vmp_rd_block {
     struct vmp_rd_block *next;
     size_t size; /* usable bytes after the header */
@@ -102,10 +105,14 @@ struct vmp_reader {
     size_t blk_next, blk_pc, blk_failed; /* next sample; next pair of blk.pcs, blk.failed */
     size_t blk_start;                    /* the block's offset in the chunk's content */
     uint64_t time_unit;                  /* the HEADER's sample_time_unit (0 read as 1) */
-    /* the file's sample contexts (R-BLK-5): id c at ctx[c - 1], ctx_cap entries
-     * allocated, ids up to ctx_last defined or skipped */
-    vmp_rd_context *ctx;
-    size_t ctx_cap;
+    /* the file's sample contexts (R-BLK-5), in pages of VMP_RD_CTX_PAGE: id c
+     * at ctx_pages[(c - 1) / VMP_RD_CTX_PAGE][(c - 1) % VMP_RD_CTX_PAGE];
+     * ids up to ctx_last defined or skipped (a skipped id's page is NULL or
+     * says it undefined); the entries past ctx_last are not initialized.
+     * Pages, not one array that grows, so that no context is copied or
+     * cleared twice. */
+    vmp_rd_context **ctx_pages;
+    size_t n_ctx_pages;
     uint64_t ctx_last;
     char warning[512]; /* vmp_reader_warning(): "" when none */
 

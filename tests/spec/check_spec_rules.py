@@ -674,6 +674,19 @@ case("block-context-undefined", ["R-BLK-5", "R-ID-6"], [header(sample_time_unit=
                                    sample(thread=0), sample(stack=1, pc=0x1234, thread=0)],
                                   major=2)),
 ], major=2)
+# an id skipped below a later block's context_base is as undefined as one
+# past the last (the reader keeps contexts in pages: a skipped id can lie on
+# a page that holds defined ones)
+case("block-context-skipped", ["R-BLK-5", "R-ID-6"], [header(sample_time_unit=1000),
+     rec(NODE, id=1, pc=0x1010), CTX1,
+     rec(BLOCK, times=[1, 1], contexts=[1, 1, 0x1010], context_base=9, context=[5, 9])], [
+    (["validate"], fails_with("R-BLK-5", "names a sample context that is not defined")),
+    (["flame", "--state"], SameAs([header(sample_time_unit=1000), rec(NODE, id=1, pc=0x1010),
+                                   sample(stack=1, state=1, thread=0),
+                                   sample(stack=1, pc=0x1234, thread=0),
+                                   sample(thread=0), sample(stack=1, state=1, pc=0x1010, thread=0)],
+                                  major=2)),
+], major=2)
 
 # R-HDR-3: a 1.x file and a 2.0 file of the same records read alike.
 case("major-2-reads-as-1", ["R-HDR-3", "R-BLK-4"], AS_SAMPLES, [
