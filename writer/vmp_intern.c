@@ -25,6 +25,7 @@ int vmp_intern__init(vmp_intern *t)
     t->cache_slots = VMP_STACK_CACHE_SLOTS;
     t->cache_lookups = 0;
     t->cache_evictions = 0;
+    t->cache_uses = 0;
     return t->tab ? 0 : -1;
 }
 
@@ -139,16 +140,26 @@ static int cache_alloc(vmp_intern *t, size_t slots)
 static void cache_store(
     vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf)
 {
-    size_t set = (size_t)hash & (t->cache_slots / 2 - 1);
-    size_t way = t->cache[2 * set].lru;
-    size_t slot = 2 * set + way;
+    size_t first =
+               ((size_t)hash & (t->cache_slots / VMP_STACK_CACHE_WAYS - 1)) * VMP_STACK_CACHE_WAYS,
+           slot = first;
+    /* an empty way, else the least recently used */
+    for (size_t way = 0; way < VMP_STACK_CACHE_WAYS; way++) {
+        const vmp_stack_cache_entry *e = &t->cache[first + way];
+        if (!e->leaf) {
+            slot = first + way;
+            break;
+        }
+        if ((uint32_t)(t->cache_uses - e->used) > (uint32_t)(t->cache_uses - t->cache[slot].used))
+            slot = first + way;
+    }
     vmp_stack_cache_entry *c = &t->cache[slot];
     if (c->leaf)
         t->cache_evictions++;
     c->hash = hash;
     c->leaf = leaf;
     c->depth = depth;
-    t->cache[2 * set].lru = (uint32_t)(1 - way);
+    c->used = ++t->cache_uses;
     memcpy(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames, depth * sizeof *frames);
 }
 
@@ -187,15 +198,14 @@ uint64_t vmp_intern__stack_find(vmp_intern *t,
         t->cache_lookups = 0;
         t->cache_evictions = 0;
     }
-    size_t set = (size_t)h & (t->cache_slots / 2 - 1);
-    for (size_t way = 0; way < 2; way++) {
-        size_t slot = 2 * set + way;
-        const vmp_stack_cache_entry *c = &t->cache[slot];
+    size_t first = ((size_t)h & (t->cache_slots / VMP_STACK_CACHE_WAYS - 1)) * VMP_STACK_CACHE_WAYS;
+    for (size_t slot = first; slot < first + VMP_STACK_CACHE_WAYS; slot++) {
+        vmp_stack_cache_entry *c = &t->cache[slot];
         /* vmp_frame has no padding: equal bytes are equal frames */
         if (c->leaf && c->hash == h && c->depth == depth &&
             memcmp(t->cache_frames + slot * VMP_STACK_CACHE_DEPTH, frames,
                    depth * sizeof *frames) == 0) {
-            t->cache[2 * set].lru = (uint32_t)(1 - way);
+            c->used = ++t->cache_uses;
             return c->leaf;
         }
     }

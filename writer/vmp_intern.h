@@ -21,7 +21,7 @@ typedef struct vmp_intern_entry {
 } vmp_intern_entry;
 
 /* The stack cache: whole stacks (frames compared exactly) -> leaf node id,
- * two-way set-associative with LRU replacement, so that a stack seen before
+ * four-way set-associative with LRU replacement, so that a stack seen before
  * costs one hash and one compare instead of a table probe per frame.
  * Entries are never stale: node ids are never reassigned.
  * It starts with VMP_STACK_CACHE_SLOTS slots and doubles, up to
@@ -31,17 +31,18 @@ typedef struct vmp_intern_entry {
  * slots does not count).  A slot holds
  * VMP_STACK_CACHE_DEPTH frames of 16 bytes: 4 MiB at the start, 16 MiB at
  * most, touched only as slots fill. */
-#define VMP_STACK_CACHE_SLOTS       4096u  /* power of 2: SLOTS / 2 sets of 2 ways */
+#define VMP_STACK_CACHE_WAYS        4u     /* slots of a set */
+#define VMP_STACK_CACHE_SLOTS       4096u  /* power of 2: SLOTS / WAYS sets */
 #define VMP_STACK_CACHE_MAX_SLOTS   16384u /* power of 2 */
 #define VMP_STACK_CACHE_DEPTH       64u    /* deeper stacks bypass the cache */
 #define VMP_STACK_CACHE_WINDOW      8192u
-#define VMP_STACK_CACHE_EVICT_SHIFT 6u
+#define VMP_STACK_CACHE_EVICT_SHIFT 8u
 
 typedef struct vmp_stack_cache_entry {
     uint64_t hash;
     uint64_t leaf; /* 0 == empty */
     uint32_t depth;
-    uint32_t lru; /* way 0 of a set: the way to replace next (0 or 1) */
+    uint32_t used; /* the cache's use count at its last use (LRU) */
 } vmp_stack_cache_entry;
 
 typedef struct vmp_intern {
@@ -54,6 +55,7 @@ typedef struct vmp_intern {
     size_t cache_slots;           /* power of 2 */
     uint32_t cache_lookups;       /* in the current window */
     uint32_t cache_evictions;     /* in the current window */
+    uint32_t cache_uses;          /* hits and stores, ever (wraps) */
 } vmp_intern;
 
 int vmp_intern__init(vmp_intern *t);
