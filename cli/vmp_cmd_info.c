@@ -82,6 +82,9 @@ typedef struct summary {
     uint64_t code_maps;
     thread_info *threads; /* sorted by id */
     size_t n_threads, cap_threads;
+    /* where a thread id last was in `threads` (index + 1; 0 == not known),
+     * by the id's low bits: a sample's thread without a search */
+    size_t thread_hint[64];
 } summary;
 
 static char *dup_str(const vmp_str *s, size_t *len_out)
@@ -97,10 +100,15 @@ static char *dup_str(const vmp_str *s, size_t *len_out)
 
 static thread_info *thread_get(summary *sum, uint64_t id)
 {
-    size_t lo = vmp_lower_bound(sum->threads, sum->n_threads, sizeof *sum->threads,
-                                offsetof(thread_info, id), id);
-    if (lo < sum->n_threads && sum->threads[lo].id == id)
+    size_t *hint = &sum->thread_hint[(id ^ id >> 6) & 63], lo;
+    if (*hint && sum->threads[*hint - 1].id == id)
+        return &sum->threads[*hint - 1];
+    lo = vmp_lower_bound(sum->threads, sum->n_threads, sizeof *sum->threads,
+                         offsetof(thread_info, id), id);
+    if (lo < sum->n_threads && sum->threads[lo].id == id) {
+        *hint = lo + 1;
         return &sum->threads[lo];
+    }
     if (sum->n_threads == sum->cap_threads) {
         size_t cap = sum->cap_threads ? sum->cap_threads * 2 : 16;
         thread_info *p = realloc(sum->threads, cap * sizeof *p);
@@ -111,6 +119,7 @@ static thread_info *thread_get(summary *sum, uint64_t id)
     }
     memmove(&sum->threads[lo + 1], &sum->threads[lo], (sum->n_threads - lo) * sizeof *sum->threads);
     sum->n_threads++;
+    memset(sum->thread_hint, 0, sizeof sum->thread_hint); /* the entries moved */
     memset(&sum->threads[lo], 0, sizeof sum->threads[lo]);
     sum->threads[lo].id = id;
     return &sum->threads[lo];
