@@ -154,6 +154,19 @@ typedef struct name_group {
     int hidden;
 } name_group;
 
+/* One resolved sample of the sample cache (vmp_resolve.c): the stack, leaf
+ * frame and code id that a sample of node `node`, pc `pc` (`flags`: has a
+ * pc, failed) at generation `gen` resolved to, in epoch `epoch` with
+ * `forgets` forgettings by address. */
+typedef struct sample_slot {
+    uint64_t node, pc, gen, code;
+    uint32_t flags; /* SLOT_USED | SLOT_HAS_PC | SLOT_FAILED */
+    uint32_t epoch, forgets;
+    uint32_t stack, leaf;
+} sample_slot;
+
+#define SAMPLE_SLOTS 16384u /* a power of two */
+
 typedef struct snode {
     uint64_t parent, value;
     uint64_t bcpc;
@@ -268,6 +281,11 @@ struct vmp_analysis {
      * memo made before holds if none of its frames' blocks was */
     uint32_t forgets;
     uint32_t forgot[TOUCH_BITS];
+
+    /* Samples resolved, direct-mapped by (node, pc, generation): a sample
+     * like one before it, with nothing forgotten since, costs one lookup
+     * (allocated with the first sample). */
+    sample_slot *sample_slots;
 
     uint32_t *chain; /* scratch for stack resolution */
     size_t cap_chain;

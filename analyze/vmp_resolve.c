@@ -12,6 +12,7 @@
  * resolved address or function shows makes them forgotten (vmp_forget.c): a
  * sample resolves with the records before it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmp_analysis_int.h"
@@ -344,41 +345,12 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
     return base;
 }
 
-vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
-                                       const vmp_rec_sample *s,
-                                       int failed,
-                                       vmp_asample *out)
+/* The stack, leaf frame and code id of sample `s` at `gen` (the fields
+ * vmp_analysis_resolve_sample() does not copy from the sample). */
+static vmp_status resolve_uncached(
+    vmp_analysis *a, const vmp_rec_sample *s, int failed, uint64_t gen, vmp_asample *out)
 {
-    uint64_t gen;
     uint32_t ni;
-    vmp_rec_sample leaf_pc;
-    if (!a || !s || !out)
-        return VMP_ERR_INVALID_ARG;
-    /* spec R-BLK-3: a block's sample without a pc of its own ran at its
-     * innermost node's address when that is a machine frame */
-    if (s->pc_is_leaf && !s->has_pc && !failed && s->stack && (ni = node_index(a, s->stack)) != 0 &&
-        !a->nodes[ni - 1].is_function) {
-        leaf_pc = *s;
-        leaf_pc.pc = a->nodes[ni - 1].value;
-        leaf_pc.has_pc = 1;
-        s = &leaf_pc;
-    }
-    gen =
-        (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation : s->generation;
-    memset(out, 0, sizeof *out);
-    out->time_ns = s->time_ns;
-    out->thread = s->thread;
-    out->generation = s->generation;
-    out->weight = s->weight; /* spec R-SMP-4: weight 0 counts 0 samples */
-    out->pc = s->pc;
-    out->has_pc = s->has_pc;
-    out->blame = s->blame;
-    out->state = s->state > UINT32_MAX ? UINT32_MAX : (uint32_t)s->state;
-    out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
-    out->failed = failed ? 1 : 0;
-    if (!a->any_sample || gen > a->max_sample_gen)
-        a->max_sample_gen = gen;
-    a->any_sample = 1;
     if (!failed && s->stack && (ni = node_index(a, s->stack)) != 0) {
         const snode *n = &a->nodes[ni - 1];
         if (s->has_pc && n->is_function) {
@@ -392,6 +364,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
                     return VMP_ERR_NOMEM;
             }
             n = &a->nodes[ni - 1];
+            a->stats.cache_misses++; /* the innermost node resolved */
             fr = combined_leaf(a, n, s->pc, gen);
             out->stack = fr ? vmp_analysis__intern_stack(a, base, fr) : 0;
         } else {
@@ -420,6 +393,88 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
         out->code = sp ? a->codes[sp->obj].id : 0;
     }
     return VMP_OK;
+}
+
+#define SLOT_USED   1u
+#define SLOT_HAS_PC 2u
+#define SLOT_FAILED 4u
+
+vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
+                                       const vmp_rec_sample *s,
+                                       int failed,
+                                       vmp_asample *out)
+{
+    uint64_t gen, pc;
+    uint32_t ni, flags;
+    vmp_rec_sample leaf_pc;
+    sample_slot *slot = NULL;
+    vmp_status st;
+    if (!a || !s || !out)
+        return VMP_ERR_INVALID_ARG;
+    ni = s->stack ? node_index(a, s->stack) : 0;
+    /* spec R-BLK-3: a block's sample without a pc of its own ran at its
+     * innermost node's address when that is a machine frame */
+    if (s->pc_is_leaf && !s->has_pc && !failed && ni && !a->nodes[ni - 1].is_function) {
+        leaf_pc = *s;
+        leaf_pc.pc = a->nodes[ni - 1].value;
+        leaf_pc.has_pc = 1;
+        s = &leaf_pc;
+    }
+    gen =
+        (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation : s->generation;
+    memset(out, 0, sizeof *out);
+    out->time_ns = s->time_ns;
+    out->thread = s->thread;
+    out->generation = s->generation;
+    out->weight = s->weight; /* spec R-SMP-4: weight 0 counts 0 samples */
+    out->pc = s->pc;
+    out->has_pc = s->has_pc;
+    out->blame = s->blame;
+    out->state = s->state > UINT32_MAX ? UINT32_MAX : (uint32_t)s->state;
+    out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
+    out->failed = failed ? 1 : 0;
+    if (!a->any_sample || gen > a->max_sample_gen)
+        a->max_sample_gen = gen;
+    a->any_sample = 1;
+
+    /* A sample with a pc resolves like an earlier one of the same node, pc
+     * and generation while nothing was forgotten since: every record that
+     * changes a resolution forgets (vmp_forget.c), and a node, once
+     * defined, never changes (an undefined one may be defined later: not
+     * cached).  (A sample without a pc, or whose pc is its node's, needs
+     * its node's memo alone.) */
+    flags = SLOT_USED | (s->has_pc ? SLOT_HAS_PC : 0) | (failed ? SLOT_FAILED : 0);
+    pc = s->has_pc ? s->pc : 0;
+    if (s->has_pc && (ni ? a->nodes[ni - 1].is_function : !s->stack)) {
+        uint64_t h = vmp_hash64(s->stack ^ vmp_hash64(pc ^ gen * 0x9E3779B97F4A7C15ull));
+        if (!a->sample_slots) {
+            if (!(a->sample_slots = calloc(SAMPLE_SLOTS, sizeof *a->sample_slots)))
+                return VMP_ERR_NOMEM;
+            a->stats.memory_bytes += SAMPLE_SLOTS * sizeof *a->sample_slots;
+        }
+        slot = &a->sample_slots[h & (SAMPLE_SLOTS - 1)];
+        if (slot->flags == flags && slot->node == s->stack && slot->pc == pc && slot->gen == gen &&
+            slot->epoch == a->epoch && slot->forgets == a->forgets) {
+            out->stack = slot->stack;
+            out->leaf = slot->leaf;
+            out->code = slot->code;
+            a->stats.cache_hits++;
+            return VMP_OK;
+        }
+    }
+    st = resolve_uncached(a, s, failed, gen, out);
+    if (st == VMP_OK && slot) {
+        slot->node = s->stack;
+        slot->pc = pc;
+        slot->gen = gen;
+        slot->flags = flags;
+        slot->epoch = a->epoch;
+        slot->forgets = a->forgets;
+        slot->stack = out->stack;
+        slot->leaf = out->leaf;
+        slot->code = out->code;
+    }
+    return st;
 }
 
 /* ---- feeding ---------------------------------------------------------------------------- */

@@ -496,6 +496,96 @@ static void test_resolved_stacks_outlive_unrelated_changes(void)
     vmp_analysis_free(a);
 }
 
+/* A sample with a pc (a symbolic innermost node and the pc it ran at, or a
+ * pc alone) is resolved once per (node, pc, generation): the same sample
+ * again is one lookup (counted), a sample at a generation where its code
+ * moved is resolved again, and a record that changes what its pc shows
+ * makes it resolve again. */
+static void test_samples_with_pcs_resolved_once(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r, smp;
+    vmp_asample s;
+    vmp_analysis_stats stats;
+    uint32_t first;
+    char buf[128];
+    int is_sample = 0;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    setup(a); /* code 1 of Foo>>bar at 0x1000..0x1100 */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 1;
+    r.u.stack_node.is_function = 1;
+    r.u.stack_node.function = 1;
+    CHECK(feed(a, &r) == VMP_OK);
+    memset(&smp, 0, sizeof smp);
+    smp.type = VMP_REC_SAMPLE;
+    smp.u.sample.stack = 1;
+    smp.u.sample.pc = 0x1050;
+    smp.u.sample.has_pc = 1;
+
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && is_sample);
+    first = s.stack;
+    CHECK_EQ_U64(s.code, 1);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "Foo>>bar 5->5");
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    CHECK_EQ_U64(s.code, 1);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 1);
+    CHECK_EQ_U64(stats.cache_hits, 1);
+
+    /* generation 1 moves code 1 away: the pc is in no code there */
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_MOVE;
+    r.u.code_move.id = 1;
+    r.u.code_move.new_start = 0x3000;
+    r.u.code_move.generation = 1;
+    CHECK(feed(a, &r) == VMP_OK);
+    smp.u.sample.generation = 1;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack != first);
+    CHECK_EQ_U64(s.code, 0);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "Foo>>bar");
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 2);
+
+    /* generation 0 still sees the code where it was, by one lookup */
+    smp.u.sample.generation = 0;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && s.stack == first);
+    CHECK_EQ_U64(s.code, 1);
+    vmp_analysis_get_stats(a, &stats);
+    CHECK_EQ_U64(stats.cache_misses, 2);
+    CHECK_EQ_U64(stats.cache_hits, 2);
+
+    /* a pc alone, in the module's vm::gc::collect(), then a stub placed
+     * over it at generation 0 (spec R-GEN-3): resolved again, to the stub */
+    smp.u.sample.stack = 0;
+    smp.u.sample.pc = 0x400185;
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "vm::gc::collect()");
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "vm::gc::collect()");
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_CODE_OBJECT;
+    r.u.code_object.id = 5;
+    r.u.code_object.zone = 1;
+    r.u.code_object.kind = 1;
+    r.u.code_object.start = 0x400180;
+    r.u.code_object.size = 0x40;
+    r.u.code_object.name.s = "PIC #y";
+    r.u.code_object.name.len = 6;
+    CHECK(feed(a, &r) == VMP_OK);
+    CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK);
+    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    CHECK_STR(buf, "PIC #y");
+    CHECK_EQ_U64(s.code, 5);
+    vmp_analysis_free(a);
+}
+
 /* Code that appears where a resolved stack has a frame makes that stack
  * resolve again (to the new code); a stack with no frame there keeps its
  * resolution. */
@@ -1113,6 +1203,7 @@ int main(void)
     VMP_TEST_RUN(test_code_history_replays_every_generation);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolved_stacks_outlive_unrelated_changes);
+    VMP_TEST_RUN(test_samples_with_pcs_resolved_once);
     VMP_TEST_RUN(test_forgetting_a_range_keeps_other_stacks);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
     VMP_TEST_RUN(test_late_records_apply_to_resolved_stacks);
