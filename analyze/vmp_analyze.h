@@ -421,6 +421,10 @@ VMP_API void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *o
 
 /* ---- Aggregation ----------------------------------------------------------- */
 
+/* A profile sums samples by their distinct keys as they are fed; the
+ * getters below fold those sums into their tables when called after a feed.
+ * So no getter may run at the same time as another call on the same profile
+ * (one thread at a time, as for every call on a profile). */
 typedef struct vmp_profile vmp_profile;
 
 /** Per event kind (or compaction records) totals. */

@@ -2,8 +2,14 @@
  *
  * vmp_profile.c - aggregate a resolved sample stream into the sums a report
  * or an exporter needs (spec.md §5.9, §5.12, §5.13).  Memory grows with
- * resolved functions, frames, threads and distinct (stack, thread, state)
- * triples, never with samples.
+ * resolved functions, frames, threads and distinct keys of samples (stack,
+ * leaf, thread, state, failure reason, blame, code object), never with
+ * samples.
+ *
+ * A sample costs one lookup: it adds its weight to its key.  The per-
+ * function, per-frame, per-state, per-thread, blame, code and stack tables
+ * are sums over keys, brought up to date by fold() when a getter is called
+ * after samples were fed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +22,20 @@ typedef struct u64vec {
     size_t n, cap;
 } u64vec;
 
-#define THREAD_CACHE 64u
-#define BLAME_CACHE  256u
+/* What a profile sums a sample under (add_sample()), and the table cells
+ * (index + 1, 0 for none) its weight goes to (fold()). */
+typedef struct sample_key {
+    uint32_t stack, leaf, state, reason; /* reason: 0 unless failed */
+    uint64_t thread, blame, code;
+    uint32_t failed, cls; /* cls: the leaf's code class */
+    uint32_t ti, bi, ci, ei;
+    uint64_t weight; /* of every sample of the key */
+    uint64_t folded; /* of that, what fold() added to the tables */
+} sample_key;
+
+typedef struct key_slot {
+    uint32_t hash, ki;
+} key_slot;
 
 struct vmp_profile {
     vmp_analysis *a;
@@ -34,31 +52,23 @@ struct vmp_profile {
     vmp_profile_stack_entry *entries;
     size_t n_entries, cap_entries;
     vmp_hmap entry_idx; /* (stack | state << 32, thread) -> index + 1 */
-    /* Per analysis stack id, the two entries (index + 1) of that stack used
-     * last, most recent first: most samples repeat a recent (thread, state)
-     * of their stack, and this array is far cheaper than entry_idx. */
-    uint32_t *stack_recent;
-    size_t cap_recent;
+    /* The distinct keys of the samples, in order of first sample, and their
+     * open-addressed index (hash, key index + 1; a power of two of slots,
+     * at most half full).  A sample adds its weight to its key alone;
+     * fold() adds what the keys gained to the tables. */
+    sample_key *keys;
+    size_t n_keys, cap_keys;
+    key_slot *key_slots;
+    size_t cap_key_slots;
+    int unfolded; /* a key gained weight since fold() */
     vmp_profile_blame *blame;
     size_t n_blame, cap_blame;
     vmp_hmap blame_idx; /* (code, state) -> index + 1 */
 
-    /* Direct-mapped caches in front of thread_idx and blame_idx. */
-    struct {
-        uint64_t id;
-        uint32_t ti;
-    } thread_cache[THREAD_CACHE];
-
-    struct {
-        uint64_t code;
-        uint32_t state, bi;
-    } blame_cache[BLAME_CACHE];
-
     uint64_t blamed;
     vmp_profile_code *code;
     size_t n_code, cap_code;
-    vmp_hmap code_idx;  /* code id -> index + 1 */
-    uint32_t last_code; /* index + 1 of the last sample's code, or 0 */
+    vmp_hmap code_idx; /* code id -> index + 1 */
     int any_sample;
 };
 
@@ -110,7 +120,8 @@ void vmp_profile_free(vmp_profile *p)
     free(p->ctrs);
     free(p->entries);
     vmp_hmap__free(&p->entry_idx);
-    free(p->stack_recent);
+    free(p->keys);
+    free(p->key_slots);
     free(p->blame);
     vmp_hmap__free(&p->blame_idx);
     free(p->code);
@@ -122,153 +133,218 @@ void vmp_profile_free(vmp_profile *p)
  * make the per-state and per-reason arrays huge. */
 #define MAX_INDEX 0xFFFFu
 
-/* Slot of key k in a direct-mapped cache of n (a power of two) slots. */
-static size_t cache_slot(uint64_t k, size_t n)
+/* The table cells of a new key (made on its first sample, with weight 0:
+ * the tables keep the order of first samples). */
+static vmp_status key_cells(vmp_profile *p, sample_key *k)
 {
-    return (size_t)(vmp_hash64(k) & (n - 1));
-}
-
-/* Whether entry e aggregates sample s's (stack, thread, state). */
-static int entry_is(const vmp_profile_stack_entry *e, const vmp_asample *s)
-{
-    return e->stack == s->stack && e->state == s->state && e->thread == s->thread;
-}
-
-static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
-{
-    uint64_t w = s->weight;
-    uint32_t state = s->state > MAX_INDEX ? MAX_INDEX : s->state;
-    uint32_t reason = s->reason > MAX_INDEX ? MAX_INDEX : s->reason;
-    const vmp_aframe *fr = vmp_analysis_frame(p->a, s->leaf);
+    const vmp_aframe *fr = vmp_analysis_frame(p->a, k->leaf);
     const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
-    int cls = fn ? fn->code_class : VMP_CLASS_UNKNOWN;
-    uint32_t ti;
-    size_t tslot;
-
-    p->t.samples += w;
-    if (!p->any_sample)
-        p->t.first_time_ns = s->time_ns;
-    p->any_sample = 1;
-    if (s->time_ns > p->t.last_time_ns)
-        p->t.last_time_ns = s->time_ns;
-    if (s->failed) {
-        p->t.failed += w;
-        if (vec_add(&p->fail_w, reason, w))
-            return VMP_ERR_NOMEM;
-    }
-    if (cls == VMP_CLASS_GENERATED)
-        p->t.generated += w;
-    else if (cls == VMP_CLASS_NATIVE)
-        p->t.native += w;
-    else if (cls == VMP_CLASS_UNKNOWN)
-        p->t.unknown += w;
-    if (fr && (vec_add(&p->func_w, fr->function, w) || vec_add(&p->frame_w, s->leaf, w)))
+    k->cls = fn ? (uint32_t)fn->code_class : VMP_CLASS_UNKNOWN;
+    if (k->failed && vec_add(&p->fail_w, k->reason, 0))
         return VMP_ERR_NOMEM;
-    if (vec_add(&p->state_w, state, w) ||
-        vec_add(&p->state_class_w, (size_t)state * 4 + (size_t)cls, w))
+    if (fr && (vec_add(&p->func_w, fr->function, 0) || vec_add(&p->frame_w, k->leaf, 0)))
         return VMP_ERR_NOMEM;
-
-    if (s->blame)
-        p->blamed += w;
-    if (cls != VMP_CLASS_GENERATED) {
-        size_t slot = cache_slot(s->blame ^ (uint64_t)state << 40, BLAME_CACHE);
-        uint32_t bi = p->blame_cache[slot].bi;
-        if (!bi || p->blame_cache[slot].code != s->blame || p->blame_cache[slot].state != state)
-            bi = vmp_hmap__get(&p->blame_idx, s->blame, state);
+    if (vec_add(&p->state_w, k->state, 0) ||
+        vec_add(&p->state_class_w, (size_t)k->state * 4 + k->cls, 0))
+        return VMP_ERR_NOMEM;
+    if (k->cls != VMP_CLASS_GENERATED) {
+        uint32_t bi = vmp_hmap__get(&p->blame_idx, k->blame, k->state);
         if (!bi) {
             vmp_profile_blame *b;
             if (vmp_grow__((void **)&p->blame, &p->cap_blame, p->n_blame + 1, sizeof *p->blame))
                 return VMP_ERR_NOMEM;
             b = &p->blame[p->n_blame++];
-            b->code = s->blame;
-            b->state = state;
+            b->code = k->blame;
+            b->state = k->state;
             b->weight = 0;
             bi = (uint32_t)p->n_blame;
-            if (vmp_hmap__put(&p->blame_idx, s->blame, state, bi))
+            if (vmp_hmap__put(&p->blame_idx, k->blame, k->state, bi))
                 return VMP_ERR_NOMEM;
         }
-        p->blame_cache[slot].code = s->blame;
-        p->blame_cache[slot].state = state;
-        p->blame_cache[slot].bi = bi;
-        p->blame[bi - 1].weight += w;
+        k->bi = bi;
     }
-
-    if (s->code) {
-        uint32_t ci = p->last_code;
-        if (!ci || p->code[ci - 1].code != s->code)
-            ci = vmp_hmap__get(&p->code_idx, s->code, 0);
+    if (k->code) {
+        uint32_t ci = vmp_hmap__get(&p->code_idx, k->code, 0);
         if (!ci) {
             if (vmp_grow__((void **)&p->code, &p->cap_code, p->n_code + 1, sizeof *p->code))
                 return VMP_ERR_NOMEM;
-            p->code[p->n_code].code = s->code;
+            p->code[p->n_code].code = k->code;
             p->code[p->n_code].weight = 0;
             ci = (uint32_t)++p->n_code;
-            if (vmp_hmap__put(&p->code_idx, s->code, 0, ci))
+            if (vmp_hmap__put(&p->code_idx, k->code, 0, ci))
                 return VMP_ERR_NOMEM;
         }
-        p->last_code = ci;
-        p->code[ci - 1].weight += w;
+        k->ci = ci;
     }
-
-    tslot = cache_slot(s->thread, THREAD_CACHE);
-    ti = p->thread_cache[tslot].ti;
-    if (!ti || p->thread_cache[tslot].id != s->thread)
-        ti = vmp_hmap__get(&p->thread_idx, s->thread, 0);
-    if (!ti) {
+    k->ti = vmp_hmap__get(&p->thread_idx, k->thread, 0);
+    if (!k->ti) {
         if (vmp_grow__((void **)&p->thread_ids, &p->cap_threads, p->n_threads + 1,
                        sizeof *p->thread_ids))
             return VMP_ERR_NOMEM;
-        p->thread_ids[p->n_threads++] = s->thread;
-        ti = (uint32_t)p->n_threads;
-        if (vmp_hmap__put(&p->thread_idx, s->thread, 0, ti))
+        p->thread_ids[p->n_threads++] = k->thread;
+        k->ti = (uint32_t)p->n_threads;
+        if (vmp_hmap__put(&p->thread_idx, k->thread, 0, k->ti))
             return VMP_ERR_NOMEM;
     }
-    p->thread_cache[tslot].id = s->thread;
-    p->thread_cache[tslot].ti = ti;
-    if (vec_add(&p->thread_w, ti - 1, w))
+    if (vec_add(&p->thread_w, k->ti - 1, 0))
         return VMP_ERR_NOMEM;
-
-    if (s->stack) {
-        uint64_t ka = (uint64_t)s->stack | (uint64_t)s->state << 32;
-        uint32_t *recent, ei;
-        if (2 * (size_t)s->stack + 1 >= p->cap_recent) {
-            size_t old = p->cap_recent;
-            if (vmp_grow__((void **)&p->stack_recent, &p->cap_recent, 2 * ((size_t)s->stack + 1),
-                           sizeof *p->stack_recent))
-                return VMP_ERR_NOMEM;
-            memset(p->stack_recent + old, 0, (p->cap_recent - old) * sizeof *p->stack_recent);
-        }
-        recent = &p->stack_recent[2 * (size_t)s->stack];
-        if (recent[0] && entry_is(&p->entries[recent[0] - 1], s)) {
-            ei = recent[0];
-        } else if (recent[1] && entry_is(&p->entries[recent[1] - 1], s)) {
-            ei = recent[1];
-            recent[1] = recent[0];
-            recent[0] = ei;
-        } else {
-            ei = vmp_hmap__get(&p->entry_idx, ka, s->thread);
-        }
+    if (k->stack) {
+        uint64_t ka = (uint64_t)k->stack | (uint64_t)k->state << 32;
+        uint32_t ei = vmp_hmap__get(&p->entry_idx, ka, k->thread);
         if (!ei) {
             vmp_profile_stack_entry *e;
             if (vmp_grow__((void **)&p->entries, &p->cap_entries, p->n_entries + 1,
                            sizeof *p->entries))
                 return VMP_ERR_NOMEM;
             e = &p->entries[p->n_entries++];
-            e->stack = s->stack;
-            e->state = s->state;
-            e->thread = s->thread;
+            e->stack = k->stack;
+            e->state = k->state;
+            e->thread = k->thread;
             e->weight = 0;
             ei = (uint32_t)p->n_entries;
-            if (vmp_hmap__put(&p->entry_idx, ka, s->thread, ei))
+            if (vmp_hmap__put(&p->entry_idx, ka, k->thread, ei))
                 return VMP_ERR_NOMEM;
         }
-        if (recent[0] != ei) {
-            recent[1] = recent[0];
-            recent[0] = ei;
-        }
-        p->entries[ei - 1].weight += w;
+        k->ei = ei;
     }
     return VMP_OK;
+}
+
+/* Whether key k is (the key part of) key q. */
+static int key_is(const sample_key *k, const sample_key *q)
+{
+    return k->stack == q->stack && k->leaf == q->leaf && k->state == q->state &&
+           k->reason == q->reason && k->thread == q->thread && k->blame == q->blame &&
+           k->code == q->code && k->failed == q->failed;
+}
+
+static uint32_t key_hash(const sample_key *q)
+{
+    uint64_t h = vmp_hash64((uint64_t)q->stack | (uint64_t)q->leaf << 32);
+    h ^= vmp_hash64(q->thread + ((uint64_t)q->state << 40 | (uint64_t)q->reason << 8 | q->failed));
+    h ^= vmp_hash64(q->blame ^ vmp_hash64(q->code));
+    return (uint32_t)(h ^ h >> 32);
+}
+
+/* Double the key index. */
+static int grow_key_slots(vmp_profile *p)
+{
+    size_t cap = p->cap_key_slots ? 2 * p->cap_key_slots : 1024, i;
+    key_slot *ks = calloc(cap, sizeof *ks);
+    if (!ks)
+        return -1;
+    for (i = 0; i < p->cap_key_slots; i++) {
+        size_t j;
+        if (!p->key_slots[i].ki)
+            continue;
+        for (j = p->key_slots[i].hash & (cap - 1); ks[j].ki; j = (j + 1) & (cap - 1))
+            ;
+        ks[j] = p->key_slots[i];
+    }
+    free(p->key_slots);
+    p->key_slots = ks;
+    p->cap_key_slots = cap;
+    return 0;
+}
+
+/* A sample adds its weight to its key: the tables get it from fold(). */
+static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
+{
+    sample_key q;
+    uint32_t h;
+    size_t j;
+    vmp_status st;
+
+    p->t.samples += s->weight;
+    if (!p->any_sample)
+        p->t.first_time_ns = s->time_ns;
+    p->any_sample = 1;
+    if (s->time_ns > p->t.last_time_ns)
+        p->t.last_time_ns = s->time_ns;
+
+    memset(&q, 0, sizeof q);
+    q.stack = s->stack;
+    q.leaf = s->leaf;
+    q.state = s->state > MAX_INDEX ? MAX_INDEX : s->state;
+    q.failed = s->failed ? 1 : 0;
+    q.reason = !s->failed ? 0 : s->reason > MAX_INDEX ? MAX_INDEX : s->reason;
+    q.thread = s->thread;
+    q.blame = s->blame;
+    q.code = s->code;
+    h = key_hash(&q);
+    if (p->cap_key_slots) {
+        for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki;
+             j = (j + 1) & (p->cap_key_slots - 1)) {
+            sample_key *k = &p->keys[p->key_slots[j].ki - 1];
+            if (p->key_slots[j].hash == h && key_is(k, &q)) {
+                k->weight += s->weight;
+                p->unfolded = 1;
+                return VMP_OK;
+            }
+        }
+    }
+    /* a new key */
+    if (p->n_keys >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&p->keys, &p->cap_keys, p->n_keys + 1, sizeof *p->keys))
+        return VMP_ERR_NOMEM;
+    if (2 * (p->n_keys + 1) > p->cap_key_slots && grow_key_slots(p))
+        return VMP_ERR_NOMEM;
+    st = key_cells(p, &q);
+    if (st < 0)
+        return st;
+    for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki; j = (j + 1) & (p->cap_key_slots - 1))
+        ;
+    p->keys[p->n_keys] = q;
+    p->keys[p->n_keys].weight = s->weight;
+    p->key_slots[j].hash = h;
+    p->key_slots[j].ki = (uint32_t)++p->n_keys;
+    p->unfolded = 1;
+    return VMP_OK;
+}
+
+/* Add to the tables what the keys gained since the last fold: the getters
+ * call it first.  Needs no memory (every key's cells exist). */
+static void fold(const vmp_profile *cp)
+{
+    vmp_profile *p = (vmp_profile *)cp; /* the sums, brought up to date */
+    size_t i;
+    if (!p->unfolded)
+        return;
+    for (i = 0; i < p->n_keys; i++) {
+        sample_key *k = &p->keys[i];
+        uint64_t w = k->weight - k->folded;
+        const vmp_aframe *fr;
+        if (!w)
+            continue;
+        k->folded = k->weight;
+        if (k->failed) {
+            p->t.failed += w;
+            p->fail_w.v[k->reason] += w;
+        }
+        if (k->cls == VMP_CLASS_GENERATED)
+            p->t.generated += w;
+        else if (k->cls == VMP_CLASS_NATIVE)
+            p->t.native += w;
+        else if (k->cls == VMP_CLASS_UNKNOWN)
+            p->t.unknown += w;
+        fr = vmp_analysis_frame(p->a, k->leaf);
+        if (fr) {
+            p->func_w.v[fr->function] += w;
+            p->frame_w.v[k->leaf] += w;
+        }
+        p->state_w.v[k->state] += w;
+        p->state_class_w.v[(size_t)k->state * 4 + k->cls] += w;
+        if (k->blame)
+            p->blamed += w;
+        if (k->bi)
+            p->blame[k->bi - 1].weight += w;
+        if (k->ci)
+            p->code[k->ci - 1].weight += w;
+        p->thread_w.v[k->ti - 1] += w;
+        if (k->ei)
+            p->entries[k->ei - 1].weight += w;
+    }
+    p->unfolded = 0;
 }
 
 vmp_status vmp_profile_feed(vmp_profile *p, const vmp_record *rec)
@@ -378,41 +454,48 @@ vmp_analysis *vmp_profile_analysis(const vmp_profile *p)
 
 const vmp_profile_totals *vmp_profile_get_totals(const vmp_profile *p)
 {
+    fold(p);
     return &p->t;
 }
 
 const uint64_t *vmp_profile_function_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->func_w.n;
     return p->func_w.v;
 }
 
 const uint64_t *vmp_profile_frame_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->frame_w.n;
     return p->frame_w.v;
 }
 
 const uint64_t *vmp_profile_state_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->state_w.n;
     return p->state_w.v;
 }
 
 const uint64_t *vmp_profile_state_class_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->state_class_w.n;
     return p->state_class_w.v;
 }
 
 const uint64_t *vmp_profile_failure_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->fail_w.n;
     return p->fail_w.v;
 }
 
 int vmp_profile_thread(const vmp_profile *p, size_t i, uint64_t *id_out, uint64_t *weight_out)
 {
+    fold(p);
     if (i >= p->n_threads)
         return 0;
     *id_out = p->thread_ids[i];
@@ -437,6 +520,7 @@ int vmp_profile_foreach_stack(const vmp_profile *p,
                               void *payload)
 {
     size_t i;
+    fold(p);
     for (i = 0; i < p->n_entries; i++) {
         int rc = fn(&p->entries[i], payload);
         if (rc)
@@ -447,17 +531,20 @@ int vmp_profile_foreach_stack(const vmp_profile *p,
 
 const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->n_blame;
     return p->blame;
 }
 
 uint64_t vmp_profile_blamed_samples(const vmp_profile *p)
 {
+    fold(p);
     return p->blamed;
 }
 
 const vmp_profile_code *vmp_profile_code_weights(const vmp_profile *p, size_t *n_out)
 {
+    fold(p);
     *n_out = p->n_code;
     return p->code;
 }

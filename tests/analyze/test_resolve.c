@@ -848,6 +848,27 @@ static void test_profile_sums_weights(void)
     CHECK(vmp_profile_thread(p, 1, &tid, &tw) == 1);
     CHECK(tid == 2 && tw == 1);
     CHECK(vmp_profile_thread(p, 2, &tid, &tw) == 0);
+
+    /* samples fed after the sums were read are added to them: to keys seen
+     * before and to new ones */
+    r.type = VMP_REC_SAMPLE;
+    r.u.sample.pc = 0x1050;
+    r.u.sample.has_pc = 1;
+    r.u.sample.weight = 2;
+    r.u.sample.thread = 1;
+    r.u.sample.state = 0;
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK); /* the first sample's key */
+    r.u.sample.thread = 3;
+    CHECK(vmp_profile_feed(p, &r) == VMP_OK); /* a new thread */
+    t = vmp_profile_get_totals(p);
+    CHECK_EQ_U64(t->samples, 9);
+    CHECK_EQ_U64(t->generated, 7);
+    w = vmp_profile_state_weights(p, &n);
+    CHECK(n == 2 && w[0] == 7 && w[1] == 2);
+    CHECK(vmp_profile_thread(p, 0, &tid, &tw) == 1);
+    CHECK(tid == 1 && tw == 6);
+    CHECK(vmp_profile_thread(p, 2, &tid, &tw) == 1);
+    CHECK(tid == 3 && tw == 2);
     vmp_profile_free(p);
 }
 
