@@ -216,6 +216,8 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->sym_mods);
     vmp_hmap__free(&a->sym_mod_by_id);
     free(a->mods);
+    free(a->mod_order);
+    free(a->mod_max_end);
     vmp_hmap__free(&a->mod_by_id);
     vmp_hmap__free(&a->thread_names);
     vmp_hmap__free(&a->zone_names);

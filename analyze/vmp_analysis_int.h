@@ -224,6 +224,12 @@ struct vmp_analysis {
     vmp_hmap sym_mod_by_id; /* (module id, 0) -> index in sym_mods + 1 */
     module_rec *mods;
     size_t n_mods, cap_mods;
+    /* The interval index of the modules' mappings (vmp_symbols.c,
+     * module_at()): mod_order, indexes into mods sorted by start (then
+     * record order); mod_max_end[j], the greatest end among mod_order[0..j]. */
+    uint32_t *mod_order;
+    uint64_t *mod_max_end;
+    size_t cap_mod_order, cap_mod_max_end;
     vmp_hmap mod_by_id; /* (MODULE id, 0) -> index of its first record + 1 */
 
     vmp_hmap thread_names;

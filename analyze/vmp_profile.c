@@ -218,11 +218,15 @@ static int key_is(const sample_key *k, const sample_key *q)
            k->code == q->code && k->failed == q->failed;
 }
 
+/* The fields mixed by odd multipliers, then hashed once. */
 static uint32_t key_hash(const sample_key *q)
 {
-    uint64_t h = vmp_hash64((uint64_t)q->stack | (uint64_t)q->leaf << 32);
-    h ^= vmp_hash64(q->thread + ((uint64_t)q->state << 40 | (uint64_t)q->reason << 8 | q->failed));
-    h ^= vmp_hash64(q->blame ^ vmp_hash64(q->code));
+    uint64_t h = ((uint64_t)q->stack | (uint64_t)q->leaf << 32) * 0x9E3779B97F4A7C15ull;
+    h ^= q->thread * 0xC2B2AE3D27D4EB4Full;
+    h ^= ((uint64_t)q->state << 40 | (uint64_t)q->reason << 8 | q->failed) * 0x165667B19E3779F9ull;
+    h ^= q->blame * 0x27D4EB2F165667C5ull;
+    h ^= q->code * 0x94D049BB133111EBull;
+    h = vmp_hash64(h);
     return (uint32_t)(h ^ h >> 32);
 }
 
@@ -262,7 +266,6 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     if (s->time_ns > p->t.last_time_ns)
         p->t.last_time_ns = s->time_ns;
 
-    memset(&q, 0, sizeof q);
     q.stack = s->stack;
     q.leaf = s->leaf;
     q.state = s->state > MAX_INDEX ? MAX_INDEX : s->state;
@@ -284,6 +287,8 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
         }
     }
     /* a new key */
+    q.cls = q.ti = q.bi = q.ci = q.ei = 0;
+    q.weight = q.folded = 0;
     if (p->n_keys >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&p->keys, &p->cap_keys, p->n_keys + 1, sizeof *p->keys))
         return VMP_ERR_NOMEM;

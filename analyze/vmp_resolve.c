@@ -422,7 +422,6 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     }
     gen =
         (a->opts.flags & VMP_ANALYSIS_FIXED_GENERATION) ? a->opts.fixed_generation : s->generation;
-    memset(out, 0, sizeof *out);
     out->time_ns = s->time_ns;
     out->thread = s->thread;
     out->generation = s->generation;
@@ -433,6 +432,8 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     out->state = s->state > UINT32_MAX ? UINT32_MAX : (uint32_t)s->state;
     out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
     out->failed = failed ? 1 : 0;
+    out->stack = out->leaf = 0;
+    out->code = 0;
     if (!a->any_sample || gen > a->max_sample_gen)
         a->max_sample_gen = gen;
     a->any_sample = 1;
@@ -441,12 +442,14 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
      * and generation while nothing was forgotten since: every record that
      * changes a resolution forgets (vmp_forget.c), and a node, once
      * defined, never changes (an undefined one may be defined later: not
-     * cached).  (A sample without a pc, or whose pc is its node's, needs
-     * its node's memo alone.) */
+     * cached).  The lookup spares a symbolic innermost node's combination
+     * with the pc, and every pc's code object (vmp_code_history__span_at());
+     * a sample without a pc needs its node's memo alone. */
     flags = SLOT_USED | (s->has_pc ? SLOT_HAS_PC : 0) | (failed ? SLOT_FAILED : 0);
     pc = s->has_pc ? s->pc : 0;
-    if (s->has_pc && (ni ? a->nodes[ni - 1].is_function : !s->stack)) {
-        uint64_t h = vmp_hash64(s->stack ^ vmp_hash64(pc ^ gen * 0x9E3779B97F4A7C15ull));
+    if (s->has_pc && (ni || !s->stack)) {
+        uint64_t h = vmp_hash64(s->stack * 0x9E3779B97F4A7C15ull ^ pc * 0xC2B2AE3D27D4EB4Full ^
+                                gen * 0x165667B19E3779F9ull);
         if (!a->sample_slots) {
             if (!(a->sample_slots = calloc(SAMPLE_SLOTS, sizeof *a->sample_slots)))
                 return VMP_ERR_NOMEM;

@@ -14,10 +14,37 @@
 /* Symbols a lookup inspects at most on its way out of nested symbols. */
 #define SYM_CHAIN_MAX 256
 
+/* Put module index `k` (the last one taken) into the interval index: after
+ * every module that starts at or before it.  O(modules) a MODULE record;
+ * module_at() then costs O(log modules) when mappings do not overlap. */
+static void index_module(vmp_analysis *a, uint32_t k)
+{
+    size_t lo = 0, hi = k, j;
+    uint64_t start = a->mods[k].start;
+    while (lo < hi) { /* the first position starting after `start` */
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->mods[a->mod_order[mid]].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(a->mod_order + lo + 1, a->mod_order + lo, (k - lo) * sizeof *a->mod_order);
+    a->mod_order[lo] = k;
+    for (j = lo; j <= k; j++) {
+        uint64_t end = a->mods[a->mod_order[j]].end, before = j ? a->mod_max_end[j - 1] : 0;
+        a->mod_max_end[j] = end > before ? end : before;
+    }
+}
+
 vmp_status vmp_symbols__take_module(vmp_analysis *a, const vmp_rec_module *m)
 {
     module_rec *d;
-    if (vmp_grow__((void **)&a->mods, &a->cap_mods, a->n_mods + 1, sizeof *a->mods))
+    if (a->n_mods >= UINT32_MAX - 1 ||
+        vmp_grow__((void **)&a->mods, &a->cap_mods, a->n_mods + 1, sizeof *a->mods) ||
+        vmp_grow__((void **)&a->mod_order, &a->cap_mod_order, a->n_mods + 1,
+                   sizeof *a->mod_order) ||
+        vmp_grow__((void **)&a->mod_max_end, &a->cap_mod_max_end, a->n_mods + 1,
+                   sizeof *a->mod_max_end))
         return VMP_ERR_NOMEM;
     if (!vmp_hmap__get(&a->mod_by_id, m->id, 0) &&
         vmp_hmap__put(&a->mod_by_id, m->id, 0, (uint32_t)a->n_mods + 1))
@@ -27,6 +54,7 @@ vmp_status vmp_symbols__take_module(vmp_analysis *a, const vmp_rec_module *m)
     d->bias = m->bias;
     d->start = m->start;
     d->end = m->end;
+    index_module(a, (uint32_t)(a->n_mods - 1));
     if (m->path.len) {
         uint32_t sid = vmp_analysis__intern_n(a, m->path.s, m->path.len);
         if (!sid || vmp_hmap__put(&a->module_names, m->id, 0, sid))
@@ -216,14 +244,26 @@ static uint32_t unknown_func(vmp_analysis *a)
     return a->unknown_func;
 }
 
-/* The module whose mapping [start, end) holds addr, or NULL. */
+/* The module whose mapping [start, end) holds addr, the first in the file
+ * when mappings overlap, or NULL.  Looks at the modules starting at or
+ * before addr, from the nearest, while one of them may still end past it. */
 static const module_rec *module_at(const vmp_analysis *a, uint64_t addr)
 {
-    size_t i;
-    for (i = 0; i < a->n_mods; i++)
-        if (a->mods[i].start <= addr && addr < a->mods[i].end)
-            return &a->mods[i];
-    return NULL;
+    size_t lo = 0, hi = a->n_mods, j;
+    uint32_t best = UINT32_MAX;
+    while (lo < hi) { /* the modules starting at or before addr: [0, lo) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->mods[a->mod_order[mid]].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (j = lo; j-- > 0 && a->mod_max_end[j] > addr;) {
+        uint32_t k = a->mod_order[j];
+        if (addr < a->mods[k].end && k < best)
+            best = k;
+    }
+    return best == UINT32_MAX ? NULL : &a->mods[best];
 }
 
 /* The function "<module basename>+0x<addr - bias>" (kind "C") of an address

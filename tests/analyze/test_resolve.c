@@ -200,6 +200,38 @@ static void test_resolve_module_offset(void)
     vmp_analysis_free(a);
 }
 
+/* A pc in no symbol resolves to the module holding it (R-RES-1 (3)) through
+ * an index of the mappings: among many modules, given in no order of
+ * address; where mappings overlap, the first MODULE in the file holds it. */
+static void test_resolve_module_among_many(void)
+{
+    vmp_analysis *a = NULL;
+    char path[64], want[64];
+    uint64_t i;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    for (i = 0; i < 2000; i++) { /* lib<k>.so at 0x10000000 + k * 0x10000, shuffled */
+        uint64_t k = (i * 7919) % 2000;
+        snprintf(path, sizeof path, "/lib/lib%llu.so", (unsigned long long)k);
+        feed_module(a, 100 + k, path, 0x10000000 + k * 0x10000, 0x10000000 + k * 0x10000,
+                    0x10000000 + k * 0x10000 + 0x8000);
+    }
+    for (i = 0; i < 2000; i += 111) {
+        snprintf(want, sizeof want, "lib%llu.so+0x42", (unsigned long long)i);
+        CHECK_STR(at(a, 0x10000000 + i * 0x10000 + 0x42, 0, 0), want);
+        CHECK_STR(at(a, 0x10000000 + i * 0x10000 + 0x8000, 0, 0), "[unknown]"); /* the gap */
+    }
+    CHECK_STR(at(a, 0x10000000 - 1, 0, 0), "[unknown]");
+    /* a large mapping over all of them, then one inside lib5.so: the earlier
+     * records hold their addresses, the large one the gaps */
+    feed_module(a, 1, "/big.so", 0x10000000, 0x10000000, 0x20000000);
+    feed_module(a, 2, "/inner.so", 0x10050000, 0x10050000, 0x10050100);
+    CHECK_STR(at(a, 0x10050010, 0, 0), "lib5.so+0x10");
+    CHECK_STR(at(a, 0x10058000, 0, 0), "big.so+0x58000");
+    CHECK_STR(at(a, 0x1fffffff, 0, 0), "big.so+0xfffffff");
+    CHECK_STR(at(a, 0x20000000, 0, 0), "[unknown]");
+    vmp_analysis_free(a);
+}
+
 /* spec R-RES-2: an unnamed symbol is a function known by its start (from a
  * stripped library's unwind table): every pc in it shows as
  * <module>+0x<its start>, up to the next symbol. */
@@ -1215,6 +1247,7 @@ int main(void)
 {
     VMP_TEST_RUN(test_resolve_bytecode_ranges);
     VMP_TEST_RUN(test_resolve_symbols);
+    VMP_TEST_RUN(test_resolve_module_among_many);
     VMP_TEST_RUN(test_resolve_module_offset);
     VMP_TEST_RUN(test_resolve_unnamed_symbols);
     VMP_TEST_RUN(test_deep_stacks_are_truncated);
