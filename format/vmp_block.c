@@ -166,6 +166,18 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s)
     return bytes;
 }
 
+size_t vmp_block__bytes_max(const vmp_block *b)
+{
+    /* the widest block of cap + 1 samples: every value of 8 bytes (a time
+     * as an int of ITEM_MAX), every sample to come with a pc pair, a failed
+     * pair and a new context */
+    size_t n = (size_t)b->cap + 1, col = vmp_enc__packed_size(n, 8);
+    size_t times = n * ITEM_MAX > col ? n * ITEM_MAX : col;
+    size_t to_come = n - (b->n < n ? b->n : n);
+    return FRAME_MAX + b->pairs_bytes + to_come * 7 * ITEM_MAX + times +
+           VMP_BLOCK_COLUMNS * (col > 1 + ITEM_MAX ? col : 1 + ITEM_MAX);
+}
+
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
 {
     uint32_t i = b->n++;

@@ -87,6 +87,12 @@ typedef struct vmp_block_sample {
  *  before adding. */
 size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
 
+/** An upper bound of vmp_block__bytes(b, s) for any sample `s`, and for
+ *  every sample added until the block is full: a few operations, where
+ *  vmp_block__bytes() looks at every column.  A writer whose chunk has room
+ *  for it needs no exact figure. */
+size_t vmp_block__bytes_max(const vmp_block *b);
+
 /** Sample time `time` as a delta from `prev` in `unit` ns (R-SMP-1),
  *  truncated toward zero; *at receives the time a reader sums it to (within
  *  a unit of `time`, never past it). */

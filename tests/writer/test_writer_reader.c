@@ -848,6 +848,49 @@ static void test_block_contexts(void)
     vmp_block__free(&b);
 }
 
+/* vmp_block__bytes() bounds what vmp_block__encode() appends, and
+ * vmp_block__bytes_max() bounds vmp_block__bytes() for any next sample until
+ * the block is full: blocks of the narrowest and the widest samples, with
+ * pcs, failures and new contexts. */
+static void test_block_size_bounds(void)
+{
+    static const int widths[] = {0, 1, 2};
+    size_t k;
+    for (k = 0; k < sizeof widths / sizeof *widths; k++) {
+        vmp_block b;
+        vmp_buf out = {0};
+        uint64_t x = 88172645463325252ull;
+        uint32_t i;
+        size_t max_before = 0, bytes_before = 0;
+        CHECK(vmp_block__init(&b, 64) == 0);
+        for (i = 0; i < 64; i++) {
+            vmp_block_sample s;
+            int c;
+            memset(&s, 0, sizeof s);
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            s.dt = widths[k] == 2 ? (int64_t)(x >> 1) - INT64_MAX / 2 : widths[k];
+            for (c = 0; c < VMP_BLOCK_COLUMNS; c++)
+                s.v[c] = widths[k] == 2 ? x * (uint64_t)(c + 3) : (uint64_t)widths[k];
+            s.v[VMP_BLOCK_CONTEXT] = 0;
+            s.has_pc = widths[k] != 0;
+            s.pc = widths[k] == 2 ? ~x : 0x1000;
+            s.failed = widths[k] == 2 && i % 3 == 0;
+            s.reason = s.failed ? x : 0;
+            if (s.failed)
+                s.v[VMP_BLOCK_STACK] = s.v[VMP_BLOCK_BLAME] = 0;
+            max_before = vmp_block__bytes_max(&b);
+            CHECK(vmp_block__bytes(&b, &s) <= max_before);
+            vmp_block__add(&b, &s);
+            bytes_before = vmp_block__bytes(&b, NULL);
+            CHECK(bytes_before <= max_before);
+        }
+        vmp_block__encode(&b, &out);
+        CHECK(!out.failed && out.len > 0 && out.len <= bytes_before);
+        vmp_buf__free(&out);
+        vmp_block__free(&b);
+    }
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_reader_sees_every_field);
@@ -856,5 +899,6 @@ int main(void)
     VMP_TEST_RUN(test_lazy_code_maps_resolve_alike);
     VMP_TEST_RUN(test_sample_blocks);
     VMP_TEST_RUN(test_block_contexts);
+    VMP_TEST_RUN(test_block_size_bounds);
     VMP_TEST_EXIT();
 }
