@@ -3,13 +3,14 @@
  * vmp_profile.c - aggregate a resolved sample stream into the sums a report
  * or an exporter needs (spec.md §5.9, §5.12, §5.13).  Memory grows with
  * resolved functions, frames, threads and distinct keys of samples (stack,
- * leaf, thread, state, failure reason, blame, code object), never with
- * samples.
+ * leaf, thread, state, failure reason, code object), never with samples.
  *
  * A sample costs one lookup: it adds its weight to its key.  The per-
- * function, per-frame, per-state, per-thread, blame, code and stack tables
- * are sums over keys, brought up to date by fold() when a getter is called
- * after samples were fed.
+ * function, per-frame, per-state, per-thread, code and stack tables are sums
+ * over keys, brought up to date by fold() when a getter is called after
+ * samples were fed.  The blame table is added to per sample (a direct-mapped
+ * cache in front of its map): blames vary from sample to sample of one stack
+ * (the code a thread last ran), and in the key they would multiply the keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,13 @@ typedef struct u64vec {
 
 /* What a profile sums a sample under (add_sample()), and the table cells
  * (index + 1, 0 for none) its weight goes to (fold()). */
+#define BLAME_CACHE 256u
+
 typedef struct sample_key {
     uint32_t stack, leaf, state, reason; /* reason: 0 unless failed */
-    uint64_t thread, blame, code;
+    uint64_t thread, code;
     uint32_t failed, cls; /* cls: the leaf's code class */
-    uint32_t ti, bi, ci, ei;
+    uint32_t ti, ci, ei;
     uint64_t weight; /* of every sample of the key */
     uint64_t folded; /* of that, what fold() added to the tables */
 } sample_key;
@@ -64,6 +67,11 @@ struct vmp_profile {
     vmp_profile_blame *blame;
     size_t n_blame, cap_blame;
     vmp_hmap blame_idx; /* (code, state) -> index + 1 */
+
+    struct { /* a direct-mapped cache in front of blame_idx */
+        uint64_t code;
+        uint32_t state, bi;
+    } blame_cache[BLAME_CACHE];
 
     uint64_t blamed;
     vmp_profile_code *code;
@@ -147,22 +155,6 @@ static vmp_status key_cells(vmp_profile *p, sample_key *k)
     if (vec_add(&p->state_w, k->state, 0) ||
         vec_add(&p->state_class_w, (size_t)k->state * 4 + k->cls, 0))
         return VMP_ERR_NOMEM;
-    if (k->cls != VMP_CLASS_GENERATED) {
-        uint32_t bi = vmp_hmap__get(&p->blame_idx, k->blame, k->state);
-        if (!bi) {
-            vmp_profile_blame *b;
-            if (vmp_grow__((void **)&p->blame, &p->cap_blame, p->n_blame + 1, sizeof *p->blame))
-                return VMP_ERR_NOMEM;
-            b = &p->blame[p->n_blame++];
-            b->code = k->blame;
-            b->state = k->state;
-            b->weight = 0;
-            bi = (uint32_t)p->n_blame;
-            if (vmp_hmap__put(&p->blame_idx, k->blame, k->state, bi))
-                return VMP_ERR_NOMEM;
-        }
-        k->bi = bi;
-    }
     if (k->code) {
         uint32_t ci = vmp_hmap__get(&p->code_idx, k->code, 0);
         if (!ci) {
@@ -214,8 +206,8 @@ static vmp_status key_cells(vmp_profile *p, sample_key *k)
 static int key_is(const sample_key *k, const sample_key *q)
 {
     return k->stack == q->stack && k->leaf == q->leaf && k->state == q->state &&
-           k->reason == q->reason && k->thread == q->thread && k->blame == q->blame &&
-           k->code == q->code && k->failed == q->failed;
+           k->reason == q->reason && k->thread == q->thread && k->code == q->code &&
+           k->failed == q->failed;
 }
 
 /* The fields mixed by odd multipliers, then hashed once. */
@@ -224,7 +216,6 @@ static uint32_t key_hash(const sample_key *q)
     uint64_t h = ((uint64_t)q->stack | (uint64_t)q->leaf << 32) * 0x9E3779B97F4A7C15ull;
     h ^= q->thread * 0xC2B2AE3D27D4EB4Full;
     h ^= ((uint64_t)q->state << 40 | (uint64_t)q->reason << 8 | q->failed) * 0x165667B19E3779F9ull;
-    h ^= q->blame * 0x27D4EB2F165667C5ull;
     h ^= q->code * 0x94D049BB133111EBull;
     h = vmp_hash64(h);
     return (uint32_t)(h ^ h >> 32);
@@ -251,20 +242,13 @@ static int grow_key_slots(vmp_profile *p)
     return 0;
 }
 
-/* A sample adds its weight to its key: the tables get it from fold(). */
-static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
+/* The key of sample s (its index), made with its cells when new; NULL on
+ * no memory. */
+static sample_key *key_of(vmp_profile *p, const vmp_asample *s)
 {
     sample_key q;
     uint32_t h;
     size_t j;
-    vmp_status st;
-
-    p->t.samples += s->weight;
-    if (!p->any_sample)
-        p->t.first_time_ns = s->time_ns;
-    p->any_sample = 1;
-    if (s->time_ns > p->t.last_time_ns)
-        p->t.last_time_ns = s->time_ns;
 
     q.stack = s->stack;
     q.leaf = s->leaf;
@@ -272,39 +256,81 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     q.failed = s->failed ? 1 : 0;
     q.reason = !s->failed ? 0 : s->reason > MAX_INDEX ? MAX_INDEX : s->reason;
     q.thread = s->thread;
-    q.blame = s->blame;
     q.code = s->code;
     h = key_hash(&q);
     if (p->cap_key_slots) {
         for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki;
              j = (j + 1) & (p->cap_key_slots - 1)) {
             sample_key *k = &p->keys[p->key_slots[j].ki - 1];
-            if (p->key_slots[j].hash == h && key_is(k, &q)) {
-                k->weight += s->weight;
-                p->unfolded = 1;
-                return VMP_OK;
-            }
+            if (p->key_slots[j].hash == h && key_is(k, &q))
+                return k;
         }
     }
     /* a new key */
-    q.cls = q.ti = q.bi = q.ci = q.ei = 0;
+    q.cls = q.ti = q.ci = q.ei = 0;
     q.weight = q.folded = 0;
     if (p->n_keys >= UINT32_MAX - 1 ||
         vmp_grow__((void **)&p->keys, &p->cap_keys, p->n_keys + 1, sizeof *p->keys))
-        return VMP_ERR_NOMEM;
+        return NULL;
     if (2 * (p->n_keys + 1) > p->cap_key_slots && grow_key_slots(p))
-        return VMP_ERR_NOMEM;
-    st = key_cells(p, &q);
-    if (st < 0)
-        return st;
+        return NULL;
+    if (key_cells(p, &q) < 0)
+        return NULL;
     for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki; j = (j + 1) & (p->cap_key_slots - 1))
         ;
     p->keys[p->n_keys] = q;
-    p->keys[p->n_keys].weight = s->weight;
     p->key_slots[j].hash = h;
     p->key_slots[j].ki = (uint32_t)++p->n_keys;
-    p->unfolded = 1;
+    return &p->keys[p->n_keys - 1];
+}
+
+/* Sample s's weight to its (blame, state) cell: every sample whose pc is not
+ * in generated code has one, blame 0 for none. */
+static vmp_status add_blame(vmp_profile *p, const vmp_asample *s, uint32_t state)
+{
+    size_t slot = (size_t)(vmp_hash64(s->blame ^ (uint64_t)state << 40) & (BLAME_CACHE - 1));
+    uint32_t bi = p->blame_cache[slot].bi;
+    if (!bi || p->blame_cache[slot].code != s->blame || p->blame_cache[slot].state != state)
+        bi = vmp_hmap__get(&p->blame_idx, s->blame, state);
+    if (!bi) {
+        vmp_profile_blame *b;
+        if (vmp_grow__((void **)&p->blame, &p->cap_blame, p->n_blame + 1, sizeof *p->blame))
+            return VMP_ERR_NOMEM;
+        b = &p->blame[p->n_blame++];
+        b->code = s->blame;
+        b->state = state;
+        b->weight = 0;
+        bi = (uint32_t)p->n_blame;
+        if (vmp_hmap__put(&p->blame_idx, s->blame, state, bi))
+            return VMP_ERR_NOMEM;
+    }
+    p->blame_cache[slot].code = s->blame;
+    p->blame_cache[slot].state = state;
+    p->blame_cache[slot].bi = bi;
+    p->blame[bi - 1].weight += s->weight;
     return VMP_OK;
+}
+
+/* A sample adds its weight to its key (the tables get it from fold()) and
+ * to its blame cell. */
+static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
+{
+    sample_key *k;
+
+    p->t.samples += s->weight;
+    if (!p->any_sample)
+        p->t.first_time_ns = s->time_ns;
+    p->any_sample = 1;
+    if (s->time_ns > p->t.last_time_ns)
+        p->t.last_time_ns = s->time_ns;
+    k = key_of(p, s);
+    if (!k)
+        return VMP_ERR_NOMEM;
+    k->weight += s->weight;
+    p->unfolded = 1;
+    if (s->blame)
+        p->blamed += s->weight;
+    return k->cls != VMP_CLASS_GENERATED ? add_blame(p, s, k->state) : VMP_OK;
 }
 
 /* Add to the tables what the keys gained since the last fold: the getters
@@ -339,10 +365,6 @@ static void fold(const vmp_profile *cp)
         }
         p->state_w.v[k->state] += w;
         p->state_class_w.v[(size_t)k->state * 4 + k->cls] += w;
-        if (k->blame)
-            p->blamed += w;
-        if (k->bi)
-            p->blame[k->bi - 1].weight += w;
         if (k->ci)
             p->code[k->ci - 1].weight += w;
         p->thread_w.v[k->ti - 1] += w;
