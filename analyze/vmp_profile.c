@@ -558,14 +558,12 @@ int vmp_profile_foreach_stack(const vmp_profile *p,
 
 const vmp_profile_blame *vmp_profile_blame_weights(const vmp_profile *p, size_t *n_out)
 {
-    fold(p);
     *n_out = p->n_blame;
     return p->blame;
 }
 
 uint64_t vmp_profile_blamed_samples(const vmp_profile *p)
 {
-    fold(p);
     return p->blamed;
 }
 

@@ -205,8 +205,7 @@ static int block_sample(vmp_record_writer *w, const vmp_record *rec, vmp_status 
     b.pc = s->pc;
     b.failed = failed;
     b.reason = s->reason;
-    if (w->chunk.len + vmp_block__bytes_max(&w->block) > w->chunk_limit &&
-        w->chunk.len + vmp_block__bytes(&w->block, &b) > w->chunk_limit &&
+    if (!vmp_block__fits(&w->block, &b, w->chunk.len, w->chunk_limit) &&
         (w->chunk.len > 0 || w->block.n > 0)) {
         if ((*st = flush_chunk(w)) < 0)
             return 0;

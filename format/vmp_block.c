@@ -178,6 +178,11 @@ size_t vmp_block__bytes_max(const vmp_block *b)
            VMP_BLOCK_COLUMNS * (col > 1 + ITEM_MAX ? col : 1 + ITEM_MAX);
 }
 
+int vmp_block__fits(const vmp_block *b, const vmp_block_sample *s, size_t used, size_t limit)
+{
+    return used + vmp_block__bytes_max(b) <= limit || used + vmp_block__bytes(b, s) <= limit;
+}
+
 void vmp_block__add(vmp_block *b, const vmp_block_sample *s)
 {
     uint32_t i = b->n++;

@@ -93,6 +93,12 @@ size_t vmp_block__bytes(const vmp_block *b, const vmp_block_sample *s);
  *  for it needs no exact figure. */
 size_t vmp_block__bytes_max(const vmp_block *b);
 
+/** Whether `used` bytes and the block with `s` added stay within `limit`
+ *  (the check both writers make before adding a sample, spec R-CHK-5):
+ *  vmp_block__bytes_max() first, vmp_block__bytes() only when it does not
+ *  settle it. */
+int vmp_block__fits(const vmp_block *b, const vmp_block_sample *s, size_t used, size_t limit);
+
 /** Sample time `time` as a delta from `prev` in `unit` ns (R-SMP-1),
  *  truncated toward zero; *at receives the time a reader sums it to (within
  *  a unit of `time`, never past it). */

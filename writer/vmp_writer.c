@@ -360,8 +360,7 @@ static int block_sample(vmp_writer *w, vmp_ring_slot *slot, uint64_t stack)
     };
     /* spec R-CHK-5: the block, with this sample, within the chunk's limit; a
      * new chunk starts the deltas again (R-SMP-1) */
-    if (vmp_chunk__open(w) && w->chunk.len + vmp_block__bytes_max(&w->block) > w->chunk_bytes &&
-        w->chunk.len + vmp_block__bytes(&w->block, &s) > w->chunk_bytes) {
+    if (vmp_chunk__open(w) && !vmp_block__fits(&w->block, &s, w->chunk.len, w->chunk_bytes)) {
         vmp_chunk__close(w);
         s.dt = vmp_block__time_delta(e->time, w->chunk_prev_time, w->time_unit, &t);
     }
