@@ -223,8 +223,7 @@ void vmp_analysis_free(vmp_analysis *a)
     vmp_hmap__free(&a->zone_names);
     vmp_hmap__free(&a->module_names);
     free(a->nodes);
-    vmp_hmap__free(&a->node_by_id);
-    free(a->node_dense);
+    vmp_idmap__free(&a->node_ids);
     free(a->funcs);
     vmp_hmap__free(&a->func_key);
     free(a->func_sid);
@@ -583,11 +582,12 @@ size_t vmp_analysis_format_frame(const vmp_analysis *a, char *out, size_t size, 
 void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out)
 {
     *out = a->stats;
-    out->memory_bytes += (a->str_map.cap + a->code_by_id.cap + a->fn_by_id.cap +
-                          a->thread_names.cap + a->node_by_id.cap + a->func_key.cap +
-                          a->frame_key.cap + a->stack_key.cap + a->scache.cap) *
-                         sizeof(vmp_hmap_entry);
+    out->memory_bytes +=
+        (a->str_map.cap + a->code_by_id.cap + a->fn_by_id.cap + a->thread_names.cap +
+         a->func_key.cap + a->frame_key.cap + a->stack_key.cap + a->scache.cap) *
+        sizeof(vmp_hmap_entry);
     out->memory_bytes += a->cap_last_child * sizeof *a->last_child;
+    out->memory_bytes += vmp_idmap__bytes(&a->node_ids);
 }
 
 /* ---- zones and modules ------------------------------------------------------ */

@@ -238,10 +238,8 @@ struct vmp_analysis {
 
     snode *nodes;
     size_t n_nodes, cap_nodes;
-    vmp_hmap node_by_id;  /* ids too sparse for node_dense */
-    uint32_t *node_dense; /* id -> index + 1; writers number nodes densely */
-    size_t cap_dense;
-    uint32_t epoch; /* memos of another epoch are stale */
+    vmp_idmap node_ids; /* STACK_NODE id -> index + 1 */
+    uint32_t epoch;     /* memos of another epoch are stale */
 
     vmp_afunction *funcs;
     size_t n_funcs, cap_funcs;

@@ -32,6 +32,33 @@ int vmp_hmap__put(vmp_hmap *m, uint64_t a, uint64_t b, uint32_t v);
 void vmp_hmap__clear(vmp_hmap *m);
 void vmp_hmap__free(vmp_hmap *m);
 
+/* Ids (>= 1) of a file's records -> index + 1 (0: none).  Writers number
+ * densely, so an id below twice the entries + 4096 goes to an array, any
+ * other to a hash map; an id put into the map is still found there once
+ * the array has grown past it. */
+typedef struct vmp_idmap {
+    uint32_t *dense; /* id -> v, for ids below cap */
+    size_t cap;
+    vmp_hmap sparse; /* the ids put past the array's reach */
+    size_t n;        /* entries put */
+} vmp_idmap;
+
+static inline uint32_t vmp_idmap__get(const vmp_idmap *m, uint64_t id)
+{
+    if (id < m->cap && (m->dense[id] || !m->sparse.n))
+        return m->dense[id];
+    return vmp_hmap__get(&m->sparse, id, 0);
+}
+
+/* Map id to v (>= 1); the caller has checked that id is absent.  Returns 0,
+ * or -1 when out of memory (nothing changed). */
+int vmp_idmap__put(vmp_idmap *m, uint64_t id, uint32_t v);
+/* Forget every id, keeping the memory. */
+void vmp_idmap__clear(vmp_idmap *m);
+void vmp_idmap__free(vmp_idmap *m);
+/* The bytes it holds. */
+size_t vmp_idmap__bytes(const vmp_idmap *m);
+
 /* The length of a function's scope without a hidden class's unique suffix
  * (vmp_analyze.h "Naming rules"); `len` when it has none. */
 size_t vmp_analysis__hidden_scope_len(const char *scope, size_t len);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_hmap.c - the pair-keyed hash map and array growth used by the
- * resolution tables (support for spec.md §5 "Resolution of a pc").
+ * vmp_hmap.c - the pair-keyed hash map, the id map on it and array growth
+ * used by the resolution tables (support for spec.md §5 "Resolution of a pc").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +78,43 @@ void vmp_hmap__free(vmp_hmap *m)
     free(m->e);
     m->e = NULL;
     m->cap = m->n = 0;
+}
+
+int vmp_idmap__put(vmp_idmap *m, uint64_t id, uint32_t v)
+{
+    if (id >= m->cap && id < 2 * (uint64_t)m->n + 4096) {
+        size_t old = m->cap;
+        if (vmp_grow__((void **)&m->dense, &m->cap, (size_t)id + 1, sizeof *m->dense))
+            return -1;
+        memset(m->dense + old, 0, (m->cap - old) * sizeof *m->dense);
+    }
+    if (id < m->cap)
+        m->dense[id] = v;
+    else if (vmp_hmap__put(&m->sparse, id, 0, v))
+        return -1;
+    m->n++;
+    return 0;
+}
+
+void vmp_idmap__clear(vmp_idmap *m)
+{
+    if (m->cap)
+        memset(m->dense, 0, m->cap * sizeof *m->dense);
+    vmp_hmap__clear(&m->sparse);
+    m->n = 0;
+}
+
+void vmp_idmap__free(vmp_idmap *m)
+{
+    free(m->dense);
+    m->dense = NULL;
+    m->cap = m->n = 0;
+    vmp_hmap__free(&m->sparse);
+}
+
+size_t vmp_idmap__bytes(const vmp_idmap *m)
+{
+    return m->cap * sizeof *m->dense + m->sparse.cap * sizeof(vmp_hmap_entry);
 }
 
 int vmp_grow__(void **p, size_t *cap, size_t need, size_t elem)

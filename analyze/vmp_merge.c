@@ -93,11 +93,10 @@ typedef struct merger {
     uint32_t boundary_zone;
     vmp_hmap pc_nodes, fn_nodes; /* output stack nodes, interned */
     /* per input */
-    vmp_hmap zones, codes, fns, threads, named, nodes_idx, memo, natives;
+    vmp_hmap zones, codes, fns, threads, named, memo, natives;
     innode *nodes;
     size_t n_nodes, cap_nodes;
-    uint32_t *node_dense; /* node id -> index + 1, for ids below cap_dense */
-    size_t cap_dense;
+    vmp_idmap node_ids; /* input node id -> index + 1 */
     uint32_t *in_zones;
     size_t n_in_zones, cap_in_zones;
     uint64_t *tmp;
@@ -550,9 +549,7 @@ static uint32_t out_level(merger *m,
 /* Index + 1 of input node `id`, 0 when undefined. */
 static uint32_t node_index(const merger *m, uint64_t id)
 {
-    if (id < m->cap_dense)
-        return m->node_dense[id];
-    return vmp_hmap__get(&m->nodes_idx, id, 0);
+    return vmp_idmap__get(&m->node_ids, id);
 }
 
 /* The output stack for input stack node `node` resolved as `as`. */
@@ -868,17 +865,7 @@ static vmp_status take_record(
             return VMP_OK;
         if (vmp_grow__((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof *m->nodes))
             return nomem(m);
-        /* writers number nodes densely: an array, else the hash */
-        if (r->id >= m->cap_dense && r->id < 2 * (uint64_t)m->n_nodes + 4096) {
-            size_t old = m->cap_dense;
-            if (vmp_grow__((void **)&m->node_dense, &m->cap_dense, (size_t)r->id + 1,
-                           sizeof *m->node_dense))
-                return nomem(m);
-            memset(m->node_dense + old, 0, (m->cap_dense - old) * sizeof *m->node_dense);
-        }
-        if (r->id < m->cap_dense)
-            m->node_dense[r->id] = (uint32_t)m->n_nodes + 1;
-        else if (vmp_hmap__put(&m->nodes_idx, r->id, 0, (uint32_t)m->n_nodes + 1))
+        if (vmp_idmap__put(&m->node_ids, r->id, (uint32_t)m->n_nodes + 1))
             return nomem(m);
         n = &m->nodes[m->n_nodes++];
         memset(n, 0, sizeof *n);
@@ -977,10 +964,8 @@ static void reset_input(merger *m)
     vmp_hmap__clear(&m->codes);
     vmp_hmap__clear(&m->fns);
     vmp_hmap__clear(&m->threads);
-    vmp_hmap__clear(&m->nodes_idx);
+    vmp_idmap__clear(&m->node_ids);
     vmp_hmap__clear(&m->memo);
-    if (m->cap_dense)
-        memset(m->node_dense, 0, m->cap_dense * sizeof *m->node_dense);
     vmp_hmap__clear(&m->natives);
     m->n_nodes = 0;
     m->n_in_zones = 0;
@@ -1074,7 +1059,6 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
     vmp_hmap__free(&m.fns);
     vmp_hmap__free(&m.threads);
     vmp_hmap__free(&m.named);
-    vmp_hmap__free(&m.nodes_idx);
     vmp_hmap__free(&m.memo);
     vmp_hmap__free(&m.natives);
     for (i = 0; i < m.n_omods; i++)
@@ -1082,7 +1066,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
     free(m.omods);
     free(m.imods);
     free(m.nodes);
-    free(m.node_dense);
+    vmp_idmap__free(&m.node_ids);
     free(m.in_zones);
     free(m.tmp);
     free(m.tmp_inl);

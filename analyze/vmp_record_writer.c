@@ -42,21 +42,14 @@ struct vmp_record_writer {
     vmp_chunk_samples chunk_samples;
     vmp_record_writer_totals t; /* bytes and chunks: cw's */
     /* sample_blocks: the block being filled, the HEADER's time unit, and
-     * the machine-frame nodes written: (id, 0) and (id, pc) */
+     * the machine-frame nodes written, with their pcs (R-BLK-3) */
     int blocks;
     uint64_t time_unit;
     vmp_block block;
     vmp_buf block_buf;
-    vmp_hmap machine, node_pc; /* ids past node_dense's reach */
-
-    /* per machine-frame node id, its pc and 1 (`machine`); writers number
-     * nodes densely, so one array read answers most samples */
-    struct machine_node {
-        uint64_t pc;
-        uint64_t machine;
-    } * node_dense;
-
-    size_t cap_dense, n_noted;
+    vmp_idmap machine_nodes; /* machine-frame node id -> index + 1 in pcs */
+    uint64_t *machine_pcs;
+    size_t n_machine, cap_machine;
     char name[256];
     char err[512];
 };
@@ -177,18 +170,10 @@ static int block_sample(vmp_record_writer *w, const vmp_record *rec, vmp_status 
     const vmp_rec_sample *s = &rec->u.sample;
     int failed = rec->type == VMP_REC_FAILED_SAMPLE;
     uint64_t leaf = failed ? 0 : s->stack, t;
-    int machine, leaf_pc;
+    uint32_t mi = leaf ? vmp_idmap__get(&w->machine_nodes, leaf) : 0;
+    int machine = mi != 0, leaf_pc = machine && w->machine_pcs[mi - 1] == s->pc;
     vmp_block_sample b;
     *st = VMP_OK;
-    if (leaf == 0) {
-        machine = leaf_pc = 0;
-    } else if (leaf < w->cap_dense && (w->node_dense[leaf].machine || !w->machine.n)) {
-        machine = w->node_dense[leaf].machine != 0;
-        leaf_pc = machine && w->node_dense[leaf].pc == s->pc;
-    } else { /* a sparse id (noted before the array reached it, maybe) */
-        machine = vmp_hmap__get(&w->machine, leaf, 0) != 0;
-        leaf_pc = machine && vmp_hmap__get(&w->node_pc, leaf, s->pc) != 0;
-    }
     if (!s->has_pc && !s->pc_is_leaf && machine)
         return 1;
     /* R-SMP-1 in the header's unit, truncated toward zero */
@@ -235,24 +220,13 @@ static vmp_status note_node(vmp_record_writer *w, const vmp_rec_stack_node *n)
 {
     if (n->is_function)
         return VMP_OK;
-    w->n_noted++;
-    if (n->id >= w->cap_dense && n->id < 2 * (uint64_t)w->n_noted + 4096) {
-        size_t old = w->cap_dense;
-        if (vmp_grow__((void **)&w->node_dense, &w->cap_dense, (size_t)n->id + 1,
-                       sizeof *w->node_dense))
-            return fail(w, VMP_ERR_NOMEM, "out of memory");
-        memset(w->node_dense + old, 0, (w->cap_dense - old) * sizeof *w->node_dense);
-    }
-    if (n->id < w->cap_dense) {
-        if (!w->node_dense[n->id].machine) { /* the first definition holds (R-ID-1) */
-            w->node_dense[n->id].pc = n->pc;
-            w->node_dense[n->id].machine = 1;
-        }
-        return VMP_OK;
-    }
-    if (vmp_hmap__put(&w->machine, n->id, 0, 1) < 0 ||
-        vmp_hmap__put(&w->node_pc, n->id, n->pc, 1) < 0)
+    if (vmp_idmap__get(&w->machine_nodes, n->id))
+        return VMP_OK; /* the first definition holds (R-ID-1) */
+    if (vmp_grow__((void **)&w->machine_pcs, &w->cap_machine, w->n_machine + 1,
+                   sizeof *w->machine_pcs) ||
+        vmp_idmap__put(&w->machine_nodes, n->id, (uint32_t)w->n_machine + 1))
         return fail(w, VMP_ERR_NOMEM, "out of memory");
+    w->machine_pcs[w->n_machine++] = n->pc;
     return VMP_OK;
 }
 
@@ -471,9 +445,8 @@ void vmp_record_writer_close(vmp_record_writer *w)
     vmp_chunk_writer__free(&w->cw);
     vmp_block__free(&w->block);
     vmp_buf__free(&w->block_buf);
-    vmp_hmap__free(&w->machine);
-    vmp_hmap__free(&w->node_pc);
-    free(w->node_dense);
+    vmp_idmap__free(&w->machine_nodes);
+    free(w->machine_pcs);
     free(w->chunk.data);
     free(w->rec.data);
     free(w);

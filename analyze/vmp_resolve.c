@@ -127,9 +127,7 @@ static uint32_t combined_leaf(vmp_analysis *a, const snode *n, uint64_t pc, uint
 /* Index + 1 of node `id`, 0 when undefined. */
 static uint32_t node_index(const vmp_analysis *a, uint64_t id)
 {
-    if (id < a->cap_dense)
-        return a->node_dense[id];
-    return vmp_hmap__get(&a->node_by_id, id, 0);
+    return vmp_idmap__get(&a->node_ids, id);
 }
 
 static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
@@ -146,15 +144,7 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
         vmp_grow__((void **)&a->nodes, &a->cap_nodes, a->n_nodes + 1, sizeof *a->nodes))
         return VMP_ERR_NOMEM;
     idx = (uint32_t)a->n_nodes;
-    if (r->id >= a->cap_dense && r->id < 2 * (uint64_t)a->n_nodes + 4096) {
-        size_t old = a->cap_dense, want = (size_t)r->id + 1;
-        if (vmp_grow__((void **)&a->node_dense, &a->cap_dense, want, sizeof *a->node_dense))
-            return VMP_ERR_NOMEM;
-        memset(a->node_dense + old, 0, (a->cap_dense - old) * sizeof *a->node_dense);
-    }
-    if (r->id < a->cap_dense)
-        a->node_dense[r->id] = idx + 1;
-    else if (vmp_hmap__put(&a->node_by_id, r->id, 0, idx + 1))
+    if (vmp_idmap__put(&a->node_ids, r->id, idx + 1))
         return VMP_ERR_NOMEM;
     {
         uint32_t pi = r->parent ? node_index(a, r->parent) : 0;
@@ -169,7 +159,7 @@ static vmp_status take_node(vmp_analysis *a, const vmp_rec_stack_node *r)
     n->has_bcpc = r->has_bcpc;
     n->bcpc = r->bcpc;
     n->memo_epoch[0] = n->memo_epoch[1] = a->epoch - 1; /* no memo yet */
-    a->stats.memory_bytes += sizeof *n + 4;
+    a->stats.memory_bytes += sizeof *n;
     return VMP_OK;
 }
 

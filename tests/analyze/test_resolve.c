@@ -732,18 +732,51 @@ static void test_code_map_applies_from_its_position(void)
 }
 
 /* The leaf of a sample of stack node `node` at generation 0. */
-static const char *leaf_of_node(vmp_analysis *a, uint64_t node)
+/* A sample at stack node `node`, resolved. */
+static vmp_asample sample_at_node(vmp_analysis *a, uint64_t node)
 {
-    static char buf[128];
     vmp_record r;
     vmp_asample s;
     int is_sample = 0;
     memset(&r, 0, sizeof r);
+    memset(&s, 0, sizeof s);
     r.type = VMP_REC_SAMPLE;
     r.u.sample.stack = node;
     CHECK(vmp_analysis_feed(a, &r, &s, &is_sample) == VMP_OK && is_sample);
-    vmp_analysis_format_frame(a, buf, sizeof buf, s.leaf);
+    return s;
+}
+
+static const char *leaf_of_node(vmp_analysis *a, uint64_t node)
+{
+    static char buf[128];
+    vmp_analysis_format_frame(a, buf, sizeof buf, sample_at_node(a, node).leaf);
     return buf;
+}
+
+/* spec R-ID-1: node ids are the writer's to choose.  A sparse id defined
+ * first (kept in a hash: the array for dense ids is short) is still found
+ * once dense ids have grown the array past it. */
+static void test_sparse_node_id_outlives_dense_ones(void)
+{
+    vmp_analysis *a = NULL;
+    vmp_record r;
+    uint64_t id;
+
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    memset(&r, 0, sizeof r);
+    r.type = VMP_REC_STACK_NODE;
+    r.u.stack_node.id = 10000;
+    r.u.stack_node.pc = 0x5000;
+    CHECK(feed(a, &r) == VMP_OK);
+    for (id = 1; id <= 9000; id++) {
+        r.u.stack_node.id = id;
+        r.u.stack_node.pc = 0x6000 + id;
+        CHECK(feed(a, &r) == VMP_OK);
+    }
+    CHECK(sample_at_node(a, 10000).stack != 0);
+    CHECK(sample_at_node(a, 9000).stack != 0);
+    CHECK(sample_at_node(a, 9999).stack == 0); /* never defined (R-ID-6) */
+    vmp_analysis_free(a);
 }
 
 /* spec R-RES-1, R-ID-2: a sample resolves with the records before it.  A
@@ -1260,6 +1293,7 @@ int main(void)
     VMP_TEST_RUN(test_samples_with_pcs_resolved_once);
     VMP_TEST_RUN(test_forgetting_a_range_keeps_other_stacks);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
+    VMP_TEST_RUN(test_sparse_node_id_outlives_dense_ones);
     VMP_TEST_RUN(test_late_records_apply_to_resolved_stacks);
     VMP_TEST_RUN(test_resolve_at_a_fixed_generation);
     VMP_TEST_RUN(test_profile_sums_weights);
