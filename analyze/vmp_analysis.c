@@ -236,6 +236,7 @@ void vmp_analysis_free(vmp_analysis *a)
     free(a->last_child);
     vmp_hmap__free(&a->scache);
     free(a->chain);
+    free(a->context_slots);
     free(a->sample_slots);
     free(a);
 }

@@ -199,6 +199,9 @@ typedef struct vmp_asample {
      * holds its pc (a failed sample's too): the JIT unit it ran in; 0 when
      * it has no pc or its pc is in no generated code.  Added in 0.5. */
     uint64_t code;
+    /* The record's sample context id (vmp_rec_sample's `context`), 0 for
+     * none.  Added in 0.5. */
+    uint64_t context;
 } vmp_asample;
 
 /** Analysis options.  Zero means default for every field but `version`. */

@@ -906,6 +906,7 @@ static vmp_status take_record(
                 return st;
         }
         s->stack = stack;
+        s->context = 0; /* the output's stacks are not the input's */
         s->thread = map_thread(m, s->thread, &st);
         if (st < 0)
             return st;

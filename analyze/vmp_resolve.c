@@ -389,15 +389,61 @@ static vmp_status resolve_uncached(
 #define SLOT_HAS_PC 2u
 #define SLOT_FAILED 4u
 
+/* What identifies a resolved sample in a slot (the rest of sample_slot is
+ * the resolution). */
+typedef struct slot_key {
+    uint64_t node, pc, gen;
+    uint32_t flags;
+} slot_key;
+
+/* Whether slot sl holds the resolution of k, still valid. */
+static int slot_holds(const vmp_analysis *a, const sample_slot *sl, const slot_key *k)
+{
+    return sl->flags == k->flags && sl->node == k->node && sl->pc == k->pc && sl->gen == k->gen &&
+           sl->epoch == a->epoch && sl->forgets == a->forgets;
+}
+
+static void slot_fill(const vmp_analysis *a,
+                      sample_slot *sl,
+                      const slot_key *k,
+                      const vmp_asample *r)
+{
+    sl->node = k->node;
+    sl->pc = k->pc;
+    sl->gen = k->gen;
+    sl->flags = k->flags;
+    sl->epoch = a->epoch;
+    sl->forgets = a->forgets;
+    sl->stack = r->stack;
+    sl->leaf = r->leaf;
+    sl->code = r->code;
+}
+
+/* The slot of sample context `id` (below MAX_CONTEXT_SLOTS), the array grown
+ * to it; NULL on no memory. */
+static sample_slot *context_slot(vmp_analysis *a, uint64_t id)
+{
+    if (id >= a->cap_context_slots) {
+        size_t old = a->cap_context_slots;
+        if (vmp_grow__((void **)&a->context_slots, &a->cap_context_slots, (size_t)id + 1,
+                       sizeof *a->context_slots))
+            return NULL;
+        memset(a->context_slots + old, 0, (a->cap_context_slots - old) * sizeof *a->context_slots);
+        a->stats.memory_bytes += (a->cap_context_slots - old) * sizeof *a->context_slots;
+    }
+    return &a->context_slots[id];
+}
+
 vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
                                        const vmp_rec_sample *s,
                                        int failed,
                                        vmp_asample *out)
 {
-    uint64_t gen, pc;
-    uint32_t ni, flags;
+    uint64_t gen;
+    uint32_t ni;
     vmp_rec_sample leaf_pc;
-    sample_slot *slot = NULL;
+    slot_key k;
+    sample_slot *slot = NULL, *cslot = NULL, *hslot = NULL;
     vmp_status st;
     if (!a || !s || !out)
         return VMP_ERR_INVALID_ARG;
@@ -422,6 +468,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     out->state = s->state > UINT32_MAX ? UINT32_MAX : (uint32_t)s->state;
     out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
     out->failed = failed ? 1 : 0;
+    out->context = s->context;
     out->stack = out->leaf = 0;
     out->code = 0;
     if (!a->any_sample || gen > a->max_sample_gen)
@@ -434,20 +481,39 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
      * defined, never changes (an undefined one may be defined later: not
      * cached).  The lookup spares a symbolic innermost node's combination
      * with the pc, and every pc's code object (vmp_code_history__span_at());
-     * a sample without a pc needs its node's memo alone. */
-    flags = SLOT_USED | (s->has_pc ? SLOT_HAS_PC : 0) | (failed ? SLOT_FAILED : 0);
-    pc = s->has_pc ? s->pc : 0;
-    if (s->has_pc && (ni || !s->stack)) {
-        uint64_t h = vmp_hash64(s->stack * 0x9E3779B97F4A7C15ull ^ pc * 0xC2B2AE3D27D4EB4Full ^
-                                gen * 0x165667B19E3779F9ull);
-        if (!a->sample_slots) {
-            if (!(a->sample_slots = calloc(SAMPLE_SLOTS, sizeof *a->sample_slots)))
+     * a sample without a pc needs its node's memo alone.  A block's sample
+     * that names its sample context (spec R-BLK-5) looks first in the
+     * context's slot, which holds its last resolution (pc or not): one
+     * array read, where the direct-mapped table of (node, pc, generation)
+     * is too small for the contexts of a large program, but keeps a
+     * context's older generations. */
+    k.flags = SLOT_USED | (s->has_pc ? SLOT_HAS_PC : 0) | (failed ? SLOT_FAILED : 0);
+    k.node = s->stack;
+    k.pc = s->has_pc ? s->pc : 0;
+    k.gen = gen;
+    if (!s->stack || ni) {
+        if (s->context && s->context < MAX_CONTEXT_SLOTS) {
+            if (!(cslot = context_slot(a, s->context)))
                 return VMP_ERR_NOMEM;
-            a->stats.memory_bytes += SAMPLE_SLOTS * sizeof *a->sample_slots;
+            if (slot_holds(a, cslot, &k))
+                slot = cslot;
         }
-        slot = &a->sample_slots[h & (SAMPLE_SLOTS - 1)];
-        if (slot->flags == flags && slot->node == s->stack && slot->pc == pc && slot->gen == gen &&
-            slot->epoch == a->epoch && slot->forgets == a->forgets) {
+        if (!slot && s->has_pc) {
+            uint64_t h = vmp_hash64(s->stack * 0x9E3779B97F4A7C15ull ^
+                                    k.pc * 0xC2B2AE3D27D4EB4Full ^ gen * 0x165667B19E3779F9ull);
+            if (!a->sample_slots) {
+                if (!(a->sample_slots = calloc(SAMPLE_SLOTS, sizeof *a->sample_slots)))
+                    return VMP_ERR_NOMEM;
+                a->stats.memory_bytes += SAMPLE_SLOTS * sizeof *a->sample_slots;
+            }
+            hslot = &a->sample_slots[h & (SAMPLE_SLOTS - 1)];
+            if (slot_holds(a, hslot, &k)) {
+                slot = hslot;
+                if (cslot)
+                    *cslot = *hslot;
+            }
+        }
+        if (slot) {
             out->stack = slot->stack;
             out->leaf = slot->leaf;
             out->code = slot->code;
@@ -456,17 +522,10 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
         }
     }
     st = resolve_uncached(a, s, failed, gen, out);
-    if (st == VMP_OK && slot) {
-        slot->node = s->stack;
-        slot->pc = pc;
-        slot->gen = gen;
-        slot->flags = flags;
-        slot->epoch = a->epoch;
-        slot->forgets = a->forgets;
-        slot->stack = out->stack;
-        slot->leaf = out->leaf;
-        slot->code = out->code;
-    }
+    if (st == VMP_OK && cslot)
+        slot_fill(a, cslot, &k, out);
+    if (st == VMP_OK && hslot)
+        slot_fill(a, hslot, &k, out);
     return st;
 }
 

@@ -179,6 +179,13 @@ typedef struct vmp_rec_sample {
      * a caller that keeps stack nodes resolves (the analysis does); has_pc
      * is 0.  Always 0 for SAMPLE and FAILED_SAMPLE records.  Added in 0.5. */
     int pc_is_leaf;
+    /* The sample context (spec R-BLK-5) of a SAMPLE_BLOCK sample whose
+     * stack, state and pc are all its context's, else 0 (always 0 for
+     * SAMPLE and FAILED_SAMPLE records).  Ids are scoped to the file: the
+     * samples of one file with one context id have one stack, state and pc,
+     * so a consumer may key what it derives from them by the id; one that
+     * changes a sample's stack, state or pc sets it to 0.  Added in 0.5. */
+    uint64_t context;
 } vmp_rec_sample;
 
 typedef struct vmp_rec_event {

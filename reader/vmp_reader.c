@@ -504,6 +504,7 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
         s->state = c->state;
         s->pc = c->pc;
         s->has_pc = s->pc != 0;
+        s->context = v;
     } else if (v != 0) { /* not defined: no stack, no pc (R-ID-6) */
         r->info.undefined_contexts++;
         undefined = 1;
@@ -518,12 +519,13 @@ static vmp_status block_sample(vmp_reader *r, vmp_record *rec)
     if (r->blk_failed < b->n_failed && b->failed[2 * r->blk_failed] == i) { /* R-BLK-1 */
         rec->type = VMP_REC_FAILED_SAMPLE;
         s->reason = b->failed[2 * r->blk_failed + 1];
-        s->stack = s->blame = 0;
+        s->stack = s->blame = s->context = 0;
         r->blk_failed++;
     }
     if (r->blk_pc < b->n_pcs && b->pcs[2 * r->blk_pc] == i) { /* R-BLK-3 */
         s->pc = b->pcs[2 * r->blk_pc + 1];
         s->has_pc = 1;
+        s->context = 0; /* not the context's pc */
         r->blk_pc++;
     } else if (rec->type == VMP_REC_SAMPLE && !s->has_pc && !undefined) {
         s->pc_is_leaf = 1;

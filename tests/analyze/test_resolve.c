@@ -532,8 +532,10 @@ static void test_resolved_stacks_outlive_unrelated_changes(void)
  * pc alone) is resolved once per (node, pc, generation): the same sample
  * again is one lookup (counted), a sample at a generation where its code
  * moved is resolved again, and a record that changes what its pc shows
- * makes it resolve again. */
-static void test_samples_with_pcs_resolved_once(void)
+ * makes it resolve again.  Alike when the samples name a sample context
+ * (`context`, spec R-BLK-5), also when the context's samples differ (as
+ * one id of two merged files may). */
+static void samples_with_pcs_resolved_once(uint64_t context)
 {
     vmp_analysis *a = NULL;
     vmp_record r, smp;
@@ -556,6 +558,7 @@ static void test_samples_with_pcs_resolved_once(void)
     smp.u.sample.stack = 1;
     smp.u.sample.pc = 0x1050;
     smp.u.sample.has_pc = 1;
+    smp.u.sample.context = context;
 
     CHECK(vmp_analysis_feed(a, &smp, &s, &is_sample) == VMP_OK && is_sample);
     first = s.stack;
@@ -616,6 +619,16 @@ static void test_samples_with_pcs_resolved_once(void)
     CHECK_STR(buf, "PIC #y");
     CHECK_EQ_U64(s.code, 5);
     vmp_analysis_free(a);
+}
+
+static void test_samples_with_pcs_resolved_once(void)
+{
+    samples_with_pcs_resolved_once(0);
+}
+
+static void test_samples_in_contexts_resolved_once(void)
+{
+    samples_with_pcs_resolved_once(7);
 }
 
 /* Code that appears where a resolved stack has a frame makes that stack
@@ -1291,6 +1304,7 @@ int main(void)
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolved_stacks_outlive_unrelated_changes);
     VMP_TEST_RUN(test_samples_with_pcs_resolved_once);
+    VMP_TEST_RUN(test_samples_in_contexts_resolved_once);
     VMP_TEST_RUN(test_forgetting_a_range_keeps_other_stacks);
     VMP_TEST_RUN(test_code_map_applies_from_its_position);
     VMP_TEST_RUN(test_sparse_node_id_outlives_dense_ones);

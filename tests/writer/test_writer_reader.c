@@ -745,8 +745,9 @@ static void write_blocks(const char *path, int blocks)
     CHECK(vmp_writer_close(w, NULL) == VMP_OK);
 }
 
-/* sample_blocks (format 2.0, spec R-BLK-1 to R-BLK-3): the samples come
- * back in order with every field, in blocks but for a sample without a pc
+/* sample_blocks (format 2.0, spec R-BLK-1 to R-BLK-3, R-BLK-5): the
+ * samples come back in order with every field and their sample contexts,
+ * in blocks but for a sample without a pc
  * whose innermost frame is a machine frame (a SAMPLE record); a pc is
  * stored only where it is not the innermost node's; failed samples in
  * blocks; times in microseconds, each within 1 us below the same sample's
@@ -789,6 +790,9 @@ static void test_sample_blocks(void)
         CHECK_EQ_U64(s->state, (uint64_t)(n % 2));
         CHECK_EQ_U64(s->weight, 1 + (uint64_t)(n % 4 == 0));
         CHECK(s->time_ns <= times[n] && times[n] - s->time_ns < 1000);
+        /* the reader names a block's sample context (not a failed one's) */
+        CHECK((s->context != 0) ==
+              (rec.raw_type == VMP_REC_SAMPLE_BLOCK && rec.type == VMP_REC_SAMPLE));
         if (rec.type == VMP_REC_FAILED_SAMPLE) {
             CHECK_EQ_U64(s->reason, 1);
             CHECK(s->has_pc == (n % 50 != 7) && !s->pc_is_leaf);
