@@ -553,6 +553,26 @@ VMP_API int vmp_profile_foreach_stack(const vmp_profile *p,
                                       int (*fn)(const vmp_profile_stack_entry *e, void *payload),
                                       void *payload);
 
+/** One distinct key of the samples fed: what a sample is summed under, with
+ *  the samples of the key.  A converter builds its own aggregates from the
+ *  keys (per key, not per sample). */
+typedef struct vmp_profile_key {
+    uint32_t stack;  /* vmp_asample's: resolved stack, 0 == none (always 0 when failed) */
+    uint32_t leaf;   /* resolved frame of the executing pc, 0 == none */
+    uint32_t state;  /* the samples' state, as they had it (not capped) */
+    uint32_t reason; /* failure reason index when failed, else 0 */
+    uint64_t thread;
+    uint64_t code;    /* code object the pc ran in, 0 == none */
+    uint64_t weight;  /* of the key's samples */
+    uint64_t samples; /* sample records of the key (weight 0 ones too) */
+    int failed;       /* FAILED_SAMPLE records */
+} vmp_profile_key;
+
+/** The distinct keys of the samples fed, in order of first sample; `*n_out`
+ *  receives their count.  Their weights sum to totals.samples.  Borrowed:
+ *  valid until the next feed or vmp_profile_free().  Added in 0.5. */
+VMP_API const vmp_profile_key *vmp_profile_keys(const vmp_profile *p, size_t *n_out);
+
 #ifdef __cplusplus
 }
 #endif

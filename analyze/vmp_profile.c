@@ -5,7 +5,8 @@
  * resolved functions, frames, threads and distinct keys of samples (stack,
  * leaf, thread, state, failure reason, code object), never with samples.
  *
- * A sample costs one lookup: it adds its weight to its key.  The per-
+ * A sample costs one lookup: it adds its weight to its key (the keys are
+ * public, vmp_profile_keys(): converters aggregate them, not samples).  The per-
  * function, per-frame, per-state, per-thread, code and stack tables are sums
  * over keys, brought up to date by fold() when a getter is called after
  * samples were fed.  The blame table is added to per sample (a direct-mapped
@@ -23,18 +24,15 @@ typedef struct u64vec {
     size_t n, cap;
 } u64vec;
 
-/* What a profile sums a sample under (add_sample()), and the table cells
- * (index + 1, 0 for none) its weight goes to (fold()). */
+/* The table cells (index + 1, 0 for none) of a key (vmp_profile_key), that
+ * fold() adds its weight to. */
 #define BLAME_CACHE 256u
 
-typedef struct sample_key {
-    uint32_t stack, leaf, state, reason; /* reason: 0 unless failed */
-    uint64_t thread, code;
-    uint32_t failed, cls; /* cls: the leaf's code class */
+typedef struct key_cells {
+    uint32_t cls; /* the leaf's code class */
     uint32_t ti, ci, ei;
-    uint64_t weight; /* of every sample of the key */
-    uint64_t folded; /* of that, what fold() added to the tables */
-} sample_key;
+    uint64_t folded; /* of the key's weight, what fold() added to the tables */
+} key_cells;
 
 typedef struct key_slot {
     uint32_t hash, ki;
@@ -59,8 +57,9 @@ struct vmp_profile {
      * open-addressed index (hash, key index + 1; a power of two of slots,
      * at most half full).  A sample adds its weight to its key alone;
      * fold() adds what the keys gained to the tables. */
-    sample_key *keys;
-    size_t n_keys, cap_keys;
+    vmp_profile_key *keys;
+    key_cells *cells; /* of each key */
+    size_t n_keys, cap_keys, cap_cells;
     key_slot *key_slots;
     size_t cap_key_slots;
     int unfolded; /* a key gained weight since fold() */
@@ -129,6 +128,7 @@ void vmp_profile_free(vmp_profile *p)
     free(p->entries);
     vmp_hmap__free(&p->entry_idx);
     free(p->keys);
+    free(p->cells);
     free(p->key_slots);
     free(p->blame);
     vmp_hmap__free(&p->blame_idx);
@@ -143,17 +143,19 @@ void vmp_profile_free(vmp_profile *p)
 
 /* The table cells of a new key (made on its first sample, with weight 0:
  * the tables keep the order of first samples). */
-static vmp_status key_cells(vmp_profile *p, sample_key *k)
+static vmp_status make_cells(vmp_profile *p, const vmp_profile_key *k, key_cells *c)
 {
     const vmp_aframe *fr = vmp_analysis_frame(p->a, k->leaf);
     const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
-    k->cls = fn ? (uint32_t)fn->code_class : VMP_CLASS_UNKNOWN;
-    if (k->failed && vec_add(&p->fail_w, k->reason, 0))
+    uint32_t state = k->state > MAX_INDEX ? MAX_INDEX : k->state;
+    c->cls = fn ? (uint32_t)fn->code_class : VMP_CLASS_UNKNOWN;
+    c->ti = c->ci = c->ei = 0;
+    c->folded = 0;
+    if (k->failed && vec_add(&p->fail_w, k->reason > MAX_INDEX ? MAX_INDEX : k->reason, 0))
         return VMP_ERR_NOMEM;
     if (fr && (vec_add(&p->func_w, fr->function, 0) || vec_add(&p->frame_w, k->leaf, 0)))
         return VMP_ERR_NOMEM;
-    if (vec_add(&p->state_w, k->state, 0) ||
-        vec_add(&p->state_class_w, (size_t)k->state * 4 + k->cls, 0))
+    if (vec_add(&p->state_w, state, 0) || vec_add(&p->state_class_w, (size_t)state * 4 + c->cls, 0))
         return VMP_ERR_NOMEM;
     if (k->code) {
         uint32_t ci = vmp_hmap__get(&p->code_idx, k->code, 0);
@@ -166,22 +168,22 @@ static vmp_status key_cells(vmp_profile *p, sample_key *k)
             if (vmp_hmap__put(&p->code_idx, k->code, 0, ci))
                 return VMP_ERR_NOMEM;
         }
-        k->ci = ci;
+        c->ci = ci;
     }
-    k->ti = vmp_hmap__get(&p->thread_idx, k->thread, 0);
-    if (!k->ti) {
+    c->ti = vmp_hmap__get(&p->thread_idx, k->thread, 0);
+    if (!c->ti) {
         if (vmp_grow__((void **)&p->thread_ids, &p->cap_threads, p->n_threads + 1,
                        sizeof *p->thread_ids))
             return VMP_ERR_NOMEM;
         p->thread_ids[p->n_threads++] = k->thread;
-        k->ti = (uint32_t)p->n_threads;
-        if (vmp_hmap__put(&p->thread_idx, k->thread, 0, k->ti))
+        c->ti = (uint32_t)p->n_threads;
+        if (vmp_hmap__put(&p->thread_idx, k->thread, 0, c->ti))
             return VMP_ERR_NOMEM;
     }
-    if (vec_add(&p->thread_w, k->ti - 1, 0))
+    if (vec_add(&p->thread_w, c->ti - 1, 0))
         return VMP_ERR_NOMEM;
     if (k->stack) {
-        uint64_t ka = (uint64_t)k->stack | (uint64_t)k->state << 32;
+        uint64_t ka = (uint64_t)k->stack | (uint64_t)state << 32;
         uint32_t ei = vmp_hmap__get(&p->entry_idx, ka, k->thread);
         if (!ei) {
             vmp_profile_stack_entry *e;
@@ -190,20 +192,20 @@ static vmp_status key_cells(vmp_profile *p, sample_key *k)
                 return VMP_ERR_NOMEM;
             e = &p->entries[p->n_entries++];
             e->stack = k->stack;
-            e->state = k->state;
+            e->state = state;
             e->thread = k->thread;
             e->weight = 0;
             ei = (uint32_t)p->n_entries;
             if (vmp_hmap__put(&p->entry_idx, ka, k->thread, ei))
                 return VMP_ERR_NOMEM;
         }
-        k->ei = ei;
+        c->ei = ei;
     }
     return VMP_OK;
 }
 
 /* Whether key k is (the key part of) key q. */
-static int key_is(const sample_key *k, const sample_key *q)
+static int key_is(const vmp_profile_key *k, const vmp_profile_key *q)
 {
     return k->stack == q->stack && k->leaf == q->leaf && k->state == q->state &&
            k->reason == q->reason && k->thread == q->thread && k->code == q->code &&
@@ -211,7 +213,7 @@ static int key_is(const sample_key *k, const sample_key *q)
 }
 
 /* The fields mixed by odd multipliers, then hashed once. */
-static uint32_t key_hash(const sample_key *q)
+static uint32_t key_hash(const vmp_profile_key *q)
 {
     uint64_t h = ((uint64_t)q->stack | (uint64_t)q->leaf << 32) * 0x9E3779B97F4A7C15ull;
     h ^= q->thread * 0xC2B2AE3D27D4EB4Full;
@@ -242,43 +244,44 @@ static int grow_key_slots(vmp_profile *p)
     return 0;
 }
 
-/* The key of sample s (its index), made with its cells when new; NULL on
- * no memory. */
-static sample_key *key_of(vmp_profile *p, const vmp_asample *s)
+/* The key of sample s, made with its cells when new; NULL on no memory. */
+static vmp_profile_key *key_of(vmp_profile *p, const vmp_asample *s)
 {
-    sample_key q;
+    vmp_profile_key q;
+    key_cells c;
     uint32_t h;
     size_t j;
 
     q.stack = s->stack;
     q.leaf = s->leaf;
-    q.state = s->state > MAX_INDEX ? MAX_INDEX : s->state;
+    q.state = s->state;
     q.failed = s->failed ? 1 : 0;
-    q.reason = !s->failed ? 0 : s->reason > MAX_INDEX ? MAX_INDEX : s->reason;
+    q.reason = s->failed ? s->reason : 0;
     q.thread = s->thread;
     q.code = s->code;
     h = key_hash(&q);
     if (p->cap_key_slots) {
         for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki;
              j = (j + 1) & (p->cap_key_slots - 1)) {
-            sample_key *k = &p->keys[p->key_slots[j].ki - 1];
+            vmp_profile_key *k = &p->keys[p->key_slots[j].ki - 1];
             if (p->key_slots[j].hash == h && key_is(k, &q))
                 return k;
         }
     }
     /* a new key */
-    q.cls = q.ti = q.ci = q.ei = 0;
-    q.weight = q.folded = 0;
+    q.weight = q.samples = 0;
     if (p->n_keys >= UINT32_MAX - 1 ||
-        vmp_grow__((void **)&p->keys, &p->cap_keys, p->n_keys + 1, sizeof *p->keys))
+        vmp_grow__((void **)&p->keys, &p->cap_keys, p->n_keys + 1, sizeof *p->keys) ||
+        vmp_grow__((void **)&p->cells, &p->cap_cells, p->n_keys + 1, sizeof *p->cells))
         return NULL;
     if (2 * (p->n_keys + 1) > p->cap_key_slots && grow_key_slots(p))
         return NULL;
-    if (key_cells(p, &q) < 0)
+    if (make_cells(p, &q, &c) < 0)
         return NULL;
     for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki; j = (j + 1) & (p->cap_key_slots - 1))
         ;
     p->keys[p->n_keys] = q;
+    p->cells[p->n_keys] = c;
     p->key_slots[j].hash = h;
     p->key_slots[j].ki = (uint32_t)++p->n_keys;
     return &p->keys[p->n_keys - 1];
@@ -315,7 +318,8 @@ static vmp_status add_blame(vmp_profile *p, const vmp_asample *s, uint32_t state
  * to its blame cell. */
 static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
 {
-    sample_key *k;
+    vmp_profile_key *k;
+    uint32_t cls;
 
     p->t.samples += s->weight;
     if (!p->any_sample)
@@ -327,10 +331,13 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     if (!k)
         return VMP_ERR_NOMEM;
     k->weight += s->weight;
+    k->samples++;
+    cls = p->cells[k - p->keys].cls;
     p->unfolded = 1;
     if (s->blame)
         p->blamed += s->weight;
-    return k->cls != VMP_CLASS_GENERATED ? add_blame(p, s, k->state) : VMP_OK;
+    return cls != VMP_CLASS_GENERATED ? add_blame(p, s, s->state > MAX_INDEX ? MAX_INDEX : s->state)
+                                      : VMP_OK;
 }
 
 /* Add to the tables what the keys gained since the last fold: the getters
@@ -342,34 +349,36 @@ static void fold(const vmp_profile *cp)
     if (!p->unfolded)
         return;
     for (i = 0; i < p->n_keys; i++) {
-        sample_key *k = &p->keys[i];
-        uint64_t w = k->weight - k->folded;
+        const vmp_profile_key *k = &p->keys[i];
+        key_cells *c = &p->cells[i];
+        uint64_t w = k->weight - c->folded;
+        uint32_t state = k->state > MAX_INDEX ? MAX_INDEX : k->state;
         const vmp_aframe *fr;
         if (!w)
             continue;
-        k->folded = k->weight;
+        c->folded = k->weight;
         if (k->failed) {
             p->t.failed += w;
-            p->fail_w.v[k->reason] += w;
+            p->fail_w.v[k->reason > MAX_INDEX ? MAX_INDEX : k->reason] += w;
         }
-        if (k->cls == VMP_CLASS_GENERATED)
+        if (c->cls == VMP_CLASS_GENERATED)
             p->t.generated += w;
-        else if (k->cls == VMP_CLASS_NATIVE)
+        else if (c->cls == VMP_CLASS_NATIVE)
             p->t.native += w;
-        else if (k->cls == VMP_CLASS_UNKNOWN)
+        else if (c->cls == VMP_CLASS_UNKNOWN)
             p->t.unknown += w;
         fr = vmp_analysis_frame(p->a, k->leaf);
         if (fr) {
             p->func_w.v[fr->function] += w;
             p->frame_w.v[k->leaf] += w;
         }
-        p->state_w.v[k->state] += w;
-        p->state_class_w.v[(size_t)k->state * 4 + k->cls] += w;
-        if (k->ci)
-            p->code[k->ci - 1].weight += w;
-        p->thread_w.v[k->ti - 1] += w;
-        if (k->ei)
-            p->entries[k->ei - 1].weight += w;
+        p->state_w.v[state] += w;
+        p->state_class_w.v[(size_t)state * 4 + c->cls] += w;
+        if (c->ci)
+            p->code[c->ci - 1].weight += w;
+        p->thread_w.v[c->ti - 1] += w;
+        if (c->ei)
+            p->entries[c->ei - 1].weight += w;
     }
     p->unfolded = 0;
 }
@@ -572,4 +581,10 @@ const vmp_profile_code *vmp_profile_code_weights(const vmp_profile *p, size_t *n
     fold(p);
     *n_out = p->n_code;
     return p->code;
+}
+
+const vmp_profile_key *vmp_profile_keys(const vmp_profile *p, size_t *n_out)
+{
+    *n_out = p->n_keys;
+    return p->keys;
 }

@@ -202,18 +202,20 @@ static void hex_sha256(const void *data, size_t size, char hex[65])
     hex[64] = '\0';
 }
 
-/* What `vmp report` counts per function: the weight of the samples whose pc
- * was executing in it (failed samples too), read from the profile in memory
- * into `ex` (names borrowed from `*p`, which the caller frees).  0, or -1
- * with the reader's message in `msg`, or -2 when out of memory. */
+/* Read the profile in memory into `*p` (through `*r`, left open for its
+ * info; the caller frees both), and what `vmp report` counts per function
+ * into `ex`: the weight of the samples whose pc was executing in it (failed
+ * samples too; names borrowed from `*p`).  0, or -1 with the reader's
+ * message in `msg`, or -2 when out of memory. */
 static int read_executing(const void *data,
                           size_t size,
                           const char *path,
+                          vmp_reader **rp,
                           vmp_profile **p,
                           vmp_archive_executing *ex,
                           const char **msg)
 {
-    vmp_reader *r = NULL;
+    vmp_reader *r;
     vmp_analysis *an;
     const uint64_t *fw;
     const char **names;
@@ -221,19 +223,18 @@ static int read_executing(const void *data,
     vmp_status st = vmp_profile_create(p, NULL);
 
     if (st == VMP_OK)
-        st = vmp_reader_open_memory(&r, data, size, path, NULL);
+        st = vmp_reader_open_memory(rp, data, size, path, NULL);
+    r = *rp;
     if (st == VMP_OK)
         st = vmp_profile_read(*p, r);
     if (st < 0) {
         static char why[VMP_ARCHIVE_ERR_SIZE];
         snprintf(why, sizeof why, "%s", r && *vmp_reader_errmsg(r) ? vmp_reader_errmsg(r) : "");
-        vmp_reader_close(r);
         if (st == VMP_ERR_NOMEM || !why[0])
             return -2;
         *msg = why;
         return -1;
     }
-    vmp_reader_close(r);
     an = vmp_profile_analysis(*p);
     fw = vmp_profile_function_weights(*p, &n);
     names = malloc((n ? n : 1) * sizeof *names);
@@ -304,26 +305,15 @@ static int add_one(
         c->known++;
         goto out;
     }
-    st = vmp_reader_open_memory(&wr, data, (size_t)sb.st_size, path, NULL);
-    if (st == VMP_OK)
-        st = vmp_run_weights_read(&w, wr, fo);
-    if (st == VMP_ERR_NOMEM) {
+    /* one reading: the profile, and the flame graph's names from it */
+    st = read_executing(data, (size_t)sb.st_size, path, &wr, &prof, &ex, &msg);
+    if (st == -1)
+        goto damaged;
+    if (st == -2 || vmp_run_weights_of_profile(&w, prof, fo) != VMP_OK) {
         progress_erase();
         rc = vmp_cli_fail(cmd, "%s: out of memory", path);
         goto out;
     }
-    if (st < 0) {
-        msg = wr ? vmp_reader_errmsg(wr) : "out of memory";
-        goto damaged;
-    }
-    st = read_executing(data, (size_t)sb.st_size, path, &prof, &ex, &msg);
-    if (st == -2) {
-        progress_erase();
-        rc = vmp_cli_fail(cmd, "%s: out of memory", path);
-        goto out;
-    }
-    if (st < 0)
-        goto damaged;
     /* the header as the profile's analysis read it */
     hdr = vmp_analysis_header(vmp_profile_analysis(prof));
     if (!hdr) {

@@ -109,6 +109,22 @@ vmp_status vmp_conv__read_all(vmp_reader *r,
     return st;
 }
 
+vmp_status vmp_conv__read_profile(vmp_reader *r, vmp_convmeta *m, vmp_profile *p)
+{
+    vmp_record rec;
+    vmp_status st;
+    while ((st = vmp_reader_next(r, &rec)) == VMP_OK) {
+        if (vmp_convmeta__feed(m, &rec))
+            return VMP_ERR_NOMEM;
+        st = vmp_profile_feed(p, &rec);
+        if (st == VMP_ERR_LIMIT)
+            vmp_reader_fail(r, st, vmp_analysis_errmsg(vmp_profile_analysis(p)));
+        if (st < 0)
+            return st;
+    }
+    return st;
+}
+
 vmp_status vmp_conv__begin(int args_ok, char *err, size_t size)
 {
     if (err && size)

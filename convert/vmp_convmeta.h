@@ -59,6 +59,11 @@ typedef struct vmp_convmeta {
  * -1 when out of memory. */
 int vmp_convmeta__feed(vmp_convmeta *m, const vmp_record *rec);
 
+/* A converter's pass over `r` that sums samples: every record into `m` and
+ * profile `p` (vmp_profile_keys() then holds the samples).  Returns as
+ * vmp_conv__read_all() does, but never VMP_OK. */
+vmp_status vmp_conv__read_profile(vmp_reader *r, vmp_convmeta *m, vmp_profile *p);
+
 /* A converter's pass over `r`: every record into `m` and analysis `a`, and
  * every sample to take(arg, sample), which returns 0 or its own non-zero
  * code (left in *take_rc; the pass stops).  Returns VMP_END after the last

@@ -109,23 +109,43 @@ nomem:
 
 vmp_status vmp_run_weights_read(vmp_run_weights *out, vmp_reader *r, const vmp_flame_options *opts)
 {
-    vmp_flame *f = NULL;
+    vmp_profile *p = NULL;
     vmp_status st, st2;
 
     if (!out || !r)
         return VMP_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    st = vmp_profile_create(&p, NULL);
+    if (st != VMP_OK)
+        return st;
+    st = vmp_profile_read(p, r);
+    if (st == VMP_ERR_NOMEM) {
+        vmp_profile_free(p);
+        return st;
+    }
+    st2 = vmp_run_weights_of_profile(out, p, opts);
+    vmp_profile_free(p);
+    return st2 != VMP_OK ? st2 : st;
+}
+
+vmp_status vmp_run_weights_of_profile(vmp_run_weights *out,
+                                      const vmp_profile *p,
+                                      const vmp_flame_options *opts)
+{
+    vmp_flame *f = NULL;
+    vmp_status st;
+
+    if (!out || !p)
+        return VMP_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
     st = vmp_flame_create(&f, opts);
     if (st != VMP_OK)
         return st;
-    st = vmp_flame_read(f, r, 0);
-    if (st == VMP_ERR_NOMEM) {
-        vmp_flame_free(f);
-        return st;
-    }
-    st2 = weights_of(f, out);
+    st = vmp_flame_add_profile(f, p, 0);
+    if (st == VMP_OK)
+        st = weights_of(f, out);
     vmp_flame_free(f);
-    return st2 != VMP_OK ? st2 : st;
+    return st;
 }
 
 /* ---- distributions ------------------------------------------------------------------ */

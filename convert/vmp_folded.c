@@ -606,6 +606,7 @@ static vmp_status place_entry(builder *b, const fentry *e)
 }
 
 static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column);
+static vmp_status add_profile(vmp_flame *f, const vmp_profile *p, unsigned int column);
 
 vmp_status vmp_flame_read(vmp_flame *f, vmp_reader *r, unsigned int column)
 {
@@ -623,42 +624,60 @@ vmp_status vmp_flame_read_more(vmp_flame *f, vmp_reader *r, unsigned int column)
 
 static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
 {
-    vmp_analysis *a = NULL;
-    etable t = {NULL, 0, 0};
-    vmp_asample s;
-    vmp_status st, st2 = VMP_OK;
-    builder b;
-    size_t i;
-
-    st = vmp_analysis_create(&a, NULL);
+    vmp_profile *p = NULL;
+    vmp_status st = vmp_profile_create(&p, NULL), st2;
     if (st != VMP_OK)
         return st;
+    st = vmp_profile_read(p, r);
+    /* Place what was read, even after an error: a truncated file still draws. */
+    st2 = add_profile(f, p, column);
+    vmp_profile_free(p);
+    return st != VMP_OK ? st : st2;
+}
+
+vmp_status vmp_flame_add_profile(vmp_flame *f, const vmp_profile *p, unsigned int column)
+{
+    if (!f || !p || column > 1 || f->finalized)
+        return VMP_ERR_INVALID_ARG;
+    return add_profile(f, p, column);
+}
+
+static vmp_status add_profile(vmp_flame *f, const vmp_profile *p, unsigned int column)
+{
+    vmp_analysis *a = vmp_profile_analysis(p);
+    etable t = {NULL, 0, 0};
+    const vmp_profile_key *keys;
+    vmp_status st = VMP_OK;
+    builder b;
+    size_t i, n_keys;
+
     f->have[column] = 1;
-    while ((st = vmp_analysis_next(a, r, &s)) == VMP_OK) {
+    keys = vmp_profile_keys(p, &n_keys);
+    /* the profile's keys in order of first sample: the entries are made in
+     * the order the samples would make them */
+    for (i = 0; i < n_keys; i++) {
+        const vmp_profile_key *s = &keys[i];
         fentry k;
         memset(&k, 0, sizeof k);
-        k.thread = s.thread;
-        k.state = s.state;
-        if (s.failed) {
+        k.thread = s->thread;
+        k.state = s->state;
+        if (s->failed) {
             k.kind = E_FAILED;
-            k.reason = s.reason;
-            k.leaf = s.leaf;
+            k.reason = s->reason;
+            k.leaf = s->leaf;
         } else {
             k.kind = E_STACK;
-            k.stack = s.stack;
+            k.stack = s->stack;
         }
         if (f->flags & VMP_FLAME_UNITS)
-            k.code = s.code;
-        if (etable_add(&t, &k, s.weight)) {
+            k.code = s->code;
+        if (etable_add(&t, &k, s->weight)) {
             st = VMP_ERR_NOMEM;
             break;
         }
-        f->totals[column] += s.weight;
+        f->totals[column] += s->weight;
     }
-    if (st == VMP_END)
-        st = VMP_OK;
 
-    /* Place what was read, even after an error: a truncated file still draws. */
     memset(&b, 0, sizeof b);
     b.f = f;
     b.a = a;
@@ -668,11 +687,11 @@ static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
     b.n_memo = vmp_analysis_stack_count(a);
     b.memo_node = malloc((b.n_memo ? b.n_memo : 1) * sizeof *b.memo_node);
     b.memo_prefix = calloc(b.n_memo ? b.n_memo : 1, sizeof *b.memo_prefix);
-    if (!b.labels || !b.memo_node || !b.memo_prefix)
-        st2 = VMP_ERR_NOMEM;
-    for (i = 0; i < t.cap && st2 == VMP_OK; i++) {
+    if (st == VMP_OK && (!b.labels || !b.memo_node || !b.memo_prefix))
+        st = VMP_ERR_NOMEM;
+    for (i = 0; i < t.cap && st == VMP_OK; i++) {
         if (t.e[i].kind != E_EMPTY)
-            st2 = place_entry(&b, &t.e[i]);
+            st = place_entry(&b, &t.e[i]);
     }
     free(b.labels);
     free(b.memo_node);
@@ -681,9 +700,8 @@ static vmp_status read_column(vmp_flame *f, vmp_reader *r, unsigned int column)
     free(b.sb.p);
     fmap_free(&b.memo);
     free(t.e);
-    vmp_analysis_free(a);
     f->finalized = 0;
-    return st != VMP_OK ? st : st2;
+    return st;
 }
 
 /* ---- finalize: totals and sorted children -------------------------------------------- */

@@ -60,28 +60,27 @@ typedef struct pprof_conv {
 
 static int64_t ostr(pprof_conv *c, const char *s);
 
-/* The aggregation key's first 32 bits for a sample whose stack (or failed
- * leaf) is `base`: base itself, or with a JIT unit a number for the pair
- * (base, unit) and bit 63 set.  The unit's name (agg.unit), through *unit.
- * 0 on no memory. */
-static int base_key(
-    pprof_conv *c, const vmp_asample *s, uint32_t base, uint64_t *key, int64_t *unit)
+/* The aggregation key's first 32 bits for samples whose stack (or failed
+ * leaf) is `base` and whose pc ran in code object `code` (0 for none): base
+ * itself, or with a JIT unit a number for the pair (base, unit) and bit 63
+ * set.  The unit's name (agg.unit), through *unit.  0 on no memory. */
+static int base_key(pprof_conv *c, uint64_t code, uint32_t base, uint64_t *key, int64_t *unit)
 {
     uint32_t u, pair;
     *key = base;
     *unit = 0;
-    if (!s->code)
+    if (!code)
         return 1;
-    u = vmp_hmap__get(&c->unit_of, s->code, 0);
+    u = vmp_hmap__get(&c->unit_of, code, 0);
     if (!u) {
-        const char *name = vmp_analysis_unit_name(c->a, s->code);
+        const char *name = vmp_analysis_unit_name(c->a, code);
         int64_t i;
         if (!name)
             return 1;
         i = c->out.n == 0 && ostr(c, "") != 0 ? -1 : ostr(c, name); /* "" is string 0 */
         if (i == 0)                                                 /* an empty name: no label */
             return 1;
-        if (i < 0 || i >= UINT32_MAX || vmp_hmap__put(&c->unit_of, s->code, 0, (uint32_t)i))
+        if (i < 0 || i >= UINT32_MAX || vmp_hmap__put(&c->unit_of, code, 0, (uint32_t)i))
             return 0;
         u = (uint32_t)i;
     }
@@ -96,24 +95,26 @@ static int base_key(
     return 1;
 }
 
-static int take_sample(void *arg, const vmp_asample *s)
+/* Add the samples of profile key k to their Profile sample (aggregate):
+ * keys differ in what a Profile sample does not show (a leaf under its
+ * stack, code objects of one unit name).  -1 on no memory. */
+static int take_key(pprof_conv *c, const vmp_profile_key *k)
 {
-    pprof_conv *c = arg;
-    uint64_t key, st = s->state > 0xffff ? 0xffff : s->state;
+    uint64_t key, st = k->state > 0xffff ? 0xffff : k->state;
     uint32_t idx;
     int64_t unit;
     agg *g;
-    if (!base_key(c, s, s->failed ? s->leaf : s->stack, &key, &unit))
+    if (!base_key(c, k->code, k->failed ? k->leaf : k->stack, &key, &unit))
         return -1;
-    if (s->failed)
-        key |= (st << 32) | ((uint64_t)(s->reason > 0x7ffe ? 0x7ffe : s->reason) + 1) << 48;
+    if (k->failed)
+        key |= (st << 32) | ((uint64_t)(k->reason > 0x7ffe ? 0x7ffe : k->reason) + 1) << 48;
     else
         key |= st << 32;
-    c->samples++;
-    c->weight += s->weight;
-    idx = vmp_hmap__get(&c->by_key, key, s->thread);
+    c->samples += k->samples;
+    c->weight += k->weight;
+    idx = vmp_hmap__get(&c->by_key, key, k->thread);
     if (idx) {
-        c->aggs[idx - 1].weight += s->weight;
+        c->aggs[idx - 1].weight += k->weight;
         return 0;
     }
     if (c->n_aggs >= UINT32_MAX - 1 ||
@@ -121,15 +122,15 @@ static int take_sample(void *arg, const vmp_asample *s)
         return -1;
     g = &c->aggs[c->n_aggs];
     memset(g, 0, sizeof *g);
-    g->stack = s->failed ? 0 : s->stack;
-    g->leaf = s->failed ? s->leaf : 0;
-    g->state = s->state;
-    g->reason = s->reason;
-    g->failed = s->failed;
-    g->thread = s->thread;
-    g->weight = s->weight;
+    g->stack = k->failed ? 0 : k->stack;
+    g->leaf = k->failed ? k->leaf : 0;
+    g->state = k->state;
+    g->reason = k->reason;
+    g->failed = k->failed;
+    g->thread = k->thread;
+    g->weight = k->weight;
     g->unit = unit;
-    if (vmp_hmap__put(&c->by_key, key, s->thread, (uint32_t)c->n_aggs + 1))
+    if (vmp_hmap__put(&c->by_key, key, k->thread, (uint32_t)c->n_aggs + 1))
         return -1;
     c->n_aggs++;
     return 0;
@@ -150,6 +151,9 @@ typedef struct gz_sink {
     int raw; /* no compression */
     int failed;
     uint64_t bytes;
+    size_t n_in;
+    unsigned char in[1 << 16]; /* appended, not yet deflated: protobuf-c appends
+                                * a few bytes at a time, deflate() is for more */
     unsigned char buf[1 << 16];
 } gz_sink;
 
@@ -160,6 +164,16 @@ static void sink_write(gz_sink *g, const void *p, size_t n)
     if (fwrite(p, 1, n, g->f) != n)
         g->failed = 1;
     g->bytes += n;
+}
+
+static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush);
+
+/* Deflate what sink_append() gathered. */
+static void sink_drain(gz_sink *g, int flush)
+{
+    size_t n = g->n_in;
+    g->n_in = 0;
+    deflate_some(g, g->in, n, flush);
 }
 
 static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush)
@@ -192,7 +206,15 @@ static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush)
 
 static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
-    deflate_some((gz_sink *)b, data, len, Z_NO_FLUSH);
+    gz_sink *g = (gz_sink *)b;
+    if (g->n_in + len > sizeof g->in)
+        sink_drain(g, Z_NO_FLUSH);
+    if (len >= sizeof g->in) {
+        deflate_some(g, data, len, Z_NO_FLUSH);
+        return;
+    }
+    memcpy(g->in + g->n_in, data, len);
+    g->n_in += len;
 }
 
 /* ---- building the Profile ---------------------------------------------------------------- */
@@ -438,7 +460,7 @@ static void put_varint(gz_sink *g, uint64_t v)
             buf[n] |= 0x80;
         n++;
     } while (v);
-    deflate_some(g, buf, n, Z_NO_FLUSH);
+    sink_append(&g->base, n, buf);
 }
 
 /* Build and write every Sample, one at a time: a serialized Profile is a
@@ -672,7 +694,7 @@ static vmp_status write_profile(pprof_conv *c,
     g->base.append = sink_append;
     g->f = out;
     g->raw = o->gzip_level < 0;
-    if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 6, Z_DEFLATED, 15 + 16, 8,
+    if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 1, Z_DEFLATED, 15 + 16, 8,
                                 Z_DEFAULT_STRATEGY) != Z_OK) {
         vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
@@ -686,7 +708,7 @@ static vmp_status write_profile(pprof_conv *c,
         goto cleanup;
     }
     protobuf_c_message_pack_to_buffer(&b.prof.base, &g->base);
-    deflate_some(g, NULL, 0, Z_FINISH);
+    sink_drain(g, Z_FINISH);
     if (!g->raw)
         deflateEnd(&g->z);
     if (g->failed || fflush(out) != 0 || ferror(out)) {
@@ -716,8 +738,9 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     pprof_conv c;
+    vmp_profile *prof = NULL;
     vmp_status st;
-    int rc;
+    size_t n_keys = 0, i;
     if (vmp_conv__begin(r && out && (!opts || opts->version == VMP_PPROF_OPTIONS_VERSION), err,
                         err_size) < 0)
         return VMP_ERR_INVALID_ARG;
@@ -729,14 +752,21 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     }
     memset(&c, 0, sizeof c);
     aopts.flags = (o.flags & VMP_PPROF_INLINES) ? VMP_ANALYSIS_INLINES : 0;
-    st = vmp_analysis_create(&c.a, &aopts);
+    st = vmp_profile_create(&prof, &aopts);
     if (st < 0) {
         vmp_set_err__(err, err_size, "out of memory");
         return st;
     }
-    st = vmp_conv__read_all(r, &c.m, c.a, take_sample, &c, &rc);
-    if (rc != 0)
-        st = VMP_ERR_NOMEM;
+    c.a = vmp_profile_analysis(prof);
+    st = vmp_conv__read_profile(r, &c.m, prof);
+    if (st == VMP_END) {
+        const vmp_profile_key *keys = vmp_profile_keys(prof, &n_keys);
+        for (i = 0; i < n_keys; i++)
+            if (take_key(&c, &keys[i]) != 0) {
+                st = VMP_ERR_NOMEM;
+                break;
+            }
+    }
     if (st == VMP_END) {
         st = write_profile(&c, out, &o, stats_out, err, err_size);
     } else if (st == VMP_ERR_NOMEM) {
@@ -758,6 +788,6 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_hmap__free(&c.unit_of);
     vmp_hmap__free(&c.pair_of);
     free(c.aggs);
-    vmp_analysis_free(c.a);
+    vmp_profile_free(prof);
     return st;
 }

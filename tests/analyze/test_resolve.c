@@ -947,6 +947,21 @@ static void test_profile_sums_weights(void)
     CHECK(tid == 1 && tw == 6);
     CHECK(vmp_profile_thread(p, 2, &tid, &tw) == 1);
     CHECK(tid == 3 && tw == 2);
+
+    /* the keys, in order of first sample: weights as weight, records as
+     * records (the weight-0 sample counts in its key's records) */
+    {
+        const vmp_profile_key *k = vmp_profile_keys(p, &n);
+        CHECK_EQ_U64(n, 4);
+        if (n == 4) {
+            CHECK(k[0].thread == 1 && k[0].weight == 5 && k[0].samples == 2 && !k[0].failed);
+            CHECK(k[0].code == 1 && k[0].leaf != 0 && k[0].stack != 0);
+            CHECK(k[1].state == 1 && k[1].weight == 1 && k[1].samples == 2 && k[1].code == 0);
+            CHECK(k[2].failed && k[2].thread == 2 && k[2].stack == 0 && k[2].weight == 1);
+            CHECK(k[3].thread == 3 && k[3].weight == 2 && k[3].samples == 1);
+            CHECK_EQ_U64(k[0].weight + k[1].weight + k[2].weight + k[3].weight, t->samples);
+        }
+    }
     vmp_profile_free(p);
 }
 

@@ -234,6 +234,35 @@ static void test_diff_self(void)
     vmp_flame_free(f);
 }
 
+/* A flame graph from a profile the caller read (one reading for every
+ * view): the lines vmp_flame_read() makes, in both columns. */
+static void test_from_profile(void)
+{
+    vmp_flame_options o = VMP_FLAME_OPTIONS_INIT;
+    vmp_flame *f = NULL, *g = load(VMP_FLAME_TIERS | VMP_FLAME_STATE, 1);
+    vmp_profile *p = NULL;
+    vmp_reader *r = NULL;
+    char *want = folded(g, 1.0), *got;
+    o.flags = VMP_FLAME_TIERS | VMP_FLAME_STATE;
+    CHECK(vmp_flame_create(&f, &o) == VMP_OK);
+    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    CHECK(vmp_profile_read(p, r) == VMP_OK);
+    vmp_reader_close(r);
+    CHECK(vmp_flame_add_profile(f, p, 0) == VMP_OK);
+    CHECK(vmp_flame_add_profile(f, p, 1) == VMP_OK);
+    CHECK(vmp_flame_add_profile(f, p, 2) == VMP_ERR_INVALID_ARG);
+    CHECK(vmp_flame_add_profile(f, NULL, 0) == VMP_ERR_INVALID_ARG);
+    vmp_profile_free(p); /* borrowed for the call only */
+    got = folded(f, 1.0);
+    CHECK_STR(got, want);
+    CHECK(vmp_flame_total(f, 1) == 11);
+    free(got);
+    free(want);
+    vmp_flame_free(f);
+    vmp_flame_free(g);
+}
+
 static void test_arguments(void)
 {
     vmp_flame_options bad = {99, 0};
@@ -260,6 +289,7 @@ int main(void)
     VMP_TEST_RUN(test_folded_options);
     VMP_TEST_RUN(test_svg_escapes);
     VMP_TEST_RUN(test_diff_self);
+    VMP_TEST_RUN(test_from_profile);
     VMP_TEST_RUN(test_arguments);
     VMP_TEST_EXIT();
 }
