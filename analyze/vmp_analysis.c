@@ -204,6 +204,9 @@ void vmp_analysis_free(vmp_analysis *a)
     vmp_hmap__free(&a->code_by_id);
     free(a->hist.b);
     free(a->replay);
+    for (i = 0; i < a->n_cps; i++)
+        free(a->cps[i].replay);
+    free(a->cps);
     free(a->live);
     for (i = 0; i < N_OLD_CACHES; i++)
         free(a->old[i].s);

@@ -101,6 +101,20 @@ typedef struct replay_obj {
     int open;
 } replay_obj;
 
+/* The cursor's state just before a HIST_GEN event of the log, and `replay`
+ * then (at.n_zeroed objects): a lookup at a generation before the
+ * cursor's starts from the last checkpoint at or before it, not from the
+ * log's start.  The log is only appended to, so a checkpoint stays true. */
+typedef struct hist_checkpoint {
+    hist_cursor at;
+    replay_obj *replay;
+} hist_checkpoint;
+
+/* Log bytes between checkpoints: at least this, and at least a
+ * checkpoint's own size (so checkpoints take no more memory than the log,
+ * and a lookup at an old generation replays at most that much). */
+#define CHECKPOINT_BYTES 65536u
+
 typedef struct span {
     uint64_t start, end;
     uint32_t obj, place;
@@ -205,7 +219,9 @@ struct vmp_analysis {
     size_t n_pl; /* placements in the history */
     replay_obj *replay;
     size_t cap_replay;
-    hist_cursor cursor; /* the state `replay` holds */
+    hist_cursor cursor;   /* the state `replay` holds */
+    hist_checkpoint *cps; /* in log order */
+    size_t n_cps, cap_cps;
     span *live;
     size_t n_live, cap_live;
     gen_index old[N_OLD_CACHES];

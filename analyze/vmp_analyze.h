@@ -405,19 +405,22 @@ VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a,
 
 /** Statistics of the resolution machinery (for benchmarks and tuning). */
 typedef struct vmp_analysis_stats {
-    uint64_t code_objects;      /* CODE_OBJECT records */
-    uint64_t placements;        /* (address, generation range) placements kept */
-    uint64_t symbols;           /* module symbols */
-    uint64_t generation;        /* latest change generation seen */
-    uint64_t cache_hits;        /* samples whose stack was resolved by one lookup */
-    uint64_t cache_misses;      /* (stack node, generation) pairs resolved */
-    uint64_t index_builds;      /* per-generation indexes built for older generations */
-    uint64_t memory_bytes;      /* bytes held by the tables, roughly */
-    uint64_t truncated_stacks;  /* (stack, generation) pairs deeper than max_stack_depth,
-                                   resolved with a "[truncated N frames]" root */
-    uint64_t generation_reuses; /* (stack node, generation) pairs answered by the
-                                   node's resolution at an older generation: no
-                                   code under its frames changed in between */
+    uint64_t code_objects;        /* CODE_OBJECT records */
+    uint64_t placements;          /* (address, generation range) placements kept */
+    uint64_t symbols;             /* module symbols */
+    uint64_t generation;          /* latest change generation seen */
+    uint64_t cache_hits;          /* samples whose stack was resolved by one lookup */
+    uint64_t cache_misses;        /* (stack node, generation) pairs resolved */
+    uint64_t index_builds;        /* per-generation indexes built for older generations */
+    uint64_t memory_bytes;        /* bytes held by the tables, roughly */
+    uint64_t truncated_stacks;    /* (stack, generation) pairs deeper than max_stack_depth,
+                                     resolved with a "[truncated N frames]" root */
+    uint64_t generation_reuses;   /* (stack node, generation) pairs answered by the
+                                     node's resolution at an older generation: no
+                                     code under its frames changed in between */
+    uint64_t checkpoint_restarts; /* lookups at an older generation than the last one
+                                     that replayed the code history from a checkpoint,
+                                     not its start.  Added in 0.5. */
 } vmp_analysis_stats;
 
 VMP_API void vmp_analysis_get_stats(const vmp_analysis *a, vmp_analysis_stats *out);

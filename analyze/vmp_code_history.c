@@ -16,6 +16,9 @@
  * the generations asked for grow, as the samples of a SAMPLE_BLOCK that
  * spans changes do (spec.md §5.14): a sample costs the events since the
  * previous one's generation and a sort of the live set, not the whole log.
+ * When they go back, it starts from a checkpoint (hist_checkpoint), taken
+ * every CHECKPOINT_BYTES of log or more as the cursor passes: samples that
+ * alternate across old generations cost a bounded replay each, not the log.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -525,10 +528,64 @@ static int replay_history(vmp_analysis *a, gen_index *g, uint64_t gen)
     return 0;
 }
 
-/* Move the cursor to generation `gen`, from where it stands when that is
- * not past `gen`, else from the log's start: apply to `replay` every event
- * at a generation up to `gen`.  The log's generations must not go back.
- * Returns 0, or -1 when out of memory. */
+/* Keep the cursor's state at log position `pos` (before a HIST_GEN event)
+ * as a checkpoint when the log has grown enough since the last one.  A
+ * checkpoint that cannot be made is not (the lookups stay right, slower). */
+static void checkpoint(vmp_analysis *a, size_t pos)
+{
+    const hist_cursor *c = &a->cursor;
+    size_t bytes = c->n_zeroed * sizeof *a->replay,
+           last = a->n_cps ? a->cps[a->n_cps - 1].at.pos : 0;
+    hist_checkpoint *cp;
+    if (pos <= last || pos - last < CHECKPOINT_BYTES || pos - last < bytes)
+        return;
+    if (vmp_grow__((void **)&a->cps, &a->cap_cps, a->n_cps + 1, sizeof *a->cps))
+        return;
+    cp = &a->cps[a->n_cps];
+    cp->replay = malloc(bytes ? bytes : 1);
+    if (!cp->replay)
+        return;
+    memcpy(cp->replay, a->replay, bytes);
+    cp->at = *c;
+    cp->at.pos = pos;
+    cp->at.gen = c->log_gen;
+    a->n_cps++;
+    a->stats.memory_bytes += bytes + sizeof *cp;
+}
+
+/* Move the cursor back to, or ahead to, the last checkpoint at or before
+ * generation `gen` when it is not already there or further: when the
+ * cursor is past `gen` (or invalid), from the log's start if there is none. */
+static void cursor_restart(vmp_analysis *a, uint64_t gen)
+{
+    hist_cursor *c = &a->cursor;
+    int behind = !c->valid || gen < c->gen;
+    size_t lo = 0, hi = a->n_cps;
+    while (lo < hi) { /* the first checkpoint past gen */
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->cps[mid].at.log_gen <= gen)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        if (behind) {
+            memset(c, 0, sizeof *c);
+            c->valid = 1;
+        }
+        return;
+    }
+    if (!behind && a->cps[lo - 1].at.pos <= c->pos)
+        return; /* the cursor is as far */
+    *c = a->cps[lo - 1].at;
+    memcpy(a->replay, a->cps[lo - 1].replay, c->n_zeroed * sizeof *a->replay);
+    a->stats.checkpoint_restarts++;
+}
+
+/* Move the cursor to generation `gen`, from where it stands or the last
+ * checkpoint before `gen`, whichever is further: apply to
+ * `replay` every event at a generation up to `gen`.  The log's generations
+ * must not go back.  Returns 0, or -1 when out of memory. */
 static int cursor_to(vmp_analysis *a, uint64_t gen)
 {
     hist_cursor *c = &a->cursor;
@@ -536,10 +593,7 @@ static int cursor_to(vmp_analysis *a, uint64_t gen)
     uint64_t v;
     if (vmp_grow__((void **)&a->replay, &a->cap_replay, a->n_codes, sizeof *a->replay))
         return -1;
-    if (!c->valid || gen < c->gen) {
-        memset(c, 0, sizeof *c);
-        c->valid = 1;
-    }
+    cursor_restart(a, gen);
     if (c->n_zeroed < a->n_codes) { /* objects added since: no event yet */
         memset(a->replay + c->n_zeroed, 0, (a->n_codes - c->n_zeroed) * sizeof *a->replay);
         c->n_zeroed = a->n_codes;
@@ -549,6 +603,7 @@ static int cursor_to(vmp_analysis *a, uint64_t gen)
         const uint8_t *q = get_varint(p, &v);
         replay_obj *r;
         if ((v & 3) == HIST_GEN) {
+            checkpoint(a, (size_t)(p - a->hist.b));
             q = get_varint(q, &v);
             if (c->log_gen + unzigzag(v) > gen)
                 break; /* the events of a later generation */

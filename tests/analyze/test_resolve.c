@@ -384,6 +384,63 @@ static void test_code_history_replays_every_generation(void)
     replay_history_checked(0);
 }
 
+/* Lookups that go back to old generations, with a code history long
+ * enough for checkpoints: 4000 objects slide between two regions at each
+ * of 200 compactions (about 3 MB of log).  Each lookup is right, and those
+ * that go back start from a checkpoint, not the log's start. */
+static void test_old_generations_replay_from_checkpoints(void)
+{
+    enum {
+        OBJS = 4000,
+        GENS = 200
+    };
+
+    static uint64_t moves[2 * OBJS];
+    const uint64_t base[2] = {0x100000, 0x100000 + 16 * OBJS};
+    vmp_analysis *a = NULL;
+    vmp_analysis_stats stats;
+    vmp_record r;
+    char name[16];
+    uint64_t x = 7, g;
+    int k, q;
+    CHECK(vmp_analysis_create(&a, NULL) == VMP_OK);
+    for (k = 0; k < OBJS; k++) {
+        snprintf(name, sizeof name, "c%d", k);
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_CODE_OBJECT;
+        r.u.code_object.id = (uint64_t)k + 1;
+        r.u.code_object.zone = 1;
+        r.u.code_object.start = base[0] + 16 * (uint64_t)k;
+        r.u.code_object.size = 16;
+        r.u.code_object.name.s = name;
+        r.u.code_object.name.len = strlen(name);
+        CHECK(feed(a, &r) == VMP_OK);
+    }
+    for (g = 1; g <= GENS; g++) { /* odd generations in region 1, even in 0 */
+        for (k = 0; k < OBJS; k++) {
+            moves[2 * k] = (uint64_t)k + 1;
+            moves[2 * k + 1] = base[g & 1] + 16 * (uint64_t)k;
+        }
+        memset(&r, 0, sizeof r);
+        r.type = VMP_REC_CODE_COMPACTION;
+        r.u.code_compaction.zone = 1;
+        r.u.code_compaction.generation = g;
+        r.u.code_compaction.moves = moves;
+        r.u.code_compaction.n_moves = OBJS;
+        CHECK(feed(a, &r) == VMP_OK);
+    }
+    for (q = 0; q < 120; q++) { /* generations up and down */
+        uint64_t gen = q % 2 ? GENS - 1 - h_rand(&x) % 50 : h_rand(&x) % (GENS - 1);
+        int obj = (int)(h_rand(&x) % OBJS);
+        snprintf(name, sizeof name, "c%d", obj);
+        CHECK_STR(at(a, base[gen & 1] + 16 * (uint64_t)obj + 4, gen, 0), name);
+        CHECK_STR(at(a, base[!(gen & 1)] + 16 * (uint64_t)obj + 4, gen, 0), "[unknown]");
+    }
+    vmp_analysis_get_stats(a, &stats);
+    CHECK(stats.checkpoint_restarts > 30);
+    vmp_analysis_free(a);
+}
+
 static void test_resolve_stacks_are_interned_and_cached(void)
 {
     vmp_analysis *a = NULL;
@@ -1316,6 +1373,7 @@ int main(void)
     VMP_TEST_RUN(test_limits_stop_the_analysis);
     VMP_TEST_RUN(test_resolve_through_generations);
     VMP_TEST_RUN(test_code_history_replays_every_generation);
+    VMP_TEST_RUN(test_old_generations_replay_from_checkpoints);
     VMP_TEST_RUN(test_resolve_stacks_are_interned_and_cached);
     VMP_TEST_RUN(test_resolved_stacks_outlive_unrelated_changes);
     VMP_TEST_RUN(test_samples_with_pcs_resolved_once);

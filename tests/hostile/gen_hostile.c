@@ -10,6 +10,9 @@
  *        gen_hostile compactions OBJECTS COMPACTIONS OUT
  *          one zone of OBJECTS code objects, then COMPACTIONS compactions
  *          that each move every object (one sample after each)
+ *        gen_hostile oldgens OBJECTS COMPACTIONS SAMPLES OUT
+ *          the same compactions, then SAMPLES samples each at an old
+ *          generation far from the one before it (in the code it was in)
  *        gen_hostile stacks N OUT
  *          N distinct two-frame stacks, one sample on each
  *        gen_hostile symbols MODULES SYMBOLS OUT
@@ -141,6 +144,20 @@ static void deep(uint64_t depth)
         sample(depth < 5 ? depth : 5, 0, 0);
 }
 
+static void compactions(uint64_t objects, uint64_t count);
+
+/* After the compactions, samples that jump between old generations. */
+static void old_generations(uint64_t objects, uint64_t count, uint64_t samples)
+{
+    const uint64_t zone_start = 0x100000, size = 16;
+    uint64_t i;
+    compactions(objects, count);
+    for (i = 0; i < samples && count > 0; i++) {
+        uint64_t gen = (i * 7919) % count + 1; /* odd generations in the upper half */
+        sample(0, zone_start + ((gen & 1) ? objects * size : 0) + (i % objects) * size + 4, gen);
+    }
+}
+
 static void compactions(uint64_t objects, uint64_t count)
 {
     const uint64_t zone_start = 0x100000, size = 16;
@@ -247,7 +264,8 @@ int main(int argc, char **argv)
     const char *out;
     if (argc < 4) {
         fprintf(stderr, "usage: gen_hostile deep DEPTH OUT | compactions OBJECTS COUNT OUT |\n"
-                        "       stacks N OUT | symbols MODULES SYMBOLS OUT |\n"
+                        "       oldgens OBJECTS COUNT SAMPLES OUT | stacks N OUT | symbols MODULES "
+                        "SYMBOLS OUT |\n"
                         "       aliases MODULES SYMBOLS OUT\n");
         return 2;
     }
@@ -261,6 +279,8 @@ int main(int argc, char **argv)
         deep(arg(argv[2]));
     else if (strcmp(argv[1], "compactions") == 0 && argc == 5)
         compactions(arg(argv[2]), arg(argv[3]));
+    else if (strcmp(argv[1], "oldgens") == 0 && argc == 6)
+        old_generations(arg(argv[2]), arg(argv[3]), arg(argv[4]));
     else if (strcmp(argv[1], "stacks") == 0 && argc == 4)
         stacks(arg(argv[2]));
     else if (strcmp(argv[1], "symbols") == 0 && argc == 5)

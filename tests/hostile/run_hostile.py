@@ -4,8 +4,8 @@
 
 usage: run_hostile.py VMP GEN_HOSTILE WORKDIR RSS_LIMIT_MB SECONDS_LIMIT [--render]
                       [--only=CMD,...] [--vmp-args=ARG,...] [--expect-limit | --expect-ok] CASE...
-       CASE: deep:DEPTH | compactions:OBJECTS:COUNT | stacks:N | symbols:MODULES:SYMBOLS |
-             aliases:MODULES:SYMBOLS
+       CASE: deep:DEPTH | compactions:OBJECTS:COUNT | oldgens:OBJECTS:COUNT:SAMPLES |
+             stacks:N | symbols:MODULES:SYMBOLS | aliases:MODULES:SYMBOLS
        --only: run only these commands (info, validate, report, ...)
        --vmp-args: global arguments of vmp (--limit,stacks=1000)
        --expect-limit: the analysis commands must stop at a limit: exit 1
