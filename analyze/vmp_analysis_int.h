@@ -179,8 +179,8 @@ typedef struct sample_slot {
     uint32_t stack, leaf;
 } sample_slot;
 
-#define SAMPLE_SLOTS      16384u /* a power of two */
-#define MAX_CONTEXT_SLOTS (1u << 20)
+#define SAMPLE_SLOTS  16384u /* a power of two */
+#define CONTEXT_SLOTS 65536u /* a power of two */
 
 typedef struct snode {
     uint64_t parent, value;
@@ -309,9 +309,8 @@ struct vmp_analysis {
     sample_slot *sample_slots;
     /* Samples resolved, by sample context id (spec R-BLK-5): a block's
      * sample in a context resolved before, with nothing forgotten since,
-     * costs one array read (ids below MAX_CONTEXT_SLOTS). */
+     * costs one array read (allocated with the first such sample). */
     sample_slot *context_slots;
-    size_t cap_context_slots;
 
     uint32_t *chain; /* scratch for stack resolution */
     size_t cap_chain;

@@ -419,19 +419,17 @@ static void slot_fill(const vmp_analysis *a,
     sl->code = r->code;
 }
 
-/* The slot of sample context `id` (below MAX_CONTEXT_SLOTS), the array grown
- * to it; NULL on no memory. */
+/* The slot of sample context `id` (direct-mapped by id: a file's ids are
+ * dense, so a program's first CONTEXT_SLOTS contexts each have their own);
+ * NULL on no memory. */
 static sample_slot *context_slot(vmp_analysis *a, uint64_t id)
 {
-    if (id >= a->cap_context_slots) {
-        size_t old = a->cap_context_slots;
-        if (vmp_grow__((void **)&a->context_slots, &a->cap_context_slots, (size_t)id + 1,
-                       sizeof *a->context_slots))
+    if (!a->context_slots) {
+        if (!(a->context_slots = calloc(CONTEXT_SLOTS, sizeof *a->context_slots)))
             return NULL;
-        memset(a->context_slots + old, 0, (a->cap_context_slots - old) * sizeof *a->context_slots);
-        a->stats.memory_bytes += (a->cap_context_slots - old) * sizeof *a->context_slots;
+        a->stats.memory_bytes += CONTEXT_SLOTS * sizeof *a->context_slots;
     }
-    return &a->context_slots[id];
+    return &a->context_slots[id & (CONTEXT_SLOTS - 1)];
 }
 
 vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
@@ -492,7 +490,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     k.pc = s->has_pc ? s->pc : 0;
     k.gen = gen;
     if (!s->stack || ni) {
-        if (s->context && s->context < MAX_CONTEXT_SLOTS) {
+        if (s->context) {
             if (!(cslot = context_slot(a, s->context)))
                 return VMP_ERR_NOMEM;
             if (slot_holds(a, cslot, &k))
