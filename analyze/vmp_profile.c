@@ -24,10 +24,10 @@ typedef struct u64vec {
     size_t n, cap;
 } u64vec;
 
-/* The table cells (index + 1, 0 for none) of a key (vmp_profile_key), that
- * fold() adds its weight to. */
 #define BLAME_CACHE 256u
 
+/* The table cells (index + 1, 0 for none) of a key (vmp_profile_key), that
+ * fold() adds its weight to. */
 typedef struct key_cells {
     uint32_t cls; /* the leaf's code class */
     uint32_t ti, ci, ei;
@@ -141,17 +141,23 @@ void vmp_profile_free(vmp_profile *p)
  * make the per-state and per-reason arrays huge. */
 #define MAX_INDEX 0xFFFFu
 
+/* A state or failure reason as a vocabulary index of the tables. */
+static uint32_t capped(uint32_t v)
+{
+    return v > MAX_INDEX ? MAX_INDEX : v;
+}
+
 /* The table cells of a new key (made on its first sample, with weight 0:
  * the tables keep the order of first samples). */
 static vmp_status make_cells(vmp_profile *p, const vmp_profile_key *k, key_cells *c)
 {
     const vmp_aframe *fr = vmp_analysis_frame(p->a, k->leaf);
     const vmp_afunction *fn = fr ? vmp_analysis_function(p->a, fr->function) : NULL;
-    uint32_t state = k->state > MAX_INDEX ? MAX_INDEX : k->state;
+    uint32_t state = capped(k->state);
     c->cls = fn ? (uint32_t)fn->code_class : VMP_CLASS_UNKNOWN;
     c->ti = c->ci = c->ei = 0;
     c->folded = 0;
-    if (k->failed && vec_add(&p->fail_w, k->reason > MAX_INDEX ? MAX_INDEX : k->reason, 0))
+    if (k->failed && vec_add(&p->fail_w, capped(k->reason), 0))
         return VMP_ERR_NOMEM;
     if (fr && (vec_add(&p->func_w, fr->function, 0) || vec_add(&p->frame_w, k->leaf, 0)))
         return VMP_ERR_NOMEM;
@@ -336,8 +342,7 @@ static vmp_status add_sample(vmp_profile *p, const vmp_asample *s)
     p->unfolded = 1;
     if (s->blame)
         p->blamed += s->weight;
-    return cls != VMP_CLASS_GENERATED ? add_blame(p, s, s->state > MAX_INDEX ? MAX_INDEX : s->state)
-                                      : VMP_OK;
+    return cls != VMP_CLASS_GENERATED ? add_blame(p, s, capped(s->state)) : VMP_OK;
 }
 
 /* Add to the tables what the keys gained since the last fold: the getters
@@ -352,14 +357,14 @@ static void fold(const vmp_profile *cp)
         const vmp_profile_key *k = &p->keys[i];
         key_cells *c = &p->cells[i];
         uint64_t w = k->weight - c->folded;
-        uint32_t state = k->state > MAX_INDEX ? MAX_INDEX : k->state;
+        uint32_t state = capped(k->state);
         const vmp_aframe *fr;
         if (!w)
             continue;
         c->folded = k->weight;
         if (k->failed) {
             p->t.failed += w;
-            p->fail_w.v[k->reason > MAX_INDEX ? MAX_INDEX : k->reason] += w;
+            p->fail_w.v[capped(k->reason)] += w;
         }
         if (c->cls == VMP_CLASS_GENERATED)
             p->t.generated += w;

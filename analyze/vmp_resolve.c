@@ -419,17 +419,16 @@ static void slot_fill(const vmp_analysis *a,
     sl->code = r->code;
 }
 
-/* The slot of sample context `id` (direct-mapped by id: a file's ids are
- * dense, so a program's first CONTEXT_SLOTS contexts each have their own);
- * NULL on no memory. */
-static sample_slot *context_slot(vmp_analysis *a, uint64_t id)
+/* Slot i of the direct-mapped table *t of n slots, allocated (and counted)
+ * with its first use; NULL on no memory. */
+static sample_slot *slot_in(vmp_analysis *a, sample_slot **t, size_t n, uint64_t i)
 {
-    if (!a->context_slots) {
-        if (!(a->context_slots = calloc(CONTEXT_SLOTS, sizeof *a->context_slots)))
+    if (!*t) {
+        if (!(*t = calloc(n, sizeof **t)))
             return NULL;
-        a->stats.memory_bytes += CONTEXT_SLOTS * sizeof *a->context_slots;
+        a->stats.memory_bytes += n * sizeof **t;
     }
-    return &a->context_slots[id & (CONTEXT_SLOTS - 1)];
+    return &(*t)[i & (n - 1)];
 }
 
 vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
@@ -490,8 +489,8 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     k.pc = s->has_pc ? s->pc : 0;
     k.gen = gen;
     if (!s->stack || ni) {
-        if (s->context) {
-            if (!(cslot = context_slot(a, s->context)))
+        if (s->context) { /* a file's ids are dense: one slot each, up to CONTEXT_SLOTS */
+            if (!(cslot = slot_in(a, &a->context_slots, CONTEXT_SLOTS, s->context)))
                 return VMP_ERR_NOMEM;
             if (slot_holds(a, cslot, &k))
                 slot = cslot;
@@ -499,12 +498,8 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
         if (!slot && s->has_pc) {
             uint64_t h = vmp_hash64(s->stack * 0x9E3779B97F4A7C15ull ^
                                     k.pc * 0xC2B2AE3D27D4EB4Full ^ gen * 0x165667B19E3779F9ull);
-            if (!a->sample_slots) {
-                if (!(a->sample_slots = calloc(SAMPLE_SLOTS, sizeof *a->sample_slots)))
-                    return VMP_ERR_NOMEM;
-                a->stats.memory_bytes += SAMPLE_SLOTS * sizeof *a->sample_slots;
-            }
-            hslot = &a->sample_slots[h & (SAMPLE_SLOTS - 1)];
+            if (!(hslot = slot_in(a, &a->sample_slots, SAMPLE_SLOTS, h)))
+                return VMP_ERR_NOMEM;
             if (slot_holds(a, hslot, &k)) {
                 slot = hslot;
                 if (cslot)
