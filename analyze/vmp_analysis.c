@@ -102,6 +102,119 @@ uint32_t vmp_analysis__intern(vmp_analysis *a, const char *s)
 
 /* Process-wide defaults (vmp_analysis_set_defaults()); zero fields: built in. */
 static vmp_analysis_options defaults;
+static const char *default_kind; /* vmp_analysis_set_default_kind() */
+
+void vmp_analysis_set_default_kind(const char *name)
+{
+    default_kind = name;
+}
+
+/* The name of the kind the analysis delivers: "cpu" unless asked. */
+static const char *kind_asked(const vmp_analysis *a)
+{
+    const char *k = a->opts.kind ? a->opts.kind : default_kind;
+    return k ? k : "cpu";
+}
+
+/* spec §5.15: kind 0 is "cpu"; a name resolves through the header's kinds */
+static uint32_t select_kind(const vmp_analysis *a)
+{
+    const char *k = kind_asked(a);
+    size_t i, n = strlen(k);
+    if (strcmp(k, "cpu") == 0)
+        return 0;
+    for (i = 0; i < a->hdr.n_sample_kinds && i < MAX_KINDS - 1; i++)
+        if (a->hdr.sample_kinds[i].len == n && memcmp(a->hdr.sample_kinds[i].s, k, n) == 0)
+            return (uint32_t)i + 1;
+    return KIND_NONE;
+}
+
+/* Kinds 0 .. n - 1 listed, with their names and units (R-KND-1, R-KND-2). */
+static int grow_kinds(vmp_analysis *a, size_t n)
+{
+    static const vmp_str count = {"count", 5};
+    char buf[32];
+    if (n > MAX_KINDS)
+        n = MAX_KINDS;
+    if (n <= a->n_kinds)
+        return 0;
+    if (vmp_grow__((void **)&a->kinds, &a->cap_kinds, n, sizeof *a->kinds))
+        return -1;
+    for (; a->n_kinds < n; a->n_kinds++) {
+        size_t k = a->n_kinds;
+        vmp_akind *d = &a->kinds[k];
+        uint32_t name, unit;
+        if (k == 0) {
+            name = vmp_analysis__intern(a, "cpu");
+            unit = vmp_analysis__intern(a, "samples");
+        } else {
+            const vmp_str *u = k - 1 < a->hdr.n_sample_units && a->hdr.sample_units[k - 1].len
+                                   ? &a->hdr.sample_units[k - 1]
+                                   : &count;
+            if (k - 1 < a->hdr.n_sample_kinds) {
+                name = vmp_analysis__intern_n(a, a->hdr.sample_kinds[k - 1].s,
+                                              a->hdr.sample_kinds[k - 1].len);
+            } else {
+                snprintf(buf, sizeof buf, "kind#%zu", k);
+                name = vmp_analysis__intern(a, buf);
+            }
+            unit = vmp_analysis__intern_n(a, u->s, u->len);
+        }
+        if (!name || !unit)
+            return -1;
+        memset(d, 0, sizeof *d);
+        d->name = a->strs[name];
+        d->unit = a->strs[unit];
+    }
+    return 0;
+}
+
+int vmp_analysis__count_kind(vmp_analysis *a, uint64_t kind, uint64_t weight)
+{
+    vmp_akind *d;
+    if (kind >= MAX_KINDS)
+        kind = MAX_KINDS - 1;
+    if (kind >= a->n_kinds && grow_kinds(a, (size_t)kind + 1) < 0)
+        return -1;
+    d = &a->kinds[kind];
+    d->records++;
+    d->weight = d->weight > UINT64_MAX - weight ? UINT64_MAX : d->weight + weight;
+    return 0;
+}
+
+/* spec R-KND-3: the kind asked for is not in the file: the analysis stops
+ * (as at a limit), its message listing the file's kinds. */
+static void no_such_kind(vmp_analysis *a)
+{
+    size_t used, i;
+    int w = snprintf(a->limit_msg, sizeof a->limit_msg,
+                     "no samples of kind '%.64s' in this profile (its kinds: cpu", kind_asked(a));
+    used = w > 0 ? (size_t)w : 0;
+    for (i = 0; i < a->hdr.n_sample_kinds && used + 80 < sizeof a->limit_msg; i++) {
+        w = snprintf(a->limit_msg + used, sizeof a->limit_msg - used, ", %.64s",
+                     a->hdr.sample_kinds[i].s);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    snprintf(a->limit_msg + used, sizeof a->limit_msg - used, ")");
+}
+
+const vmp_akind *vmp_analysis_kinds(vmp_analysis *a, size_t *n_out)
+{
+    if (a && a->n_kinds == 0)
+        (void)grow_kinds(a, 1);
+    if (n_out)
+        *n_out = a ? a->n_kinds : 0;
+    return a ? a->kinds : NULL;
+}
+
+int64_t vmp_analysis_kind_selected(const vmp_analysis *a)
+{
+    if (!a)
+        return -1;
+    if (a->opts.flags & VMP_ANALYSIS_ALL_KINDS)
+        return -2;
+    return a->kind_sel == KIND_NONE ? -1 : (int64_t)a->kind_sel;
+}
 
 void vmp_analysis_set_defaults(const vmp_analysis_options *opts)
 {
@@ -139,13 +252,16 @@ const char *vmp_analysis_errmsg(const vmp_analysis *a)
 vmp_status vmp_analysis_create(vmp_analysis **out, const vmp_analysis_options *opts)
 {
     vmp_analysis *a;
-    if (!out || (opts && opts->version != VMP_ANALYSIS_OPTIONS_VERSION))
+    if (!out || (opts && opts->version != VMP_ANALYSIS_OPTIONS_VERSION && opts->version != 1))
         return VMP_ERR_INVALID_ARG;
     a = calloc(1, sizeof *a);
     if (!a)
         return VMP_ERR_NOMEM;
-    if (opts)
+    if (opts && opts->version == 1) /* without `kind` */
+        memcpy(&a->opts, opts, offsetof(vmp_analysis_options, kind));
+    else if (opts)
         a->opts = *opts;
+    a->kind_sel = select_kind(a); /* before a header: "cpu" is kind 0, a name none */
     a->opts.flags |= defaults.flags;
     a->sep = ">>";
     a->sep_len = 2;
@@ -188,6 +304,7 @@ void vmp_analysis_free(vmp_analysis *a)
     if (!a)
         return;
     free_header(a);
+    free(a->kinds);
     while (a->str_blocks) {
         str_block *next = a->str_blocks->next;
         free(a->str_blocks);
@@ -314,7 +431,20 @@ vmp_status vmp_analysis__take_header(vmp_analysis *a, const vmp_rec_header *h)
     /* R-RES-2: the VM's separator, ">>" without one (1.0 files) */
     a->sep = d->name_separator.len ? d->name_separator.s : ">>";
     a->sep_len = d->name_separator.len ? d->name_separator.len : 2;
+    if (copy_strs(a, 7, &d->sample_kinds, &d->n_sample_kinds, h->sample_kinds, h->n_sample_kinds) ||
+        copy_strs(a, 8, &d->sample_units, &d->n_sample_units, h->sample_units, h->n_sample_units)) {
+        memset(d, 0, sizeof *d);
+        a->have_header = 0;
+        return VMP_ERR_NOMEM;
+    }
+    /* spec §5.15: the kinds, their names from this header */
+    a->n_kinds = 0;
+    if (grow_kinds(a, d->n_sample_kinds + 1) < 0)
+        return VMP_ERR_NOMEM;
+    a->kind_sel = select_kind(a);
     a->have_header = 1;
+    if (a->kind_sel == KIND_NONE && !(a->opts.flags & VMP_ANALYSIS_ALL_KINDS))
+        no_such_kind(a);
     return VMP_OK;
 }
 

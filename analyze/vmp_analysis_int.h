@@ -135,6 +135,7 @@ typedef struct fdef {
     uint32_t afunc_interp; /* interpreted-frame afunction, 0 until used */
     int member_counted;    /* counted in its name's group (count_member()) */
     int grouped;           /* its scope had a hidden class's suffix (R-RES-10) */
+    int is_class;          /* spec R-KND-4: a class, not code */
     /* Line runs of the line table (§5.5): (bcpc, line) at runs[2i],
      * runs[2i + 1], bcpcs strictly ascending, consecutive lines differing;
      * run i covers bcpcs [runs[2i], runs[2i + 2]). */
@@ -204,7 +205,14 @@ struct vmp_analysis {
     int have_header, have_end;
     vmp_rec_header hdr;
     vmp_rec_end end;
-    void *hdr_mem[8];
+    void *hdr_mem[10];
+    /* spec §5.15: the sample kind delivered (0: CPU; KIND_NONE: a name the
+     * header does not declare) and every kind's records and weights so far
+     * (index 0 the CPU samples, then the header's kinds and any undeclared
+     * kind seen, up to MAX_KINDS) */
+    uint32_t kind_sel;
+    vmp_akind *kinds;
+    size_t n_kinds, cap_kinds;
 
     char **strs; /* id -> the string, in str_blocks */
     size_t n_strs, cap_strs;
@@ -341,6 +349,19 @@ void vmp_analysis__hit_limit(vmp_analysis *a, const char *what, uint64_t n, cons
 
 /* HEADER: its strings copied, the names' separator taken (R-RES-2). */
 vmp_status vmp_analysis__take_header(vmp_analysis *a, const vmp_rec_header *h);
+
+/* spec §5.15: the kind delivered when no header declares the one asked for */
+#define KIND_NONE UINT32_MAX
+#define MAX_KINDS 65536u /* kinds counted apart; higher ones with the last */
+/* Add a sample of `kind` (0: CPU) to the kinds' records and weights.  0, or
+ * -1 when out of memory. */
+int vmp_analysis__count_kind(vmp_analysis *a, uint64_t kind, uint64_t weight);
+
+/* Whether a sample of `kind` is delivered (R-KND-3). */
+static inline int vmp_analysis__delivers(const vmp_analysis *a, uint64_t kind)
+{
+    return (a->opts.flags & VMP_ANALYSIS_ALL_KINDS) || kind == a->kind_sel;
+}
 
 /* The header's name of code kind `kind`, "kind#N" when it has none. */
 const char *vmp_analysis__code_kind_name(vmp_analysis *a, uint32_t kind);

@@ -202,6 +202,10 @@ typedef struct vmp_asample {
     /* The record's sample context id (vmp_rec_sample's `context`), 0 for
      * none.  Added in 0.5. */
     uint64_t context;
+    /* The sample's kind (spec §5.15): 0 for the CPU samples, else the
+     * KIND_SAMPLE's kind (the header's kind index + 1; UINT32_MAX past it).
+     * Its weight is in the kind's unit.  Added in 0.6. */
+    uint32_t kind;
 } vmp_asample;
 
 /** Analysis options.  Zero means default for every field but `version`. */
@@ -241,12 +245,27 @@ typedef struct vmp_analysis_options {
     uint64_t max_symbols;
     uint64_t max_stack_nodes;
     uint64_t max_stacks;
+    /* The kind of sample the analysis delivers (spec §5.15; version 2):
+     * NULL (the process default of vmp_analysis_set_default_kind(), else
+     * "cpu") or "cpu": the CPU samples (SAMPLE, FAILED_SAMPLE, blocks); the
+     * name of one of the header's sample kinds ("alloc", "lock"): its
+     * KIND_SAMPLE records; when the header does not declare it, feeding the
+     * header fails with VMP_ERR_LIMIT, the analysis stops, and
+     * vmp_analysis_errmsg() says so and lists the file's kinds (a view of a
+     * kind the file lacks would show nothing, misleadingly).
+     * The samples of the other kinds are counted
+     * (vmp_analysis_kinds()) but never delivered, so that no view adds one
+     * kind to another (R-KND-3); with VMP_ANALYSIS_ALL_KINDS every sample is
+     * delivered, its kind in vmp_asample.kind.  Borrowed: the string lives
+     * as long as the analysis.  Added in 0.6. */
+    const char *kind;
 } vmp_analysis_options;
 
-#define VMP_ANALYSIS_OPTIONS_VERSION 1
-#define VMP_ANALYSIS_OPTIONS_INIT                         \
-    {                                                     \
-        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0 \
+/* Version 2 added `kind`; version 1 structures are accepted as before. */
+#define VMP_ANALYSIS_OPTIONS_VERSION 2
+#define VMP_ANALYSIS_OPTIONS_INIT                               \
+    {                                                           \
+        VMP_ANALYSIS_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL \
     }
 /* The built-in defaults of vmp_analysis_options. */
 #define VMP_ANALYSIS_DEFAULT_MAX_DEPTH        65536u
@@ -269,6 +288,9 @@ typedef struct vmp_analysis_options {
 /* Group hidden classes without the member count in the name (to compare two
  * profiles by name, whose counts differ). */
 #define VMP_ANALYSIS_GROUP_NO_COUNT 8u
+/* Deliver the samples of every kind (spec §5.15), each with its
+ * vmp_asample.kind, for a view that shows each kind apart (pprof). */
+#define VMP_ANALYSIS_ALL_KINDS 16u
 
 /** Create an empty analysis.
  * @param[out] out  receives the analysis; the caller frees it with
@@ -324,6 +346,35 @@ VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
                                                const vmp_rec_sample *s,
                                                int failed,
                                                vmp_asample *out);
+
+/** One kind of sample (spec §5.15) and what the analysis was fed of it. */
+typedef struct vmp_akind {
+    const char *name; /* "cpu" (kind 0), the header's name, or "kind#N" (undeclared) */
+    const char *unit; /* "samples" (kind 0: samples of the header's interval), the
+                         header's unit, or "count" */
+    uint64_t records; /* sample records fed (delivered or not) */
+    uint64_t weight;  /* their weights summed (saturating) */
+} vmp_akind;
+
+/** The sample kinds, indexed by kind: 0 the CPU samples, then the header's
+ *  kinds in order (each listed even before a sample), then kinds that no
+ *  header declared but a KIND_SAMPLE named (up to kind 65535; higher ones
+ *  count as 65535).  `*n_out` receives the count (at least 1).  Borrowed:
+ *  valid until the next feed.  Added in 0.6. */
+VMP_API const vmp_akind *vmp_analysis_kinds(vmp_analysis *a, size_t *n_out);
+
+/** The kind the analysis delivers (its options' `kind`, resolved by the
+ *  header's names): 0 for the CPU samples, else the header's kind index +
+ *  1; -1 when the header does not declare the kind asked for (the
+ *  analysis then delivers no sample), -2 with VMP_ANALYSIS_ALL_KINDS.
+ *  Added in 0.6. */
+VMP_API int64_t vmp_analysis_kind_selected(const vmp_analysis *a);
+
+/** Set the kind that analyses created afterwards with a NULL `kind` deliver
+ *  (vmp_analysis_options.kind); NULL restores "cpu".  Borrowed: `name`
+ *  must outlive those analyses.  Not thread-safe: call it before creating
+ *  analyses (a command's option parsing).  Added in 0.6. */
+VMP_API void vmp_analysis_set_default_kind(const char *name);
 
 /** Resolve one machine address at `generation` (the fixed generation
  *  option does not apply).  `return_address` != 0 resolves at pc - 1.

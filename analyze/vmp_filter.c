@@ -477,6 +477,13 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         }
         switch (rec.type) {
         case VMP_REC_HEADER:
+            if (rec.u.header.n_sample_kinds > 0) { /* spec R-KND-3: not mixed, not dropped */
+                vmp_set_err__(err, err_size,
+                              "the profile holds samples of other kinds than CPU time (format "
+                              "2.1), which filter does not carry yet");
+                st = VMP_ERR_VERSION;
+                break;
+            }
             st = take_header(&f, &rec.u.header);
             break;
         case VMP_REC_THREAD:
@@ -497,7 +504,8 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
             break;
         }
         if (st < 0) {
-            vmp_set_err__(err, err_size, "out of memory");
+            if (st == VMP_ERR_NOMEM)
+                vmp_set_err__(err, err_size, "out of memory");
             break;
         }
         if (!keep)

@@ -181,6 +181,7 @@ vmp_status vmp_functions__take(vmp_analysis *a, const vmp_rec_function *f)
     d->name_sid = sid;
     d->grouped = grouped;
     d->bytecode_size = f->bytecode_size;
+    d->is_class = f->is_class == 1;
     return take_lines(a, d, f->lines, f->n_lines) ? VMP_ERR_NOMEM : VMP_OK;
 }
 
@@ -265,9 +266,11 @@ static uint32_t function_afunc(vmp_analysis *a, uint64_t function, int slot)
         uint32_t *memo = slot == SLOT_SYMBOLIC  ? &d->afunc_sym
                          : slot == SLOT_INLINED ? &d->afunc_inl
                                                 : &d->afunc_interp;
+        /* spec R-KND-4: a class's frame is of kind "class" */
+        const char *kind = d->is_class && slot == SLOT_SYMBOLIC ? "class" : kinds[slot];
         if (!*memo)
-            *memo = vmp_analysis__intern_func(a, d->name_sid, kinds[slot], cls, code_kind, function,
-                                              0, d->bytecode_size);
+            *memo = vmp_analysis__intern_func(a, d->name_sid, kind, cls, code_kind, function, 0,
+                                              d->bytecode_size);
         if (!*memo || count_member(a, d))
             return 0;
         return *memo;

@@ -272,6 +272,15 @@ static vmp_status take_headers(merger *m,
             return st < 0 ? st : VMP_ERR_CORRUPT;
         }
         h = &rec.u.header;
+        if (h->n_sample_kinds > 0) { /* spec R-KND-3: not mixed, not dropped */
+            set_err(m,
+                    "%s: holds samples of other kinds than CPU time (format 2.1), which "
+                    "merge does not carry yet",
+                    names && names[i] ? names[i] : "input");
+            free(hs);
+            strv_free(&keep);
+            return VMP_ERR_VERSION;
+        }
         {
             const vmp_str *lists[N_VOCAB] = {h->states,      h->code_kinds,    h->tiers,
                                              h->event_kinds, h->counter_kinds, h->failure_reasons};

@@ -253,8 +253,8 @@ static uint64_t generation_of(const vmp_record *rec)
 static vmp_status write_file_frame(vmp_record_writer *w, const vmp_rec_header *h)
 {
     uint8_t hdr[VMP_FILE_FRAME_BYTES];
-    if (w->blocks) /* R-BLK-4 */
-        vmp_enc__file_frame(hdr, 2, 0);
+    if (w->blocks) /* R-BLK-4; 2.1 with kinds */
+        vmp_enc__file_frame(hdr, 2, h->n_sample_kinds > 0 ? 1 : 0);
     else
         vmp_enc__file_frame(hdr, VMP_FORMAT_MAJOR,
                             w->min_minor > 0            ? w->min_minor
@@ -288,6 +288,9 @@ vmp_status vmp_record_writer_write(vmp_record_writer *w, const vmp_record *rec)
     }
     if (rec->type == VMP_REC_SAMPLE || rec->type == VMP_REC_FAILED_SAMPLE)
         return write_sample(w, rec);
+    if (rec->type == VMP_REC_KIND_SAMPLE) {
+        w->t.kind_samples++;
+    }
     if (w->blocks && rec->type == VMP_REC_STACK_NODE && note_node(w, &rec->u.stack_node) < 0)
         return VMP_ERR_NOMEM;
     gen = generation_of(rec);
@@ -324,6 +327,7 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
     end.u.end.chunks = w->t.chunks;
     end.u.end.truncated_stacks = extra ? extra->truncated_stacks : 0;
     end.u.end.generation = gen;
+    end.u.end.kind_samples = w->t.kind_samples;
     /* spec R-END-1: chunks before END's chunk.  Flush first if END would not
      * fit (with 64 bytes to spare for a larger count), so that the count is
      * known when it is encoded. */

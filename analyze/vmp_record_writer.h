@@ -73,13 +73,14 @@ typedef struct vmp_record_writer_options {
 
 /** Totals counted by the writer over the records written so far. */
 typedef struct vmp_record_writer_totals {
-    uint64_t records;    /* records written, END included once written */
-    uint64_t samples;    /* SAMPLE and FAILED_SAMPLE records */
-    uint64_t failed;     /* FAILED_SAMPLE records */
-    uint64_t chunks;     /* data chunks written */
-    uint64_t generation; /* greatest generation of a change record */
-    uint64_t last_time;  /* greatest sample time */
-    uint64_t bytes;      /* file bytes written */
+    uint64_t records;      /* records written, END included once written */
+    uint64_t samples;      /* SAMPLE and FAILED_SAMPLE records */
+    uint64_t failed;       /* FAILED_SAMPLE records */
+    uint64_t chunks;       /* data chunks written */
+    uint64_t generation;   /* greatest generation of a change record */
+    uint64_t last_time;    /* greatest sample time */
+    uint64_t bytes;        /* file bytes written */
+    uint64_t kind_samples; /* KIND_SAMPLE records (format 2.1) */
 } vmp_record_writer_totals;
 
 /** Create `path` (truncating it; "-" writes standard output) and write the

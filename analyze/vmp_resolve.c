@@ -466,6 +466,7 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
     out->reason = s->reason > UINT32_MAX ? UINT32_MAX : (uint32_t)s->reason;
     out->failed = failed ? 1 : 0;
     out->context = s->context;
+    out->kind = s->kind > UINT32_MAX ? UINT32_MAX : (uint32_t)s->kind;
     out->stack = out->leaf = 0;
     out->code = 0;
     if (!a->any_sample || gen > a->max_sample_gen)
@@ -601,12 +602,18 @@ static vmp_status feed_record(vmp_analysis *a,
         return take_node(a, &rec->u.stack_node);
     case VMP_REC_SAMPLE:
     case VMP_REC_FAILED_SAMPLE:
-        if (!sample_out)
+    case VMP_REC_KIND_SAMPLE: {
+        /* spec R-KND-3: counted by kind, delivered when of the kind asked for */
+        uint64_t kind = rec->type == VMP_REC_KIND_SAMPLE ? rec->u.sample.kind : 0;
+        if (vmp_analysis__count_kind(a, kind, rec->u.sample.weight) < 0)
+            return VMP_ERR_NOMEM;
+        if (!sample_out || !vmp_analysis__delivers(a, kind))
             return VMP_OK;
         if (is_sample_out)
             *is_sample_out = 1;
         return vmp_analysis_resolve_sample(a, &rec->u.sample, rec->type == VMP_REC_FAILED_SAMPLE,
                                            sample_out);
+    }
     default:
         return VMP_OK;
     }

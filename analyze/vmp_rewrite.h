@@ -109,7 +109,9 @@ VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *er
  *              for input errors, the output's name for write errors, the
  *              pattern for a bad regex); `err_size` bytes.
  * @return VMP_OK; VMP_ERR_INVALID_ARG for bad options (a regex that does not
- *         compile); the reader's or the writer's error otherwise. */
+ *         compile); VMP_ERR_VERSION for an input that holds sample kinds
+ *         (format 2.1, spec.md §5.15), which filter does not carry yet; the
+ *         reader's or the writer's error otherwise. */
 VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
                                   vmp_record_writer *w,
                                   vmp_reader *r,
@@ -123,7 +125,9 @@ VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
  * @param inputs  `n` readers, borrowed; `names[i]` names input i in the
  *                output's labels ("input.i.source"); may be NULL.
  * @return VMP_OK, VMP_ERR_CORRUPT for an input whose first record is not a
- *         HEADER, or the reader's or the writer's error. */
+ *         HEADER, VMP_ERR_VERSION for an input that holds sample kinds
+ *         (format 2.1, spec.md §5.15), which merge does not carry yet, or the
+ *         reader's or the writer's error. */
 VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
                                  vmp_record_writer *w,
                                  vmp_reader *const *inputs,

@@ -219,6 +219,9 @@ int vmp_cli_flame_option(const char *cmd,
     case VMP_CLI_OPT_NO_GROUP_HIDDEN:
         vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
         break;
+    case VMP_CLI_OPT_KIND: /* spec §5.15: the samples of one kind */
+        vmp_analysis_set_default_kind(optarg);
+        break;
     case VMP_CLI_OPT_TITLE:
         so->title = optarg;
         break;

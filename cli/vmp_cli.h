@@ -196,12 +196,19 @@ enum {
     VMP_CLI_OPT_WIDTH,
     VMP_CLI_OPT_MIN_WIDTH,
     VMP_CLI_OPT_NO_GROUP_HIDDEN,
+    VMP_CLI_OPT_KIND,
     VMP_CLI_OPT_UNITS,
     VMP_CLI_OPT_FLAME_END
 };
 
 /** The help line of --no-group-hidden, for every command that names
  *  functions. */
+/* --kind NAME, for the views that show one sample kind (spec.md §5.15) */
+#define VMP_CLI_KIND_HELP                                                           \
+    "  --kind NAME       the kind of sample to show (spec.md 5.15): cpu (the\n"     \
+    "                    default), or one the file declares, as 'vmp info' lists\n" \
+    "                    them: alloc (bytes allocated), live, lock (ns waited)\n"
+
 #define VMP_CLI_NO_GROUP_HIDDEN_HELP                                                 \
     "  --no-group-hidden show the methods of each hidden class (HotSpot lambdas,\n"  \
     "                    MethodHandle forms, defineHiddenClass) apart; by default\n" \
@@ -219,7 +226,8 @@ enum {
     {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \
     {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},           \
     {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},   \
-    {"no-group-hidden", no_argument, NULL, VMP_CLI_OPT_NO_GROUP_HIDDEN}
+    {"no-group-hidden", no_argument, NULL, VMP_CLI_OPT_NO_GROUP_HIDDEN}, \
+    {"kind", required_argument, NULL, VMP_CLI_OPT_KIND}
 /* clang-format on */
 
 /** Apply the option getopt_long() returned as `c` (argument in optarg) to

@@ -51,6 +51,8 @@ static const char diff_usage[] =
     "                    SVG layout as for `vmp flame`\n"
     "  --no-group-hidden as for `vmp flame` (grouped names carry no count\n"
     "                    here, so that the two files' groups compare)\n"
+    "  --kind NAME       compare the samples of one kind (spec.md 5.15) of\n"
+    "                    both files: cpu (the default), alloc, live, lock\n"
     "  -h, --help        print this help\n"
     "\n"
     "The differential flame graph has the layout of NEW's flame graph (frame\n"

@@ -40,7 +40,9 @@ static const char info_usage[] =
     "                producer, vm_name, vm_version, labels ({key: value}; a\n"
     "                repeated key keeps its last value), pid, start_realtime_ns,\n"
     "                start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
-    "                samples, failed_samples, sample_weight, dropped_full,\n"
+    "                samples, failed_samples, sample_weight, kinds ([{name,\n"
+    "                unit, samples, weight}]: the sample kinds other than CPU\n"
+    "                time, format 2.1; name null for undeclared kinds), dropped_full,\n"
     "                dropped_write, truncated_stacks (the last three null without\n"
     "                END), threads ([{id, name, samples}], all of them), zones,\n"
     "                code_objects, code_maps,\n"
@@ -65,6 +67,13 @@ typedef struct thread_info {
     uint64_t weight; /* its samples' weight */
 } thread_info;
 
+/* A sample kind of the header (spec §5.15) and its KIND_SAMPLE records. */
+typedef struct kind_info {
+    char *name, *unit;
+    size_t name_len, unit_len;
+    uint64_t records, weight;
+} kind_info;
+
 /* Threads listed by the text output unless --threads. */
 #define INFO_THREADS_SHOWN 20
 
@@ -80,6 +89,8 @@ typedef struct summary {
     uint64_t last_time, samples, failed, weight, zones, code_objects, code_changes;
     uint64_t generation, modules, symbols, functions, stack_nodes, events, counters, unknown;
     uint64_t code_maps;
+    kind_info *kinds; /* the header's sample kinds 1 .. n_kinds, then one for undeclared kinds */
+    size_t n_kinds;
     thread_info *threads; /* sorted by id */
     size_t n_threads, cap_threads;
     /* where a thread id last was in `threads` (index + 1; 0 == not known),
@@ -131,6 +142,28 @@ static void seen_time(summary *sum, uint64_t t)
         sum->last_time = t;
 }
 
+/* The header's sample kinds, plus a last entry for KIND_SAMPLE records of
+ * kinds it does not declare.  0, or -1 when out of memory. */
+static int take_kinds(summary *sum, const vmp_rec_header *h)
+{
+    static const vmp_str count = {"count", 5}, undeclared = {"(undeclared kinds)", 18};
+    size_t i, n = h->n_sample_kinds;
+    sum->kinds = calloc(n + 1, sizeof *sum->kinds);
+    if (!sum->kinds)
+        return -1;
+    sum->n_kinds = n;
+    for (i = 0; i <= n; i++) {
+        const vmp_str *name = i < n ? &h->sample_kinds[i] : &undeclared;
+        const vmp_str *unit =
+            i < n && i < h->n_sample_units && h->sample_units[i].len ? &h->sample_units[i] : &count;
+        sum->kinds[i].name = dup_str(name, &sum->kinds[i].name_len);
+        sum->kinds[i].unit = dup_str(unit, &sum->kinds[i].unit_len);
+        if (!sum->kinds[i].name || !sum->kinds[i].unit)
+            return -1;
+    }
+    return 0;
+}
+
 /* Returns 0, or -1 when out of memory. */
 static int add_record(summary *sum, const vmp_record *rec)
 {
@@ -144,6 +177,8 @@ static int add_record(summary *sum, const vmp_record *rec)
         sum->vm_version = dup_str(&rec->u.header.vm_version, &sum->vm_version_len);
         sum->clock = dup_str(&rec->u.header.clock, &sum->clock_len);
         if (!sum->producer || !sum->vm_name || !sum->vm_version || !sum->clock)
+            return -1;
+        if (take_kinds(sum, &rec->u.header) < 0)
             return -1;
         if (rec->u.header.n_labels) {
             size_t i, n = 2 * rec->u.header.n_labels;
@@ -229,6 +264,18 @@ static int add_record(summary *sum, const vmp_record *rec)
             st->weight += rec->u.sample.weight;
         }
         break;
+    case VMP_REC_KIND_SAMPLE: {
+        /* spec R-KND-2: an undeclared kind apart, never with the CPU samples */
+        uint64_t k = rec->u.sample.kind;
+        kind_info *ki =
+            sum->kinds ? &sum->kinds[k >= 1 && k <= sum->n_kinds ? k - 1 : sum->n_kinds] : NULL;
+        if (ki) {
+            ki->records++;
+            ki->weight += rec->u.sample.weight;
+        }
+        seen_time(sum, rec->u.sample.time_ns);
+        break;
+    }
     case VMP_REC_EVENT:
         sum->events++;
         seen_time(sum, rec->u.event.time_ns);
@@ -250,6 +297,11 @@ static void summary_free(summary *sum)
     for (i = 0; i < sum->n_threads; i++)
         free(sum->threads[i].name);
     free(sum->threads);
+    for (i = 0; sum->kinds && i <= sum->n_kinds; i++) {
+        free(sum->kinds[i].name);
+        free(sum->kinds[i].unit);
+    }
+    free(sum->kinds);
     for (i = 0; i < 2 * sum->n_labels; i++)
         free(sum->labels[i]);
     free(sum->labels);
@@ -322,6 +374,17 @@ static void print_text(FILE *f,
         fprintf(f, "interval:         unknown\n");
     fprintf(f, "samples:          %" PRIu64 " (failed %" PRIu64 ", weight %" PRIu64 ")\n",
             sum->samples, sum->failed, sum->weight);
+    for (i = 0; sum->kinds && i <= sum->n_kinds; i++) {
+        const kind_info *k = &sum->kinds[i];
+        if (i == sum->n_kinds && k->records == 0)
+            break;
+        fprintf(f, "%s", i == 0 ? "kinds:            " : "                  ");
+        put_str(f, 0, k->name, k->name_len);
+        fprintf(f, ": %" PRIu64 " samples, ", k->records);
+        fprintf(f, "%" PRIu64 " ", k->weight);
+        put_str(f, 0, k->unit, k->unit_len);
+        fputc('\n', f);
+    }
     if (sum->have_end)
         fprintf(f,
                 "dropped:          %" PRIu64 " (ring full %" PRIu64 ", write errors %" PRIu64
@@ -432,7 +495,21 @@ static void print_json(FILE *f,
                 sum->end.dropped_full, sum->end.dropped_write, sum->end.truncated_stacks);
     else
         fputs(",\"dropped_full\":null,\"dropped_write\":null,\"truncated_stacks\":null", f);
-    fputs(",\"threads\":[", f);
+    fputs(",\"kinds\":[", f);
+    for (i = 0; sum->kinds && i <= sum->n_kinds; i++) {
+        const kind_info *k = &sum->kinds[i];
+        if (i == sum->n_kinds && k->records == 0)
+            break;
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        if (i < sum->n_kinds)
+            put_str(f, 1, k->name, k->name_len);
+        else
+            fputs("null", f);
+        fputs(",\"unit\":", f);
+        put_str(f, 1, k->unit, k->unit_len);
+        fprintf(f, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64 "}", k->records, k->weight);
+    }
+    fputs("],\"threads\":[", f);
     for (i = 0; i < sum->n_threads; i++) {
         fprintf(f, "%s{\"id\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"name\":", i ? "," : "",
                 sum->threads[i].id, sum->threads[i].weight);

@@ -84,7 +84,8 @@ static const char report_options[] =
     "                    function, or per function and range unless --no-ranges:\n"
     "                    class,kind,function,range,samples)\n"
     "  -o FILE           write to FILE ('-' = standard output, the "
-    "default)\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help        print this help\n"
+    "default)\n" VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
+    "  -h, --help        print this help\n"
     "\n"
     "Exit status: 0 success (a truncated file is reported up to the damage, with\n"
     "a note); 1 unreadable input or write error; 2 usage error.\n";
@@ -370,6 +371,26 @@ static uint64_t symbolic_total(const vmp_profile_totals *t)
     return t->samples > known ? t->samples - known : 0;
 }
 
+/* spec R-KND-3: each kind of the file in its unit, and the one shown */
+static void text_sample_kinds(FILE *f, vmp_analysis *a)
+{
+    size_t n = 0, i;
+    const vmp_akind *k = vmp_analysis_kinds(a, &n);
+    int64_t sel = vmp_analysis_kind_selected(a);
+    if (n < 2)
+        return;
+    fputs("kinds:", f);
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%s %s %" PRIu64 " samples", i ? ";" : "", k[i].name, k[i].records);
+        if (i > 0)
+            fprintf(f, " = %" PRIu64 " %s", k[i].weight, k[i].unit);
+    }
+    if (sel > 0 && (size_t)sel < n)
+        fprintf(f, "\nthis report: kind %s, every count below in %s\n", k[sel].name, k[sel].unit);
+    else
+        fputs("\nthis report: kind cpu (--kind NAME shows another)\n", f);
+}
+
 static void text_report(FILE *f, const report *r, const rep_opts *o, const char *path)
 {
     const vmp_rec_header *h = vmp_analysis_header(r->a);
@@ -411,6 +432,7 @@ static void text_report(FILE *f, const report *r, const rep_opts *o, const char 
         fprintf(f, "%" PRIu64 " (%.2f%%) in symbolic frames only; ", symbolic,
                 pct(symbolic, t->samples));
     fprintf(f, "%" PRIu64 " (%.2f%%) failed\n", t->failed, pct(t->failed, t->samples));
+    text_sample_kinds(f, r->a);
     fprintf(f, "code generations: %" PRIu64 " (every sample attributed at its own)\n",
             t->generations);
     if (r->error)
@@ -591,6 +613,29 @@ static void json_section(FILE *f, const report *r, const rep_opts *o, const char
     free(e);
 }
 
+/* The kinds as JSON: "kind" (the one shown), "unit", "kinds". */
+static void json_sample_kinds(FILE *f, vmp_analysis *a)
+{
+    size_t n = 0, i;
+    const vmp_akind *k = vmp_analysis_kinds(a, &n);
+    int64_t sel = vmp_analysis_kind_selected(a);
+    if (sel < 0 || (size_t)sel >= n)
+        sel = 0;
+    fputs(",\"kind\":", f);
+    json_str(f, n ? k[sel].name : "cpu");
+    fputs(",\"unit\":", f);
+    json_str(f, n ? k[sel].unit : "samples");
+    fputs(",\"kinds\":[", f);
+    for (i = 0; i < n; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        json_str(f, k[i].name);
+        fputs(",\"unit\":", f);
+        json_str(f, k[i].unit);
+        fprintf(f, ",\"samples\":%" PRIu64 ",\"weight\":%" PRIu64 "}", k[i].records, k[i].weight);
+    }
+    fputc(']', f);
+}
+
 static void json_report(FILE *f, const report *r, const rep_opts *o, const char *path)
 {
     const vmp_rec_header *h = vmp_analysis_header(r->a);
@@ -658,6 +703,7 @@ static void json_report(FILE *f, const report *r, const rep_opts *o, const char 
         vmp_analysis_get_stats(r->a, &as);
         fprintf(f, ",\"truncated_stacks\":%" PRIu64, as.truncated_stacks);
     }
+    json_sample_kinds(f, r->a);
     fprintf(f, ",\"error\":");
     if (r->error)
         json_str(f, r->error);
@@ -1230,11 +1276,15 @@ static void json_blame(FILE *f, const report *r, const rep_opts *o)
 
 int vmp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"top", required_argument, NULL, 't'}, {"min-percent", required_argument, NULL, 'm'},
-        {"no-ranges", no_argument, NULL, 'R'}, {"format", required_argument, NULL, 'f'},
-        {"by", required_argument, NULL, 'b'},  {"no-group-hidden", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
+                                             {"min-percent", required_argument, NULL, 'm'},
+                                             {"no-ranges", no_argument, NULL, 'R'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"by", required_argument, NULL, 'b'},
+                                             {"no-group-hidden", no_argument, NULL, 'G'},
+                                             {"kind", required_argument, NULL, 'k'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     rep_opts o = {30, 0.0, 1, FMT_TEXT, BY_FUNCTION};
     const char *out_path = NULL, *path;
     vmp_reader *rd = NULL;
@@ -1265,6 +1315,9 @@ int vmp_cmd_report(int argc, char **argv)
             break;
         case 'G':
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
+            break;
+        case 'k':
+            vmp_analysis_set_default_kind(optarg);
             break;
         case 'b': {
             int k;

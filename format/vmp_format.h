@@ -38,6 +38,9 @@
 /** The newest major this library reads: 2 (2.0) is 1.2 with SAMPLE_BLOCK
  *  records (spec.md §5.14, §7).  Its writers write major 1. */
 #define VMP_FORMAT_MAJOR_MAX 2
+/** The newest minor of major 2 this library knows: 1 (2.1) adds sample
+ *  kinds (spec.md §5.15). */
+#define VMP_FORMAT2_MINOR 1
 
 /** Last 4 bytes of the seek-table frame ("VMPS"), after a u32 frame size. */
 #define VMP_SEEK_FOOTER_MAGIC "VMPS"
@@ -69,7 +72,8 @@ enum vmp_record_type {
     VMP_REC_TYPE_MAX_V1_0 = 17,
     VMP_REC_CODE_MAP = 18,     /* 1.2 */
     VMP_REC_SAMPLE_BLOCK = 19, /* 2.0: the reader delivers its samples as SAMPLE records */
-    VMP_REC_TYPE_MAX = 19
+    VMP_REC_KIND_SAMPLE = 20,  /* 2.1: a sample of a kind the header declares (not CPU time) */
+    VMP_REC_TYPE_MAX = 20
 };
 
 /* ---- Map keys, per record type --------------------------------------------- */
@@ -94,6 +98,8 @@ enum vmp_record_type {
 #define VMP_HDR_START_MONOTONIC  17 /* uint: the writer's clock value at time origin */
 #define VMP_HDR_NAME_SEPARATOR   18 /* tstr (1.1): between scope and name in display names */
 #define VMP_HDR_SAMPLE_TIME_UNIT 19 /* uint (2.0): ns per unit of SAMPLE_BLOCK time deltas */
+#define VMP_HDR_SAMPLE_KINDS     20 /* array of tstr (2.1): names of sample kinds 1, 2, ... */
+#define VMP_HDR_SAMPLE_UNITS     21 /* array of tstr (2.1): their weights' units */
 
 /* END (2) */
 #define VMP_END_TIME             1 /* uint: ns since origin */
@@ -104,6 +110,7 @@ enum vmp_record_type {
 #define VMP_END_CHUNKS           6 /* uint: data chunks before the one holding END */
 #define VMP_END_TRUNCATED_STACKS 7 /* uint: samples whose stack was cut at max depth */
 #define VMP_END_GENERATION       8 /* uint: the writer's final generation */
+#define VMP_END_KIND_SAMPLES     9 /* uint (2.1): KIND_SAMPLE records written */
 
 /* MODULE (3) */
 #define VMP_MOD_ID       1 /* uint, >= 1 */
@@ -132,6 +139,7 @@ enum vmp_record_type {
 #define VMP_FN_LINE      6 /* uint: first line */
 #define VMP_FN_LINES     7 /* array: bcpc, line, bcpc, line, ... sorted by bcpc */
 #define VMP_FN_BC_SIZE   8 /* uint: bytecode size */
+#define VMP_FN_IS_CLASS  9 /* uint (2.1): 1 = a class (allocated or locked), not code */
 
 /* CODE_ZONE (7) */
 #define VMP_ZONE_ID    1 /* uint, >= 1 */
@@ -220,6 +228,16 @@ enum vmp_record_type {
 #define VMP_BLK_CONTEXTS     13 /* array: stack, state, pc, ... (R-BLK-5) */
 #define VMP_BLK_CONTEXT_BASE 14 /* uint, default 1: the id of the first of CONTEXTS */
 #define VMP_BLK_CONTEXT      15 /* column: sample context id, 0 = none */
+
+/* KIND_SAMPLE (20, format 2.1): a sample of a declared kind (spec §5.15) */
+#define VMP_KSMP_TIME       1 /* uint: ns since origin (absolute, not a delta) */
+#define VMP_KSMP_THREAD     2 /* uint */
+#define VMP_KSMP_STATE      3 /* uint: index into HEADER states */
+#define VMP_KSMP_PC         4 /* uint */
+#define VMP_KSMP_GENERATION 5 /* uint */
+#define VMP_KSMP_STACK      6 /* uint: innermost stack node, 0 = none */
+#define VMP_KSMP_WEIGHT     7 /* uint, default 1, in the kind's unit */
+#define VMP_KSMP_KIND       8 /* uint, required: index into HEADER sample kinds + 1 */
 
 /* EVENT (16) */
 #define VMP_EVT_TIME     1 /* uint: ns since origin */

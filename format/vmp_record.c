@@ -68,9 +68,13 @@ static const vmp_field header_fields[] = {
     UINT(VMP_HDR_START_MONOTONIC, ALWAYS, "start_monotonic", header.start_monotonic_ns),
     TSTR(VMP_HDR_NAME_SEPARATOR, OPT, "name_separator", header.name_separator),
     UINT(VMP_HDR_SAMPLE_TIME_UNIT, OPT, "sample_time_unit", header.sample_time_unit_ns),
+    LIST(VMP_HDR_SAMPLE_KINDS, VMP_FIELD_TSTRS, OPT, "sample_kinds", header.sample_kinds,
+         header.n_sample_kinds, 1, NULL),
+    LIST(VMP_HDR_SAMPLE_UNITS, VMP_FIELD_TSTRS, OPT, "sample_units", header.sample_units,
+         header.n_sample_units, 1, NULL),
 };
-static const uint8_t header_print[] = {1,  2,  3,  4,  5,  17, 6,  7,  8, 9,
-                                       10, 11, 12, 13, 14, 15, 16, 18, 19};
+static const uint8_t header_print[] = {1,  2,  3,  4,  5,  17, 6,  7,  8,  9,  10,
+                                       11, 12, 13, 14, 15, 16, 18, 19, 20, 21};
 
 static const vmp_field end_fields[] = {
     UINT(VMP_END_TIME, ALWAYS, "time", end.time_ns),
@@ -81,8 +85,9 @@ static const vmp_field end_fields[] = {
     UINT(VMP_END_CHUNKS, ALWAYS, "chunks", end.chunks),
     UINT(VMP_END_TRUNCATED_STACKS, 0, "truncated_stacks", end.truncated_stacks),
     UINT(VMP_END_GENERATION, ALWAYS, "generation", end.generation),
+    UINT(VMP_END_KIND_SAMPLES, OPT, "kind_samples", end.kind_samples),
 };
-static const uint8_t end_print[] = {1, 2, 5, 3, 4, 6, 7, 8};
+static const uint8_t end_print[] = {1, 2, 5, 3, 4, 6, 7, 8, 9};
 
 static const vmp_field module_fields[] = {
     UINT(VMP_MOD_ID, REQ, "id", module.id),
@@ -118,8 +123,9 @@ static const vmp_field function_fields[] = {
     LIST(VMP_FN_LINES, VMP_FIELD_UINTS, 0, "lines", function.lines, function.n_lines, 2,
          "(bcpc:line)"),
     UINT(VMP_FN_BC_SIZE, 0, "bytecode_size", function.bytecode_size),
+    UINT(VMP_FN_IS_CLASS, OPT, "is_class", function.is_class),
 };
-static const uint8_t function_print[] = {1, 2, 3, 4, 5, 6, 8, 7};
+static const uint8_t function_print[] = {1, 2, 3, 4, 5, 6, 8, 9, 7};
 
 static const vmp_field code_zone_fields[] = {
     UINT(VMP_ZONE_ID, REQ, "id", code_zone.id),
@@ -213,6 +219,20 @@ static const vmp_field failed_sample_fields[] = {SAMPLE_FIELDS(VMP_FIELD_NOT_WRI
 /* the in-VM writer writes blame before weight */
 static const uint8_t sample_write[] = {1, 2, 3, 4, 5, 6, 8, 7, 9};
 
+/* KIND_SAMPLE (2.1): a sample of a declared kind, its time absolute (spec
+ * R-KND-2), in the members of vmp_rec_sample */
+static const vmp_field kind_sample_fields[] = {
+    UINT(VMP_KSMP_TIME, ALWAYS, "t", sample.time_ns),
+    UINT(VMP_KSMP_THREAD, ALWAYS, "thread", sample.thread),
+    UINT(VMP_KSMP_STATE, 0, "state", sample.state),
+    UINT_HAS(VMP_KSMP_PC, ADDR, "pc", sample.pc, sample.has_pc),
+    UINT(VMP_KSMP_GENERATION, ALWAYS, "gen", sample.generation),
+    UINT(VMP_KSMP_STACK, 0, "stack", sample.stack),
+    UINT_DFLT(VMP_KSMP_WEIGHT, 0, "weight", sample.weight, 1),
+    {.key = VMP_KSMP_KIND, .kind = VMP_FIELD_UINT, .flags = REQ, .group = 1, .name = "kind",
+     .off = OFF(sample.kind), .rule = "R-KND-2"},
+};
+
 /* SAMPLE_BLOCK (2.0): columns are arrays of uint or packed (spec §5.14);
  * the tables are arrays */
 #define COLUMN(k, m) LIST(k, VMP_FIELD_COLUMN, 0, #m, sample_block.m, sample_block.n_##m, 1, NULL)
@@ -286,6 +306,8 @@ static const vmp_record_desc descs[VMP_REC_TYPE_MAX + 1] = {
          "format 1.2: a code object's maps, written after it"),
     DESC(VMP_REC_SAMPLE_BLOCK, "SAMPLE_BLOCK", sample_block, sample_block_fields, NULL, NULL,
          "format 2.0: samples column by column; read as SAMPLE records"),
+    DESC(VMP_REC_KIND_SAMPLE, "KIND_SAMPLE", sample, kind_sample_fields, NULL, NULL,
+         "format 2.1: a sample of a kind the header declares (bytes, ns waited)"),
 };
 
 /* clang-format on */

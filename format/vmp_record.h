@@ -48,11 +48,16 @@ typedef struct vmp_rec_header {
     size_t n_labels;
     vmp_str name_separator;       /* 1.1; "" when absent (display names then use ">>") */
     uint64_t sample_time_unit_ns; /* 2.0: unit of SAMPLE_BLOCK time deltas; 0 (absent) == 1 */
+    const vmp_str *sample_kinds;  /* 2.1: names of sample kinds 1 .. n_sample_kinds */
+    size_t n_sample_kinds;
+    const vmp_str *sample_units; /* 2.1: their units, in the same order (may be fewer) */
+    size_t n_sample_units;
 } vmp_rec_header;
 
 typedef struct vmp_rec_end {
     uint64_t time_ns, samples, dropped_full, dropped_write, failed, chunks, truncated_stacks,
         generation;
+    uint64_t kind_samples; /* 2.1: KIND_SAMPLE records */
 } vmp_rec_end;
 
 typedef struct vmp_rec_module {
@@ -84,6 +89,7 @@ typedef struct vmp_rec_function {
     uint64_t first_line, bytecode_size;
     const uint64_t *lines; /* n_lines pairs (bcpc, line) */
     size_t n_lines;
+    uint64_t is_class; /* 2.1: 1 == a class (spec R-KND-4), not code */
 } vmp_rec_function;
 
 typedef struct vmp_rec_code_zone {
@@ -169,7 +175,7 @@ typedef struct vmp_rec_stack_node {
     uint64_t bcpc;
 } vmp_rec_stack_node;
 
-/** SAMPLE and FAILED_SAMPLE. */
+/** SAMPLE, FAILED_SAMPLE and (2.1) KIND_SAMPLE. */
 typedef struct vmp_rec_sample {
     uint64_t time_ns; /* since time origin; the reader has summed the deltas */
     uint64_t thread, state, pc, generation, stack, weight, blame, reason;
@@ -186,6 +192,9 @@ typedef struct vmp_rec_sample {
      * so a consumer may key what it derives from them by the id; one that
      * changes a sample's stack, state or pc sets it to 0.  Added in 0.5. */
     uint64_t context;
+    /* KIND_SAMPLE (spec §5.15): its kind, >= 1 in a valid file; 0 for
+     * SAMPLE and FAILED_SAMPLE records (the CPU samples).  Added in 0.6. */
+    uint64_t kind;
 } vmp_rec_sample;
 
 typedef struct vmp_rec_event {
@@ -229,7 +238,7 @@ typedef struct vmp_record {
         vmp_rec_code_free code_free;
         vmp_rec_code_move code_move;
         vmp_rec_stack_node stack_node;
-        vmp_rec_sample sample; /* SAMPLE and FAILED_SAMPLE */
+        vmp_rec_sample sample; /* SAMPLE, FAILED_SAMPLE and KIND_SAMPLE */
         vmp_rec_event event;
         vmp_rec_counter counter;
     } u;

@@ -147,6 +147,8 @@ typedef struct vstate {
     uint64_t max_sample_gen;
     uint64_t max_sample_gen_chunk, max_sample_gen_offset, max_sample_gen_record;
     uint64_t samples, failed;
+    uint64_t kind_samples; /* KIND_SAMPLE records (spec R-KND-2) */
+    uint64_t n_kinds;      /* the header's sample kinds */
     int seen_header, seen_end;
     int nomem;
     const idmap *listed; /* the ids a snapshot lists, while it is checked */
@@ -720,6 +722,45 @@ static int named_inline_functions(vstate *v, const vmp_rec_inline *in, size_t n)
     return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    const vmp_str *x = *(const vmp_str *const *)a, *y = *(const vmp_str *const *)b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* spec R-KND-1: kinds named, not "cpu", none twice (sorted: a header of
+ * many kinds costs n log n) */
+static int check_kinds(vstate *v, const vmp_rec_header *h)
+{
+    const vmp_str **sorted;
+    size_t i, n = h->n_sample_kinds;
+    int rc = 0;
+    v->n_kinds = n;
+    for (i = 0; i < n; i++) {
+        const vmp_str *k = &h->sample_kinds[i];
+        if (k->len == 0)
+            return fail(v, "R-KND-1", "sample kind %zu has an empty name", i + 1);
+        if (k->len == 3 && memcmp(k->s, "cpu", 3) == 0)
+            return fail(v, "R-KND-1", "sample kind %zu is named \"cpu\", the name of kind 0",
+                        i + 1);
+    }
+    if (n < 2)
+        return 0;
+    sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return oom(v);
+    for (i = 0; i < n; i++)
+        sorted[i] = &h->sample_kinds[i];
+    qsort(sorted, n, sizeof *sorted, cmp_str);
+    for (i = 1; i < n && rc == 0; i++)
+        if (cmp_str(&sorted[i - 1], &sorted[i]) == 0)
+            rc = fail(v, "R-KND-1", "two sample kinds are named \"%.*s\"",
+                      (int)(sorted[i]->len > 64 ? 64 : sorted[i]->len), sorted[i]->s);
+    free(sorted);
+    return rc;
+}
+
 static int check_record(vstate *v, const vmp_record *rec)
 {
     v->rec = rec;
@@ -729,7 +770,7 @@ static int check_record(vstate *v, const vmp_record *rec)
         if (rec->type != VMP_REC_HEADER || rec->chunk_index != 0)
             return fail(v, "R-HDR-5", "the first record of the file is not a HEADER");
         v->seen_header = 1;
-        return 0;
+        return check_kinds(v, &rec->u.header);
     }
     switch (rec->type) {
     case VMP_REC_HEADER: /* spec R-HDR-5 */
@@ -744,6 +785,10 @@ static int check_record(vstate *v, const vmp_record *rec)
         if (e->failed != v->failed) /* spec R-END-1 */
             return fail(v, "R-END-1", "failed = %llu, but the file holds %llu FAILED_SAMPLEs",
                         (unsigned long long)e->failed, (unsigned long long)v->failed);
+        if (e->kind_samples != v->kind_samples) /* spec R-END-1 */
+            return fail(v, "R-END-1",
+                        "kind_samples = %llu, but the file holds %llu KIND_SAMPLE records",
+                        (unsigned long long)e->kind_samples, (unsigned long long)v->kind_samples);
         if (e->chunks != rec->chunk_index) /* spec R-END-1 */
             return fail(v, "R-END-1", "chunks = %llu, but %llu chunks precede the END's chunk",
                         (unsigned long long)e->chunks, (unsigned long long)rec->chunk_index);
@@ -828,6 +873,23 @@ static int check_record(vstate *v, const vmp_record *rec)
             return fail(v, "R-ID-1", "node %llu: parent %llu is not defined before",
                         (unsigned long long)sn->id, (unsigned long long)sn->parent);
         return define_id(v, &v->nodes, sn->id, 0, "stack node");
+    }
+    case VMP_REC_KIND_SAMPLE: {
+        const vmp_rec_sample *s = &rec->u.sample;
+        v->kind_samples++;
+        if (s->kind == 0 || s->kind > v->n_kinds) /* spec R-KND-2 */
+            return fail(v, "R-KND-2", "kind %llu is not a kind the HEADER declares (%llu kinds)",
+                        (unsigned long long)s->kind, (unsigned long long)v->n_kinds);
+        if (s->stack != 0 && !idmap_find(&v->nodes, s->stack)) /* spec R-ID-1 */
+            return fail(v, "R-ID-1", "stack node %llu is not defined before",
+                        (unsigned long long)s->stack);
+        if (s->generation > (v->have_change ? v->last_gen : 0)) /* spec R-SMP-3 */
+            return fail(v, "R-SMP-3",
+                        "generation %llu exceeds the generation %llu of the latest change "
+                        "record before the sample",
+                        (unsigned long long)s->generation,
+                        (unsigned long long)(v->have_change ? v->last_gen : 0));
+        return 0;
     }
     case VMP_REC_SAMPLE:
     case VMP_REC_FAILED_SAMPLE: {

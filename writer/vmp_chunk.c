@@ -61,14 +61,14 @@ static void reset_chunk(vmp_writer *w)
         vmp_block__clear(&w->block);
     w->chunk_prev_time = 0;
     w->chunk_first_time = w->chunk_last_time = 0;
-    w->chunk_samples = w->chunk_failed = w->chunk_truncated = 0;
+    w->chunk_samples = w->chunk_failed = w->chunk_truncated = w->chunk_kind_samples = 0;
 }
 
 /* The open chunk cannot be written (no memory, a failed write, output
  * stopped): its samples are counted lost and it is emptied. */
 static void drop_chunk(vmp_writer *w)
 {
-    atomic_fetch_add(&w->dropped_write, w->chunk_samples);
+    atomic_fetch_add(&w->dropped_write, w->chunk_samples + w->chunk_kind_samples);
     if (w->sample_blocks) /* the contexts its blocks defined are lost (R-BLK-5) */
         vmp_block__forget_contexts(&w->block);
     reset_chunk(w);
@@ -168,6 +168,7 @@ vmp_status vmp_chunk__close(vmp_writer *w)
     }
     atomic_fetch_add(&w->samples_written, w->chunk_samples);
     atomic_fetch_add(&w->failed_written, w->chunk_failed);
+    atomic_fetch_add(&w->kind_written, w->chunk_kind_samples);
     atomic_fetch_add(&w->truncated_stacks, w->chunk_truncated);
     atomic_fetch_add(&w->chunks, 1);
     vmp_buf__append(&w->seek, &se, sizeof se);

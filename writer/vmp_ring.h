@@ -28,8 +28,9 @@
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the sample path needs lock-free 64-bit atomics");
 
 enum {
-    VMP_ENTRY_FAILED = 1u,   /* a FAILED_SAMPLE */
-    VMP_ENTRY_TRUNCATED = 2u /* the stack was cut at max_depth */
+    VMP_ENTRY_FAILED = 1u,    /* a FAILED_SAMPLE */
+    VMP_ENTRY_TRUNCATED = 2u, /* the stack was cut at max_depth */
+    VMP_ENTRY_KIND = 4u       /* a KIND_SAMPLE of kind `reason` */
 };
 
 /* A sample as the sample path stored it; `depth` frames follow the slot. */
@@ -39,9 +40,9 @@ typedef struct vmp_ring_entry {
     uint64_t pc;
     uint64_t generation;
     uint64_t blame;
+    uint64_t weight;
     uint32_t state;
-    uint32_t weight;
-    uint32_t reason;
+    uint32_t reason; /* failure reason; with VMP_ENTRY_KIND the kind */
     uint32_t depth;
     uint32_t flags; /* VMP_ENTRY_* */
 } vmp_ring_entry;

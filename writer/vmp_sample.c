@@ -32,7 +32,8 @@ static uint64_t sample_time(const vmp_writer *w)
     return now > w->origin ? now - w->origin : 0;
 }
 
-static vmp_status push(vmp_writer *w, const vmp_sample *s, uint32_t flags, uint32_t reason)
+static vmp_status push(
+    vmp_writer *w, const vmp_sample *s, uint32_t flags, uint32_t reason, uint64_t weight)
 {
     if (!w || !s)
         return VMP_ERR_INVALID_ARG;
@@ -72,7 +73,7 @@ static vmp_status push(vmp_writer *w, const vmp_sample *s, uint32_t flags, uint3
     e->generation = gen;
     e->blame = s->blame;
     e->state = s->state;
-    e->weight = s->weight ? s->weight : 1;
+    e->weight = weight;
     e->reason = reason;
     e->depth = depth;
     e->flags = flags;
@@ -87,12 +88,23 @@ out:
 
 vmp_status vmp_writer_sample(vmp_writer *w, const vmp_sample *s)
 {
-    return push(w, s, 0, 0);
+    return s ? push(w, s, 0, 0, s->weight ? s->weight : 1) : VMP_ERR_INVALID_ARG;
 }
 
 vmp_status vmp_writer_failed_sample(vmp_writer *w, const vmp_sample *s, uint32_t reason)
 {
-    return push(w, s, VMP_ENTRY_FAILED, reason);
+    return s ? push(w, s, VMP_ENTRY_FAILED, reason, s->weight ? s->weight : 1)
+             : VMP_ERR_INVALID_ARG;
+}
+
+vmp_status vmp_writer_kind_sample(vmp_writer *w,
+                                  uint32_t kind,
+                                  const vmp_sample *s,
+                                  uint64_t weight)
+{
+    if (!w || kind == 0 || kind > w->n_sample_kinds)
+        return VMP_ERR_INVALID_ARG;
+    return push(w, s, VMP_ENTRY_KIND, kind, weight);
 }
 
 uint64_t vmp_writer_generation(const vmp_writer *w)

@@ -45,6 +45,7 @@
 #define DEFAULT_SLOTS       8192u
 #define DEFAULT_DEPTH       128u
 #define MAX_DEPTH_LIMIT     65536u
+#define MAX_SAMPLE_KINDS    256u /* kinds a writer declares (spec R-KND-1) */
 #define MIN_CHUNK_BYTES     256u
 /* samples of a SAMPLE_BLOCK at most (sample_blocks) */
 #define BLOCK_SAMPLES 1024u
@@ -294,8 +295,30 @@ static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const v
         vmp_chunk__add(w, w->scratch.data, w->scratch.len);
 }
 
+/* spec §5.15: a sample of a kind, its time absolute (R-KND-2) */
+static void encode_kind_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack)
+{
+    vmp_rec r;
+    w->scratch.len = 0;
+    vmp_rec__begin(&r, &w->scratch, VMP_REC_KIND_SAMPLE);
+    vmp_rec__uint(&r, VMP_KSMP_TIME, e->time);
+    vmp_rec__uint(&r, VMP_KSMP_THREAD, e->thread);
+    vmp_rec__uint_nz(&r, VMP_KSMP_STATE, e->state);
+    vmp_rec__uint_nz(&r, VMP_KSMP_PC, e->pc);
+    vmp_rec__uint(&r, VMP_KSMP_GENERATION, e->generation);
+    vmp_rec__uint_nz(&r, VMP_KSMP_STACK, stack);
+    if (e->weight != 1)
+        vmp_rec__uint(&r, VMP_KSMP_WEIGHT, e->weight);
+    vmp_rec__uint(&r, VMP_KSMP_KIND, e->reason);
+    vmp_rec__end(&r);
+}
+
 static void encode_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack)
 {
+    if (e->flags & VMP_ENTRY_KIND) {
+        encode_kind_sample(w, e, stack);
+        return;
+    }
     int failed = (e->flags & VMP_ENTRY_FAILED) != 0;
     vmp_rec r;
     w->scratch.len = 0;
@@ -326,6 +349,11 @@ static void encode_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack
  * the chunk's counts for END (R-END-1). */
 static void count_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t t)
 {
+    if (e->flags & VMP_ENTRY_KIND) { /* not a sample of R-SMP-1 or the seek table */
+        w->chunk_kind_samples++;
+        w->chunk_truncated += (e->flags & VMP_ENTRY_TRUNCATED) != 0;
+        return;
+    }
     if (w->chunk_samples == 0)
         w->chunk_first_time = t;
     w->chunk_last_time = t;
@@ -406,7 +434,8 @@ static void emit_sample(vmp_writer *w, vmp_ring_slot *slot)
         }
         vmp_intern__stack_put(&w->intern, hash, frames, e->depth, parent);
     }
-    if (w->sample_blocks && !atomic_load(&w->stopped) && block_sample(w, slot, parent))
+    if (w->sample_blocks && !(e->flags & VMP_ENTRY_KIND) && !atomic_load(&w->stopped) &&
+        block_sample(w, slot, parent))
         return;
     encode_sample(w, e, parent);
     if (vmp_chunk__needs_new(w, w->scratch.len)) {
@@ -573,6 +602,15 @@ static void encode_header(vmp_writer *w,
     vmp_rec__tstr_ne(&r, VMP_HDR_NAME_SEPARATOR, m->name_separator);
     if (w->sample_blocks && w->time_unit > 1)
         vmp_rec__uint(&r, VMP_HDR_SAMPLE_TIME_UNIT, w->time_unit);
+    if (w->n_sample_kinds > 0) { /* spec R-KND-1 */
+        enc_str_array(&r, VMP_HDR_SAMPLE_KINDS, o->sample_kinds, w->n_sample_kinds);
+        if (o->sample_units) {
+            vmp_rec__key(&r, VMP_HDR_SAMPLE_UNITS);
+            vmp_enc__array(&w->scratch, w->n_sample_kinds);
+            for (size_t i = 0; i < w->n_sample_kinds; i++)
+                vmp_enc__tstr(&w->scratch, o->sample_units[i] ? o->sample_units[i] : "count");
+        }
+    }
     vmp_rec__end(&r);
 }
 
@@ -610,6 +648,24 @@ static void free_writer(vmp_writer *w)
     free(w);
 }
 
+/* spec R-KND-1: kinds named, not "cpu", none twice; format 2 only */
+static int valid_kinds(const vmp_writer_options *o)
+{
+    if (o->version < 2 || o->n_sample_kinds == 0)
+        return 1;
+    if (!o->sample_kinds || o->format_major == 1 || o->n_sample_kinds > MAX_SAMPLE_KINDS)
+        return 0;
+    for (size_t i = 0; i < o->n_sample_kinds; i++) {
+        const char *k = o->sample_kinds[i];
+        if (!k || !*k || strcmp(k, "cpu") == 0)
+            return 0;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(k, o->sample_kinds[j]) == 0)
+                return 0;
+    }
+    return 1;
+}
+
 static vmp_status open_impl(vmp_writer **out,
                             int fd,
                             int own_fd,
@@ -620,7 +676,8 @@ static vmp_status open_impl(vmp_writer **out,
     if (!opts)
         opts = &defaults;
     if (opts->version < 1 || (opts->max_depth > MAX_DEPTH_LIMIT) || opts->format_major > 2 ||
-        (meta && ((meta->n_states && !meta->states) || (meta->n_labels && !meta->labels))))
+        (meta && ((meta->n_states && !meta->states) || (meta->n_labels && !meta->labels))) ||
+        !valid_kinds(opts))
         return VMP_ERR_INVALID_ARG;
 
     /* The ring's head and tail sit on their own cache lines (_Alignas(64)). */
@@ -651,6 +708,8 @@ static vmp_status open_impl(vmp_writer **out,
     w->lazy_symbols = opts->lazy_symbols != 0;
     w->lazy_code_maps = opts->lazy_code_maps != 0;
     w->sample_blocks = opts->format_major != 1;
+    if (opts->version >= 2 && opts->n_sample_kinds > 0)
+        w->n_sample_kinds = (uint32_t)opts->n_sample_kinds;
     if (opts->sample_time_unit_ns)
         w->time_unit = opts->sample_time_unit_ns;
     else /* below 10 us, a microsecond would lose the sampler's resolution */
@@ -705,7 +764,7 @@ static vmp_status open_impl(vmp_writer **out,
      * 1 the file needs: 1.2 for CODE_MAP records, 1.1 for its name
      * separator */
     if (w->sample_blocks)
-        vmp_enc__file_frame(hdr, 2, 0);
+        vmp_enc__file_frame(hdr, 2, w->n_sample_kinds > 0 ? 1 : 0);
     else
         vmp_enc__file_frame(hdr, 1,
                             w->lazy_code_maps                                       ? 2
@@ -807,7 +866,8 @@ static void write_end(vmp_writer *w)
         .failed = atomic_load(&w->failed_written) + w->chunk_failed,
         .chunks = atomic_load(&w->chunks),
         .truncated_stacks = atomic_load(&w->truncated_stacks) + w->chunk_truncated,
-        .generation = atomic_load(&w->generation)};
+        .generation = atomic_load(&w->generation),
+        .kind_samples = atomic_load(&w->kind_written) + w->chunk_kind_samples};
     w->scratch.len = 0;
     vmp_record_encode(&w->scratch, &rec, 0);
     if (!w->scratch.failed)
@@ -1139,7 +1199,8 @@ vmp_status vmp_writer_code_snapshot(
     return change_done(w, mark, gen, gen_out);
 }
 
-vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
+/* A FUNCTION record; `is_class` for a class (spec R-KND-4). */
+static vmp_status write_function(vmp_writer *w, const vmp_function *fn, int is_class)
 {
     if (!w || !fn || fn->id == 0 || (fn->n_lines && !fn->lines) || fn->n_lines > SIZE_MAX / 4)
         return VMP_ERR_INVALID_ARG;
@@ -1164,6 +1225,8 @@ vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
             vmp_enc__uint(&w->queue, fn->lines[i]);
     }
     vmp_rec__uint_nz(&r, VMP_FN_BC_SIZE, fn->bytecode_size);
+    if (is_class)
+        vmp_rec__uint(&r, VMP_FN_IS_CLASS, 1);
     vmp_rec__end(&r);
     if (w->lazy_functions && !w->queue.failed) {
         /* kept back, out of the queue, until a record names it; written now
@@ -1181,6 +1244,16 @@ vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
     }
     vmp_writer__entry_end(w, at);
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
+}
+
+vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn)
+{
+    return write_function(w, fn, 0);
+}
+
+vmp_status vmp_writer_class(vmp_writer *w, uint64_t id, const char *name)
+{
+    return write_function(w, &(vmp_function){.id = id, .name = name}, 1);
 }
 
 vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int ended)

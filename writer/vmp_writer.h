@@ -106,12 +106,23 @@ typedef struct vmp_writer_options {
      * more, else 1 (a microsecond would blur a finer sampler's times); 1
      * keeps nanoseconds.  Added in 0.5. */
     uint64_t sample_time_unit_ns;
+    /* Sample kinds other than CPU time (format 2.1, spec.md §5.15): the
+     * names of kinds 1 .. n_sample_kinds ("alloc", "live", "lock"; never
+     * "cpu", none empty, none twice) and the unit of each one's weights
+     * ("bytes", "nanoseconds"; NULL == "count"), for
+     * vmp_writer_kind_sample().  Borrowed for the call of vmp_writer_open().
+     * Kinds need format 2 (format_major 1 with kinds is invalid).  Read
+     * only when `version` is 2 or more.  Added in 0.6. */
+    const char *const *sample_kinds;
+    const char *const *sample_units; /* NULL, or n_sample_kinds units */
+    size_t n_sample_kinds;
 } vmp_writer_options;
 
-#define VMP_WRITER_OPTIONS_VERSION 1
-#define VMP_WRITER_OPTIONS_INIT                                                       \
-    {                                                                                 \
-        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0 \
+#define VMP_WRITER_OPTIONS_VERSION 2
+#define VMP_WRITER_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, \
+            0                                                                                      \
     }
 #define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
 
@@ -218,6 +229,21 @@ VMP_API vmp_status vmp_writer_sample(vmp_writer *w, const vmp_sample *s);
  *  `reason` indexes meta.failure_reasons; `s->frames` is ignored.
  *  Same guarantees as vmp_writer_sample(). */
 VMP_API vmp_status vmp_writer_failed_sample(vmp_writer *w, const vmp_sample *s, uint32_t reason);
+
+/** Record a sample of kind `kind` (1 .. opts.n_sample_kinds, spec.md
+ *  §5.15): an allocation, a lock wait.  `weight` is in the kind's unit (the
+ *  bytes the sample stands for, the nanoseconds waited); s->weight and
+ *  s->blame are ignored.  frames[0] is the innermost frame: for an
+ *  allocation or a lock, the class (a function written with
+ *  vmp_writer_class()).  Same guarantees as vmp_writer_sample() (callable
+ *  from a signal handler or from any VM callback); the sample is written
+ *  as a KIND_SAMPLE record, never counted among the CPU samples.
+ *  @return as vmp_writer_sample(), and VMP_ERR_INVALID_ARG for a kind the
+ *          writer was not opened with.  Added in 0.6. */
+VMP_API vmp_status vmp_writer_kind_sample(vmp_writer *w,
+                                          uint32_t kind,
+                                          const vmp_sample *s,
+                                          uint64_t weight);
 
 /** The current generation.  ASYNC-SIGNAL-SAFE (one atomic load). */
 VMP_API uint64_t vmp_writer_generation(const vmp_writer *w);
@@ -371,6 +397,14 @@ typedef struct vmp_function {
 
 /** Record a function.  Write it before the first sample that names it. */
 VMP_API vmp_status vmp_writer_function(vmp_writer *w, const vmp_function *fn);
+
+/** Record a class (spec.md R-KND-4): a FUNCTION record with id `id` (in
+ *  the space of function ids), its name the class's `name` as the VM writes
+ *  it ("java.lang.String", "byte[]"), that stack frames of kind
+ *  VMP_FRAME_FUNCTION name as the innermost frame of a kind sample.  Same
+ *  rules as vmp_writer_function() (with lazy_functions, kept back until a
+ *  stack names it).  Added in 0.6. */
+VMP_API vmp_status vmp_writer_class(vmp_writer *w, uint64_t id, const char *name);
 
 /** Name a thread (again to rename).  `ended` != 0 records that it ended now. */
 VMP_API vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int ended);

@@ -41,6 +41,7 @@ struct vmp_writer {
     /* ---- totals, written under out_mu, read by vmp_writer_stats() ------ */
     _Atomic uint64_t samples_written;
     _Atomic uint64_t failed_written;
+    _Atomic uint64_t kind_written;  /* KIND_SAMPLE records */
     _Atomic uint64_t dropped_write; /* drained after the error, or lost in a failed chunk */
     _Atomic uint64_t truncated_stacks;
     _Atomic uint64_t chunks;
@@ -55,8 +56,9 @@ struct vmp_writer {
     int lazy_functions;
     int lazy_symbols;
     int lazy_code_maps;
-    int sample_blocks;  /* samples in SAMPLE_BLOCK records (format 2.0) */
-    uint64_t time_unit; /* their time unit, ns (>= 1) */
+    int sample_blocks;       /* samples in SAMPLE_BLOCK records (format 2.0) */
+    uint32_t n_sample_kinds; /* kinds of vmp_writer_kind_sample(), format 2.1 */
+    uint64_t time_unit;      /* their time unit, ns (>= 1) */
     int fd;
     int own_fd;
     uint64_t base_offset; /* file offset of the header frame */
@@ -95,10 +97,11 @@ struct vmp_writer {
     uint64_t chunk_prev_time; /* time of the previous sample in the chunk */
     uint64_t chunk_first_time, chunk_last_time;
     uint64_t chunk_samples, chunk_failed, chunk_truncated;
-    uint64_t chunk_opened_ns; /* CLOCK_MONOTONIC when its first record came */
-    vmp_block block;          /* sample_blocks: the open chunk's samples not yet encoded */
-    vmp_buf block_buf;        /* the block's record on its way to the chunk */
-    int io_reported;          /* VMP_ERR_IO already returned by a flush */
+    uint64_t chunk_kind_samples; /* KIND_SAMPLE records (not in chunk_samples) */
+    uint64_t chunk_opened_ns;    /* CLOCK_MONOTONIC when its first record came */
+    vmp_block block;             /* sample_blocks: the open chunk's samples not yet encoded */
+    vmp_buf block_buf;           /* the block's record on its way to the chunk */
+    int io_reported;             /* VMP_ERR_IO already returned by a flush */
 
     /* ---- background thread --------------------------------------------- */
     pthread_t thread;

@@ -129,6 +129,36 @@ for by in function module thread state; do
         sum=$(awk -F, 'NR > 1 { s += $NF } END { print s + 0 }' out.txt) &&
         [ "$sum" -eq 4 ] || fail "report --by $by --format csv non-shortest.vmp sums to $sum, not 4"
 done
+# spec R-KND-3: sample kinds (2.1) stay apart: info lists each in its unit,
+# the report counts the CPU samples alone, merge and filter refuse the file
+# (one line naming it) rather than mix or drop its kinds
+expect 0 "$vmp" info "$golden/sample-kinds.vmp" &&
+    contains out.txt '"alloc": 1 samples, 524288 "bytes"' &&
+    contains out.txt '"lock": 1 samples, 20000 "nanoseconds"' &&
+    contains out.txt "samples:          2 (failed 0, weight 2)"
+expect 0 "$vmp" info --json "$golden/sample-kinds.vmp" &&
+    contains out.txt '"kinds":[{"name":"alloc","unit":"bytes","samples":1,"weight":524288}'
+expect 0 "$vmp" report --format csv "$golden/sample-kinds.vmp" &&
+    sum=$(awk -F, 'NR > 1 { s += $NF } END { print s + 0 }' out.txt) &&
+    [ "$sum" -eq 2 ] || fail "report of sample-kinds.vmp sums to $sum, not the 2 CPU samples"
+# spec R-VIEW-6: one kind per view, in its unit; the class frame on top
+expect 0 "$vmp" report --kind alloc --format csv "$golden/sample-kinds.vmp" &&
+    contains out.txt "symbolic,class,byte[],,524288" && lines out.txt 2
+expect 0 "$vmp" report "$golden/sample-kinds.vmp" &&
+    contains out.txt "kinds: cpu 2 samples; alloc 1 samples = 524288 bytes; lock 1 samples = 20000 nanoseconds"
+expect 0 "$vmp" report --kind lock --format json "$golden/sample-kinds.vmp" &&
+    contains out.txt '"samples":20000,' && contains out.txt '"kind":"lock","unit":"nanoseconds"'
+expect 0 "$vmp" flame --kind alloc "$golden/sample-kinds.vmp" &&
+    contains out.txt "[unknown];byte[] 524288" && lines out.txt 1
+expect 1 "$vmp" flame --kind heap "$golden/sample-kinds.vmp" &&
+    contains err.txt "no samples of kind 'heap'" && contains err.txt "cpu, alloc, lock" &&
+    lines err.txt 1
+expect 1 "$vmp" report --kind alloc "$golden/major-2.vmp" && contains err.txt "major-2.vmp" &&
+    lines err.txt 1
+expect 1 "$vmp" merge -o merged.vmp "$golden/sample-kinds.vmp" "$golden/major-2.vmp" &&
+    contains err.txt "sample-kinds.vmp" && contains err.txt "kinds" && lines err.txt 1
+expect 1 "$vmp" filter --thread 1 -o filtered.vmp "$golden/sample-kinds.vmp" &&
+    contains err.txt "kinds" && lines err.txt 1
 # spec R-SEEK-1: a seek table that contradicts the chunks is treated as absent
 expect 0 "$vmp" info "$golden/seek-table-lies.vmp" &&
     contains out.txt "status:           complete (END record)" &&

@@ -418,6 +418,80 @@ static void sample_blocks(void)
     save(&f, "invalid", "r-blk-4-block-in-major-1.vmp");
 }
 
+/* Sample kinds (format 2.1, spec §5.15): a HEADER declaring `alloc` in
+ * bytes and `lock` in nanoseconds (or, with `cpu_named`, a kind named
+ * "cpu": R-KND-1), a class (FUNCTION is_class, R-KND-4) under a machine
+ * frame, two CPU samples with KIND_SAMPLE records between them whose
+ * absolute times take no part in the deltas (R-KND-2), and END with
+ * kind_samples. */
+static void kinds_body(tf_file *f, int cpu_named, uint64_t lock_kind, uint64_t end_kinds)
+{
+    tf_rec(f, 1, 4);
+    tf_ku(f, 8, 1000000);
+    tf_uint(f, 10); /* states */
+    tf_array(f, 1);
+    tf_tstr(f, "running");
+    tf_uint(f, 20); /* sample_kinds */
+    tf_array(f, 2);
+    tf_tstr(f, cpu_named ? "cpu" : "alloc");
+    tf_tstr(f, "lock");
+    tf_uint(f, 21); /* sample_units */
+    tf_array(f, 2);
+    tf_tstr(f, "bytes");
+    tf_tstr(f, "nanoseconds");
+    tf_thread(f, 1, "main");
+    tf_rec(f, 6, 3); /* FUNCTION 5: the class byte[] */
+    tf_ku(f, 1, 5);
+    tf_uint(f, 2);
+    tf_tstr(f, "byte[]");
+    tf_ku(f, 9, 1);
+    tf_node_pc(f, 1, 0, 0x1010);
+    tf_rec(f, 13, 3); /* node 2: the class, no bcpc */
+    tf_ku(f, 1, 2);
+    tf_ku(f, 2, 1);
+    tf_ku(f, 4, 5);
+    tf_sample(f, 1000, 1, 0, 1);
+    tf_rec(f, 20, 5); /* alloc: 512 KiB of byte[] at 5 ms */
+    tf_ku(f, 1, 5000000);
+    tf_ku(f, 2, 1);
+    tf_ku(f, 6, 2);
+    tf_ku(f, 7, 524288);
+    tf_ku(f, 8, 1);
+    tf_rec(f, 20, 5); /* lock: 20 us waited, at 3 ms */
+    tf_ku(f, 1, 3000000);
+    tf_ku(f, 2, 1);
+    tf_ku(f, 6, 1);
+    tf_ku(f, 7, 20000);
+    tf_ku(f, 8, lock_kind);
+    tf_sample(f, 1000, 1, 0, 1); /* at 2000 ns: the KIND_SAMPLEs change no delta */
+    tf_chunk_end(f);
+    tf_rec(f, 2, 6);
+    tf_ku(f, 1, 5000000);
+    tf_ku(f, 2, 2);
+    tf_ku(f, 5, 0);
+    tf_ku(f, 6, 1);
+    tf_ku(f, 8, 0);
+    tf_ku(f, 9, end_kinds);
+    tf_chunk_end(f);
+}
+
+static void sample_kinds(void)
+{
+    tf_file f;
+    begin(&f, 16, 2, 1, 0);
+    kinds_body(&f, 0, 2, 2);
+    save(&f, "valid", "sample-kinds.vmp");
+    begin(&f, 16, 2, 1, 0);
+    kinds_body(&f, 1, 2, 2);
+    save(&f, "invalid", "r-knd-1-kind-named-cpu.vmp");
+    begin(&f, 16, 2, 1, 0);
+    kinds_body(&f, 0, 3, 2); /* kind 3 of 2 */
+    save(&f, "invalid", "r-knd-2-undeclared-kind.vmp");
+    begin(&f, 16, 2, 1, 0);
+    kinds_body(&f, 0, 2, 1); /* END says 1 KIND_SAMPLE, the file has 2 */
+    save(&f, "invalid", "r-end-1-wrong-kind-sample-count.vmp");
+}
+
 /* ---- invalid files, named after the rule they break ------------------------------ */
 
 static void invalid_header(void)
@@ -720,6 +794,7 @@ int main(int argc, char **argv)
     truncated_no_end();
     snapshot_later_code();
     sample_blocks();
+    sample_kinds();
     invalid_header();
     invalid_chunks();
     invalid_records();

@@ -895,6 +895,167 @@ static void test_block_size_bounds(void)
     }
 }
 
+/* spec §5.15: a writer with sample kinds writes 2.1; its KIND_SAMPLE
+ * records carry their kind, absolute time, stack and 64-bit weight, the
+ * class under them (R-KND-4), and END counts them apart (R-KND-2); the CPU
+ * samples' times and counts are as without them, and a profile sums the
+ * CPU samples alone (R-KND-3).  Kinds need format 2 and names other than
+ * "cpu" (R-KND-1). */
+static void test_sample_kinds(void)
+{
+    static const char *const knames[] = {"alloc", "lock"};
+    static const char *const kunits[] = {"bytes", "nanoseconds"};
+    vmp_writer_meta m = {.vm_name = "TestVM", .sample_interval_ns = 1000000};
+    vmp_writer_options o = VMP_WRITER_OPTIONS_INIT;
+    vmp_writer *w = NULL;
+    vmp_reader *r = NULL;
+    vmp_record rec;
+    vmp_reader_info info;
+    vmp_validate_report rep;
+    uint64_t cpu = 0, kind_recs = 0, alloc_bytes = 0, lock_ns = 0, last_cpu_time = 0;
+    int saw_class = 0;
+    o.clock = fake_clock;
+    o.chunk_age_ms = VMP_WRITER_NO_AGE_LIMIT;
+    o.chunk_bytes = 4096; /* several chunks */
+    o.sample_kinds = knames;
+    o.sample_units = kunits;
+    o.n_sample_kinds = 2;
+    CHECK(vmp_writer_open(&w, "kinds.vmp", &m, &o) == VMP_OK);
+    if (!w)
+        return;
+    CHECK(vmp_writer_class(w, 700, "byte[]") == VMP_OK);
+    vmp_function fn = {.id = 9, .name = "fill", .scope = "Demo"};
+    CHECK(vmp_writer_function(w, &fn) == VMP_OK);
+    for (int i = 0; i < 400; i++) {
+        vmp_frame fr[] = {{.value = 700, .bcpc = VMP_BCPC_NONE, .kind = VMP_FRAME_FUNCTION},
+                          {.value = 9, .bcpc = (uint32_t)i % 5, .kind = VMP_FRAME_FUNCTION}};
+        vmp_sample s = {.thread = 1 + (uint64_t)(i % 2),
+                        .generation = VMP_GENERATION_CURRENT,
+                        .frames = fr + 1,
+                        .depth = 1};
+        CHECK(vmp_writer_sample(w, &s) == VMP_OK);
+        s.frames = fr;
+        s.depth = 2;
+        if (i % 4 == 0)
+            CHECK(vmp_writer_kind_sample(w, 1, &s, (uint64_t)5 << 30) == VMP_OK); /* > 2^32 */
+        if (i % 8 == 1)
+            CHECK(vmp_writer_kind_sample(w, 2, &s, 15000) == VMP_OK);
+    }
+    vmp_sample s0 = {.thread = 1};
+    CHECK(vmp_writer_kind_sample(w, 3, &s0, 1) == VMP_ERR_INVALID_ARG);
+    CHECK(vmp_writer_kind_sample(w, 0, &s0, 1) == VMP_ERR_INVALID_ARG);
+    CHECK(vmp_writer_close(w, NULL) == VMP_OK);
+
+    CHECK(vmp_reader_open_file(&r, "kinds.vmp", NULL) == VMP_OK);
+    vmp_reader_get_info(r, &info);
+    CHECK_EQ_U64(info.format_major, 2);
+    CHECK_EQ_U64(info.format_minor, 1);
+    while (r && vmp_reader_next(r, &rec) == VMP_OK) {
+        const vmp_rec_sample *s = &rec.u.sample;
+        if (rec.type == VMP_REC_HEADER) {
+            CHECK_EQ_U64(rec.u.header.n_sample_kinds, 2);
+            CHECK(rec.u.header.n_sample_kinds == 2 && str_is(rec.u.header.sample_kinds[1], "lock"));
+            CHECK(rec.u.header.n_sample_units == 2 &&
+                  str_is(rec.u.header.sample_units[0], "bytes"));
+        } else if (rec.type == VMP_REC_FUNCTION && rec.u.function.id == 700) {
+            saw_class = 1;
+            CHECK_EQ_U64(rec.u.function.is_class, 1);
+            CHECK(str_is(rec.u.function.name, "byte[]"));
+        } else if (rec.type == VMP_REC_FUNCTION) {
+            CHECK_EQ_U64(rec.u.function.is_class, 0);
+        } else if (rec.type == VMP_REC_SAMPLE) {
+            cpu++;
+            CHECK(s->time_ns > last_cpu_time);
+            last_cpu_time = s->time_ns;
+            CHECK_EQ_U64(s->kind, 0);
+        } else if (rec.type == VMP_REC_KIND_SAMPLE) {
+            kind_recs++;
+            CHECK(s->stack != 0 && s->time_ns > 0);
+            if (s->kind == 1)
+                alloc_bytes += s->weight;
+            else if (s->kind == 2)
+                lock_ns += s->weight;
+            else
+                CHECK(0);
+        } else if (rec.type == VMP_REC_END) {
+            CHECK_EQ_U64(rec.u.end.samples, 400);
+            CHECK_EQ_U64(rec.u.end.kind_samples, 150);
+        }
+    }
+    vmp_reader_close(r);
+    CHECK(saw_class);
+    CHECK_EQ_U64(cpu, 400);
+    CHECK_EQ_U64(kind_recs, 150);
+    CHECK_EQ_U64(alloc_bytes, (uint64_t)100 * (5ull << 30));
+    CHECK_EQ_U64(lock_ns, 50 * 15000);
+    r = NULL;
+    CHECK(vmp_reader_open_file(&r, "kinds.vmp", NULL) == VMP_OK);
+    CHECK(r && vmp_validate(&rep, r) == VMP_OK);
+    vmp_reader_close(r);
+
+    /* spec R-KND-3: the CPU profile holds the CPU samples alone */
+    vmp_profile *p = NULL;
+    r = NULL;
+    CHECK(vmp_profile_create(&p, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, "kinds.vmp", NULL) == VMP_OK);
+    CHECK(p && r && vmp_profile_read(p, r) == VMP_OK);
+    if (p)
+        CHECK_EQ_U64(vmp_profile_get_totals(p)->samples, 400);
+    vmp_reader_close(r);
+    vmp_profile_free(p);
+
+    /* spec R-KND-3, R-VIEW-6: an analysis delivers the kind asked for (its
+     * class frame of kind "class", R-KND-4), counts every kind, and with
+     * VMP_ANALYSIS_ALL_KINDS delivers each sample with its kind */
+    for (int all = 0; all < 2; all++) {
+        vmp_analysis_options ao = VMP_ANALYSIS_OPTIONS_INIT;
+        vmp_analysis *a = NULL;
+        vmp_asample as;
+        uint64_t delivered = 0, by_kind[3] = {0, 0, 0};
+        ao.kind = "alloc";
+        ao.flags = all ? VMP_ANALYSIS_ALL_KINDS : 0;
+        r = NULL;
+        CHECK(vmp_analysis_create(&a, &ao) == VMP_OK);
+        CHECK(vmp_reader_open_file(&r, "kinds.vmp", NULL) == VMP_OK);
+        while (a && r && vmp_analysis_next(a, r, &as) == VMP_OK) {
+            delivered++;
+            by_kind[as.kind < 3 ? as.kind : 0]++;
+            if (as.kind == 1) {
+                const vmp_aframe *fr = vmp_analysis_frame(a, as.leaf);
+                const vmp_afunction *af = fr ? vmp_analysis_function(a, fr->function) : NULL;
+                CHECK(af && strcmp(af->kind, "class") == 0 && strcmp(af->name, "byte[]") == 0);
+                CHECK_EQ_U64(as.weight, 5ull << 30);
+            }
+        }
+        if (a) {
+            size_t nk = 0;
+            const vmp_akind *k = vmp_analysis_kinds(a, &nk);
+            CHECK_EQ_U64(nk, 3);
+            if (nk == 3) {
+                CHECK(strcmp(k[0].name, "cpu") == 0 && k[0].records == 400);
+                CHECK(strcmp(k[1].unit, "bytes") == 0 && k[1].records == 100);
+                CHECK(strcmp(k[2].name, "lock") == 0 && k[2].weight == 50 * 15000);
+            }
+            CHECK(vmp_analysis_kind_selected(a) == (all ? -2 : 1));
+        }
+        CHECK_EQ_U64(delivered, all ? 550 : 100);
+        CHECK_EQ_U64(by_kind[2], all ? 50 : 0);
+        vmp_reader_close(r);
+        vmp_analysis_free(a);
+    }
+
+    /* spec R-KND-1: format 2 only; no kind named "cpu", none twice */
+    static const char *const bad[] = {"alloc", "cpu"};
+    static const char *const twice[] = {"alloc", "alloc"};
+    o.format_major = 1;
+    CHECK(vmp_writer_open(&w, "kinds-bad.vmp", &m, &o) == VMP_ERR_INVALID_ARG);
+    o.format_major = 0;
+    o.sample_kinds = bad;
+    CHECK(vmp_writer_open(&w, "kinds-bad.vmp", &m, &o) == VMP_ERR_INVALID_ARG);
+    o.sample_kinds = twice;
+    CHECK(vmp_writer_open(&w, "kinds-bad.vmp", &m, &o) == VMP_ERR_INVALID_ARG);
+}
+
 int main(void)
 {
     VMP_TEST_RUN(test_reader_sees_every_field);
@@ -904,5 +1065,6 @@ int main(void)
     VMP_TEST_RUN(test_sample_blocks);
     VMP_TEST_RUN(test_block_contexts);
     VMP_TEST_RUN(test_block_size_bounds);
+    VMP_TEST_RUN(test_sample_kinds);
     VMP_TEST_EXIT();
 }
