@@ -620,6 +620,12 @@ typedef struct vmp_profile_key {
     uint64_t weight;  /* of the key's samples */
     uint64_t samples; /* sample records of the key (weight 0 ones too) */
     int failed;       /* FAILED_SAMPLE records */
+    /* The samples' kind (vmp_asample.kind; spec §5.15): 0 unless the
+     * analysis delivers other kinds (VMP_ANALYSIS_ALL_KINDS), whose keys
+     * are apart by kind; the profile's totals and tables then sum weights
+     * of different units, and only the keys say which is which.  Added in
+     * 0.6. */
+    uint32_t kind;
 } vmp_profile_key;
 
 /** The distinct keys of the samples fed, in order of first sample; `*n_out`

@@ -415,6 +415,7 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
                           char *err,
                           size_t err_size)
 {
+    vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     filt f;
     vmp_record rec;
     vmp_rec_end end;
@@ -451,8 +452,9 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
     if (f.has_from && !abs_time(opts->from_ns, opts->end_ns, &f.from))
         f.from = 0;
     if (f.has_to && !abs_time(opts->to_ns, opts->end_ns, &f.to))
-        f.empty_window = 1; /* the window ends before the origin */
-    if ((f.n_inc || f.n_exc) && vmp_analysis_create(&f.a, NULL) < 0) {
+        f.empty_window = 1;               /* the window ends before the origin */
+    aopts.flags = VMP_ANALYSIS_ALL_KINDS; /* the samples of every kind, each filtered */
+    if ((f.n_inc || f.n_exc) && vmp_analysis_create(&f.a, &aopts) < 0) {
         filt_free(&f);
         vmp_set_err__(err, err_size, "out of memory");
         return VMP_ERR_NOMEM;
@@ -477,13 +479,6 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
         }
         switch (rec.type) {
         case VMP_REC_HEADER:
-            if (rec.u.header.n_sample_kinds > 0) { /* spec R-KND-3: not mixed, not dropped */
-                vmp_set_err__(err, err_size,
-                              "the profile holds samples of other kinds than CPU time (format "
-                              "2.1), which filter does not carry yet");
-                st = VMP_ERR_VERSION;
-                break;
-            }
             st = take_header(&f, &rec.u.header);
             break;
         case VMP_REC_THREAD:
@@ -493,9 +488,10 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
             end = rec.u.end;
             keep = 0;
             break;
+        case VMP_REC_KIND_SAMPLE: /* spec R-KND-3: by the same criteria, kept apart */
         case VMP_REC_SAMPLE:
         case VMP_REC_FAILED_SAMPLE:
-            stats.samples_in++;
+            stats.samples_in += rec.type != VMP_REC_KIND_SAMPLE;
             vmp_sample_own_pc__(&rec.u.sample, &as);
             if (keep_sample(&f, &rec, &as, &keep))
                 st = VMP_ERR_NOMEM;

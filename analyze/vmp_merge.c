@@ -42,6 +42,7 @@ enum {
     V_EVENTS,
     V_COUNTERS,
     V_REASONS,
+    V_SAMPLE_KINDS, /* spec §5.15: matched by name; kind k is index k - 1 */
     N_VOCAB
 };
 
@@ -82,6 +83,7 @@ typedef struct input {
 typedef struct merger {
     vmp_record_writer *w;
     strv vocab[N_VOCAB];
+    strv units; /* the output's sample_units: each kind's from the first input naming it */
     strv labels;
     input *in;
     size_t n_in;
@@ -272,30 +274,33 @@ static vmp_status take_headers(merger *m,
             return st < 0 ? st : VMP_ERR_CORRUPT;
         }
         h = &rec.u.header;
-        if (h->n_sample_kinds > 0) { /* spec R-KND-3: not mixed, not dropped */
-            set_err(m,
-                    "%s: holds samples of other kinds than CPU time (format 2.1), which "
-                    "merge does not carry yet",
-                    names && names[i] ? names[i] : "input");
-            free(hs);
-            strv_free(&keep);
-            return VMP_ERR_VERSION;
-        }
         {
             const vmp_str *lists[N_VOCAB] = {h->states,      h->code_kinds,    h->tiers,
-                                             h->event_kinds, h->counter_kinds, h->failure_reasons};
+                                             h->event_kinds, h->counter_kinds, h->failure_reasons,
+                                             h->sample_kinds};
             size_t counts[N_VOCAB] = {h->n_states,      h->n_code_kinds,    h->n_tiers,
-                                      h->n_event_kinds, h->n_counter_kinds, h->n_failure_reasons};
+                                      h->n_event_kinds, h->n_counter_kinds, h->n_failure_reasons,
+                                      h->n_sample_kinds};
             for (k = 0; k < N_VOCAB; k++) {
                 m->in[i].vmap[k] = calloc(counts[k] + 1, sizeof *m->in[i].vmap[k]);
                 if (!m->in[i].vmap[k])
                     goto oom;
                 m->in[i].n_vmap[k] = counts[k];
                 for (j = 0; j < counts[k]; j++) {
+                    size_t before = m->vocab[k].n;
                     int64_t x = vocab_index(&m->vocab[k], &lists[k][j]);
                     if (x < 0)
                         goto oom;
                     m->in[i].vmap[k][j] = (uint32_t)x;
+                    /* a new kind takes its unit from this input (R-KND-1) */
+                    if (k == V_SAMPLE_KINDS && m->vocab[k].n > before &&
+                        strv_push(
+                            &m->units,
+                            j < h->n_sample_units && h->sample_units[j].len ? h->sample_units[j].s
+                                                                            : "count",
+                            j < h->n_sample_units && h->sample_units[j].len ? h->sample_units[j].len
+                                                                            : 5))
+                        goto oom;
                 }
             }
         }
@@ -378,6 +383,10 @@ static vmp_status take_headers(merger *m,
     out.n_counter_kinds = m->vocab[V_COUNTERS].n;
     out.failure_reasons = m->vocab[V_REASONS].v;
     out.n_failure_reasons = m->vocab[V_REASONS].n;
+    out.sample_kinds = m->vocab[V_SAMPLE_KINDS].v;
+    out.n_sample_kinds = m->vocab[V_SAMPLE_KINDS].n;
+    out.sample_units = m->units.v;
+    out.n_sample_units = m->units.n;
     out.labels = m->labels.v;
     out.n_labels = m->labels.n / 2;
     memset(&rec, 0, sizeof rec);
@@ -885,17 +894,21 @@ static vmp_status take_record(
         n->bcpc = r->bcpc;
         return VMP_OK; /* written when a sample needs it */
     }
+    case VMP_REC_KIND_SAMPLE: /* spec R-KND-3: its kind by name in the output */
     case VMP_REC_SAMPLE:
     case VMP_REC_FAILED_SAMPLE: {
         vmp_rec_sample *s = &rec->u.sample;
         uint32_t stack = 0;
+        int has_stack = rec->type != VMP_REC_FAILED_SAMPLE;
+        if (rec->type == VMP_REC_KIND_SAMPLE && s->kind >= 1)
+            s->kind = remap_vocab(in, V_SAMPLE_KINDS, s->kind - 1) + 1;
         vmp_sample_own_pc__(s, as);
         if (s->has_pc) {
             /* the pc stays when it resolves alike in the output */
             uint32_t fr = as->leaf;
             const innode *leaf = NULL;
             const vmp_aframe *af;
-            if (rec->type == VMP_REC_SAMPLE && as->stack) {
+            if (has_stack && as->stack) {
                 uint32_t ni = s->stack ? node_index(m, s->stack) : 0;
                 leaf = ni ? &m->nodes[ni - 1] : NULL;
                 if (s->stack && !(leaf && !leaf->is_function && leaf->value == s->pc) &&
@@ -906,7 +919,7 @@ static vmp_status take_record(
             if (!keep_pc(m, af ? vmp_analysis_function(a, af->function) : NULL, s->pc))
                 s->has_pc = 0;
         }
-        if (rec->type == VMP_REC_SAMPLE) {
+        if (has_stack) {
             if (s->stack && as->stack && node_index(m, s->stack))
                 stack = out_stack(m, a, s->stack, as->stack, &st);
             else if (as->stack && !s->has_pc) /* its pc alone made the stack */
@@ -990,6 +1003,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
                          char *err,
                          size_t err_size)
 {
+    vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     merger m;
     vmp_rewrite_stats stats;
     vmp_status st;
@@ -1006,6 +1020,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
         set_err(&m, "invalid arguments");
         return VMP_ERR_INVALID_ARG;
     }
+    aopts.flags = VMP_ANALYSIS_ALL_KINDS; /* every kind, each to its own in the output */
     m.next_fn = m.next_zone = m.next_code = m.next_node = m.next_thread = m.next_module = 1;
     m.in = calloc(n, sizeof *m.in);
     m.n_in = n;
@@ -1020,7 +1035,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
             st = close_input(&m, &m.in[i - 1], &cur);
         reset_input(&m);
         in->base = cur;
-        if (st >= 0 && vmp_analysis_create(&a, NULL) < 0)
+        if (st >= 0 && vmp_analysis_create(&a, &aopts) < 0)
             st = nomem(&m);
         while (st >= 0 && (st = vmp_reader_next(inputs[i], &rec)) == VMP_OK) {
             vmp_asample as;
@@ -1037,6 +1052,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
                         rec.chunk_index, vmp_status_str(st));
                 break;
             }
+            is_sample = is_sample && rec.type != VMP_REC_KIND_SAMPLE; /* counted: CPU samples */
             if (is_sample)
                 stats.samples_in++;
             st = take_record(&m, in, a, &rec, &as);
@@ -1057,6 +1073,7 @@ vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
     }
     for (k = 0; k < N_VOCAB; k++)
         strv_free(&m.vocab[k]);
+    strv_free(&m.units);
     strv_free(&m.labels);
     for (i = 0; i < n; i++)
         for (k = 0; k < N_VOCAB; k++)

@@ -215,7 +215,7 @@ static int key_is(const vmp_profile_key *k, const vmp_profile_key *q)
 {
     return k->stack == q->stack && k->leaf == q->leaf && k->state == q->state &&
            k->reason == q->reason && k->thread == q->thread && k->code == q->code &&
-           k->failed == q->failed;
+           k->failed == q->failed && k->kind == q->kind;
 }
 
 /* The fields mixed by odd multipliers, then hashed once. */
@@ -224,7 +224,7 @@ static uint32_t key_hash(const vmp_profile_key *q)
     uint64_t h = ((uint64_t)q->stack | (uint64_t)q->leaf << 32) * 0x9E3779B97F4A7C15ull;
     h ^= q->thread * 0xC2B2AE3D27D4EB4Full;
     h ^= ((uint64_t)q->state << 40 | (uint64_t)q->reason << 8 | q->failed) * 0x165667B19E3779F9ull;
-    h ^= q->code * 0x94D049BB133111EBull;
+    h ^= (q->code + ((uint64_t)q->kind << 48)) * 0x94D049BB133111EBull;
     h = vmp_hash64(h);
     return (uint32_t)(h ^ h >> 32);
 }
@@ -265,6 +265,7 @@ static vmp_profile_key *key_of(vmp_profile *p, const vmp_asample *s)
     q.reason = s->failed ? s->reason : 0;
     q.thread = s->thread;
     q.code = s->code;
+    q.kind = s->kind;
     h = key_hash(&q);
     if (p->cap_key_slots) {
         for (j = h & (p->cap_key_slots - 1); p->key_slots[j].ki;

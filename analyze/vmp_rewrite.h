@@ -109,9 +109,8 @@ VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *er
  *              for input errors, the output's name for write errors, the
  *              pattern for a bad regex); `err_size` bytes.
  * @return VMP_OK; VMP_ERR_INVALID_ARG for bad options (a regex that does not
- *         compile); VMP_ERR_VERSION for an input that holds sample kinds
- *         (format 2.1, spec.md §5.15), which filter does not carry yet; the
- *         reader's or the writer's error otherwise. */
+ *         compile); the reader's or the writer's error otherwise.  Samples
+ *         of every kind (spec.md §5.15) pass the same criteria. */
 VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
                                   vmp_record_writer *w,
                                   vmp_reader *r,
@@ -125,9 +124,8 @@ VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
  * @param inputs  `n` readers, borrowed; `names[i]` names input i in the
  *                output's labels ("input.i.source"); may be NULL.
  * @return VMP_OK, VMP_ERR_CORRUPT for an input whose first record is not a
- *         HEADER, VMP_ERR_VERSION for an input that holds sample kinds
- *         (format 2.1, spec.md §5.15), which merge does not carry yet, or the
- *         reader's or the writer's error. */
+ *         HEADER, or the reader's or the writer's error.  Sample kinds
+ *         (spec.md §5.15) are matched by name across the inputs. */
 VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
                                  vmp_record_writer *w,
                                  vmp_reader *const *inputs,

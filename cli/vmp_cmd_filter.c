@@ -209,8 +209,6 @@ int vmp_cmd_filter(int argc, char **argv)
     vmp_reader_close(r);
     if (st == VMP_ERR_INVALID_ARG)
         return vmp_cli_usage_error(cmd, "%s", err);
-    if (st == VMP_ERR_VERSION) /* the input holds what filter cannot carry */
-        return vmp_cli_fail(cmd, "%s: %s", in_path, err);
     if (st < 0)
         return vmp_cli_fail(cmd, "%s", err);
     return VMP_EXIT_OK;

@@ -78,7 +78,25 @@ static const char record_usage[] =
     "                    they replace the agent's own labels of the same key\n"
     "  --metadata M      used: the functions, symbols and code maps the samples\n"
     "                    need (default); all: every one the JVM describes\n"
-    "  --depth N         keep at most N frames per stack (1-2048, default 128)\n"
+    "  --depth N         keep at most N frames per stack (1-2048, default 128)\n";
+/* the rest (a C string literal has a portable length limit) */
+static const char record_options[] =
+    "  --alloc SIZE      also sample allocations, one every SIZE bytes on average\n"
+    "                    (512k, as async-profiler and JFR; 1 to 1g): samples of\n"
+    "                    kind alloc (format 2.1), weighing the bytes each stands\n"
+    "                    for, the allocated class as their innermost frame;\n"
+    "                    'vmp report --kind alloc' and 'vmp flame --kind alloc'\n"
+    "                    show them (JDK 11 and later)\n"
+    "  --live            with --alloc: also which sampled allocations are still\n"
+    "                    reachable when the recording ends (after a garbage\n"
+    "                    collection), as samples of kind live: the view of a\n"
+    "                    memory leak ('vmp report --kind live')\n"
+    "  --lock TIME       also record lock contention: every wait of at least\n"
+    "                    TIME (10us, as async-profiler) to enter a contended\n"
+    "                    monitor, as a sample of kind lock weighing the ns\n"
+    "                    waited, the monitor's class innermost (synchronized;\n"
+    "                    java.util.concurrent locks park, which JVMTI does not\n"
+    "                    report)\n"
     "  --format 1.2|2.0  the profile's format: 2.0 stores the samples column by\n"
     "                    column (spec.md §5.14), several times smaller, their\n"
     "                    times in us at intervals of 10us or more (the\n"
@@ -92,6 +110,13 @@ static const char record_usage[] =
     "command could not be started or no agent was found; with --pid 0, or 1\n"
     "when the process is not a JVM, cannot be attached, is being recorded\n"
     "already, or exits during the recording; 2 usage error.\n";
+
+/* The agent's size syntax (alloc=, vmp_jvmti_parse_size()): 1 to 1g. */
+static int valid_size(const char *s)
+{
+    uint64_t v;
+    return vmp_jvmti_parse_size(&v, s) == 0 && v >= 1 && v <= (1u << 30);
+}
 
 /* The agent's interval syntax: digits, then nothing or ns/us/ms/s. */
 static int valid_interval(const char *s)
@@ -189,7 +214,7 @@ static void summarize(const char *path)
     vmp_reader *r = NULL;
     vmp_record rec;
     vmp_status st;
-    uint64_t samples = 0, failed = 0, last = 0;
+    uint64_t samples = 0, failed = 0, last = 0, kinds = 0;
     vmp_rec_end end;
     int have_end = 0;
 
@@ -206,6 +231,8 @@ static void summarize(const char *path)
             failed += rec.type == VMP_REC_FAILED_SAMPLE;
             if (rec.u.sample.time_ns > last)
                 last = rec.u.sample.time_ns;
+        } else if (rec.type == VMP_REC_KIND_SAMPLE) { /* spec §5.15: counted apart */
+            kinds++;
         } else if (rec.type == VMP_REC_END) {
             end = rec.u.end;
             have_end = 1;
@@ -215,6 +242,8 @@ static void summarize(const char *path)
     }
     fprintf(stderr, "vmp record: %s: %" PRIu64 " samples (%" PRIu64 " failed)", path, samples,
             failed);
+    if (kinds)
+        fprintf(stderr, ", %" PRIu64 " samples of other kinds ('vmp info' lists them)", kinds);
     if (have_end)
         fprintf(stderr, ", %" PRIu64 " dropped", end.dropped_full + end.dropped_write);
     fprintf(stderr, ", %.3f s%s\n", (double)last / 1e9,
@@ -551,20 +580,30 @@ static int luajit_env(const char *agent, const char *file, const char *interval,
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"interval", required_argument, NULL, 'i'}, {"mode", required_argument, NULL, 'm'},
-        {"depth", required_argument, NULL, 'd'},    {"agent", required_argument, NULL, 'a'},
-        {"sampler", required_argument, NULL, 's'},  {"threads", required_argument, NULL, 't'},
-        {"metadata", required_argument, NULL, 'M'}, {"label", required_argument, NULL, 'L'},
-        {"pid", required_argument, NULL, 'p'},      {"duration", required_argument, NULL, 'D'},
-        {"stop", no_argument, NULL, 'S'},           {"loop", required_argument, NULL, 'l'},
-        {"keep", required_argument, NULL, 'k'},     {"format", required_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"depth", required_argument, NULL, 'd'},
+                                             {"agent", required_argument, NULL, 'a'},
+                                             {"sampler", required_argument, NULL, 's'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"metadata", required_argument, NULL, 'M'},
+                                             {"label", required_argument, NULL, 'L'},
+                                             {"pid", required_argument, NULL, 'p'},
+                                             {"duration", required_argument, NULL, 'D'},
+                                             {"stop", no_argument, NULL, 'S'},
+                                             {"loop", required_argument, NULL, 'l'},
+                                             {"keep", required_argument, NULL, 'k'},
+                                             {"format", required_argument, NULL, 'F'},
+                                             {"alloc", required_argument, NULL, 'A'},
+                                             {"lock", required_argument, NULL, 'K'},
+                                             {"live", no_argument, NULL, 'V'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
-    const char *loop = NULL, *keep = NULL;
-    int stop = 0, which;
+    const char *loop = NULL, *keep = NULL, *alloc = NULL, *lock = NULL;
+    int stop = 0, which, live = 0;
     unsigned major = 2;           /* --format */
     const char *java_only = NULL; /* a Java-only option given */
     uint64_t duration_ms = 0, loop_ms = 0;
@@ -649,8 +688,21 @@ int vmp_cmd_record(int argc, char **argv)
                 return vmp_cli_usage_error("record", "labels are too long");
             break;
         }
+        case 'A':
+            java_only = "--alloc";
+            alloc = optarg;
+            break;
+        case 'K':
+            java_only = "--lock";
+            lock = optarg;
+            break;
+        case 'V':
+            java_only = "--live";
+            live = 1;
+            break;
         case 'h':
-            return vmp_cli_help(record_usage);
+            fputs(record_usage, stdout);
+            return vmp_cli_help(record_options);
         default:
             return vmp_cli_bad_option("record", argv, c);
         }
@@ -683,6 +735,13 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_usage_error("record", "bad --keep '%s' (1 to 1000000)", keep);
     if (!valid_interval(interval))
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
+    if (live && alloc == NULL)
+        return vmp_cli_usage_error("record", "--live needs --alloc");
+    if (lock != NULL && !valid_interval(lock))
+        return vmp_cli_usage_error("record", "bad lock threshold '%s' (e.g. 10us, 1ms)", lock);
+    if (alloc != NULL && !valid_size(alloc))
+        return vmp_cli_usage_error("record", "bad allocation interval '%s' (1 to 1g, e.g. 512k)",
+                                   alloc);
     if (strcmp(mode, "cpu") != 0 && strcmp(mode, "wall") != 0)
         return vmp_cli_usage_error("record", "bad mode '%s' (cpu or wall)", mode);
     if (strcmp(sampler, "auto") != 0 && strcmp(sampler, "perf") != 0 &&
@@ -714,13 +773,20 @@ int vmp_cmd_record(int argc, char **argv)
     if (unsafe_for_agent(agent))
         return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
     tail_len = strlen(interval) + strlen(mode) + strlen(depth) + strlen(sampler) +
-               (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len + 192;
+               (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len +
+               (alloc ? strlen(alloc) : 0) + (lock ? strlen(lock) : 0) + 192;
     tail = malloc(tail_len);
     if (tail == NULL)
         return vmp_cli_fail("record", "out of memory");
     snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s%s%s%s",
              interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2",
              threads ? ",threads=" : "", threads ? threads : "", labels);
+    if (alloc != NULL)
+        snprintf(tail + strlen(tail), tail_len - strlen(tail), ",alloc=%s", alloc);
+    if (lock != NULL)
+        snprintf(tail + strlen(tail), tail_len - strlen(tail), ",lock=%s", lock);
+    if (live)
+        snprintf(tail + strlen(tail), tail_len - strlen(tail), ",live=on");
     if (loop_ms > 0)
         snprintf(tail + strlen(tail), tail_len - strlen(tail), ",loop=%" PRIu64 "ms%s%s", loop_ms,
                  keep ? ",keep=" : "", keep ? keep : "");

@@ -38,7 +38,7 @@ static const char speedscope_usage[] =
     "  --no-ranges   frames per function, without bytecode ranges\n"
     "  --name NAME   the file's name (default: FILE)\n"
     "  --stats       print the conversion's figures to standard "
-    "error\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
+    "error\n" VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (an output file is\n"
     "removed) or write error; 2 usage error.\n";
@@ -50,6 +50,7 @@ int vmp_cmd_speedscope(int argc, char **argv)
                                              {"name", required_argument, NULL, 'N'},
                                              {"stats", no_argument, NULL, 's'},
                                              {"no-group-hidden", no_argument, NULL, 'G'},
+                                             {"kind", required_argument, NULL, 'k'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *cmd = "speedscope", *outpath = NULL, *path;
@@ -72,6 +73,9 @@ int vmp_cmd_speedscope(int argc, char **argv)
             break;
         case 'N':
             o.name = optarg;
+            break;
+        case 'k':
+            vmp_analysis_set_default_kind(optarg);
             break;
         case 'G':
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);

@@ -31,6 +31,8 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
 #define N_LABELS_MAX 6
+/* Kinds in one Profile (spec R-VIEW-6): the CPU samples and 15 more. */
+#define VMP_PPROF_MAX_KINDS 16
 
 /* One distinct (stack, thread, state, failure, JIT unit) and its summed
  * weight. */
@@ -41,14 +43,20 @@ typedef struct agg {
     int failed;
     uint64_t thread;
     uint64_t weight;
-    int64_t unit; /* the name of the JIT unit the pc ran in (vmp_analysis_unit_name()) as
-                   * a string of the Profile's table, 0 == none */
+    uint64_t records; /* sample records (counted for kinds other than CPU) */
+    uint32_t kind;    /* the samples' kind (spec §5.15), 0 == CPU */
+    int64_t unit;     /* the name of the JIT unit the pc ran in (vmp_analysis_unit_name()) as
+                       * a string of the Profile's table, 0 == none */
 } agg;
 
 typedef struct pprof_conv {
     vmp_analysis *a;
     vmp_convmeta m;
-    vmp_hmap by_key; /* (key, thread) -> agg index + 1 */
+    vmp_hmap by_key;   /* (key, thread) -> agg index + 1, kind 0 */
+    vmp_hmap *by_kind; /* kinds 1 .. n_kinds - 1: as by_key (spec R-VIEW-6) */
+    size_t n_kinds;    /* the analysis's kinds (vmp_analysis_kinds()) */
+    uint32_t *col;     /* kind -> its first value's index, UINT32_MAX: no samples */
+    size_t n_values;   /* values per sample: 2 per kind with samples */
     agg *aggs;
     size_t n_aggs, cap_aggs;
     uint64_t samples, weight;
@@ -104,17 +112,24 @@ static int take_key(pprof_conv *c, const vmp_profile_key *k)
     uint32_t idx;
     int64_t unit;
     agg *g;
+    vmp_hmap *map;
     if (!base_key(c, k->code, k->failed ? k->leaf : k->stack, &key, &unit))
         return -1;
     if (k->failed)
         key |= (st << 32) | ((uint64_t)(k->reason > 0x7ffe ? 0x7ffe : k->reason) + 1) << 48;
     else
         key |= st << 32;
-    c->samples += k->samples;
-    c->weight += k->weight;
-    idx = vmp_hmap__get(&c->by_key, key, k->thread);
+    if (k->kind >= c->n_kinds || (k->kind > 0 && c->col[k->kind] == UINT32_MAX))
+        return 0; /* past the kinds a Profile holds */
+    map = k->kind == 0 ? &c->by_key : &c->by_kind[k->kind];
+    if (k->kind == 0) { /* the CPU samples, as the stats count them */
+        c->samples += k->samples;
+        c->weight += k->weight;
+    }
+    idx = vmp_hmap__get(map, key, k->thread);
     if (idx) {
         c->aggs[idx - 1].weight += k->weight;
+        c->aggs[idx - 1].records += k->samples;
         return 0;
     }
     if (c->n_aggs >= UINT32_MAX - 1 ||
@@ -129,10 +144,29 @@ static int take_key(pprof_conv *c, const vmp_profile_key *k)
     g->failed = k->failed;
     g->thread = k->thread;
     g->weight = k->weight;
+    g->records = k->samples;
+    g->kind = k->kind;
     g->unit = unit;
-    if (vmp_hmap__put(&c->by_key, key, k->thread, (uint32_t)c->n_aggs + 1))
+    if (vmp_hmap__put(map, key, k->thread, (uint32_t)c->n_aggs + 1))
         return -1;
     c->n_aggs++;
+    return 0;
+}
+
+/* The kinds of the file (at most VMP_PPROF_MAX_KINDS with samples; past
+ * them a kind's samples are left out) and their maps.  -1 on no memory. */
+static int take_kinds(pprof_conv *c)
+{
+    size_t n = 0, k, with = 1;
+    const vmp_akind *kinds = vmp_analysis_kinds(c->a, &n);
+    c->n_kinds = n;
+    c->by_kind = calloc(n + 1, sizeof *c->by_kind);
+    c->col = calloc(n + 1, sizeof *c->col);
+    if (!c->by_kind || !c->col)
+        return -1;
+    for (k = 1; k < n; k++) /* a real column number comes with kind_types() */
+        c->col[k] =
+            kinds[k].records > 0 && with < VMP_PPROF_MAX_KINDS ? (uint32_t)with++ : UINT32_MAX;
     return 0;
 }
 
@@ -221,8 +255,8 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 
 typedef struct build {
     pb_profile prof;
-    pb_value_type vt[3];
-    pb_value_type *vt_ptr[2];
+    pb_value_type vt[2 * VMP_PPROF_MAX_KINDS + 1]; /* the sample types, then the period's */
+    pb_value_type *vt_ptr[2 * VMP_PPROF_MAX_KINDS];
     pb_location **loc_ptr; /* each Location malloc'd with its Lines */
     size_t cap_locs;
     pb_function *fns;
@@ -485,7 +519,7 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
         pb_sample s;
         pb_label lab[N_LABELS_MAX];
         pb_label *labp[N_LABELS_MAX];
-        int64_t values[2];
+        int64_t values[2 * VMP_PPROF_MAX_KINDS];
         uint32_t node = ag->stack, leaf = ag->leaf;
         const vmp_aframe *lf;
         const vmp_afunction *lfn;
@@ -521,10 +555,17 @@ static int stream_samples(pprof_conv *c, build *b, gz_sink *g, unsigned flags)
         }
         s.location_id = loc_ids;
         s.n_location_id = n_ids;
-        values[0] = (int64_t)ag->weight;
-        values[1] = (int64_t)(ag->weight * interval);
+        /* spec R-VIEW-6: 0 but for the sample's kind's two values */
+        memset(values, 0, c->n_values * sizeof values[0]);
+        if (ag->kind == 0) {
+            values[0] = (int64_t)ag->weight;
+            values[1] = (int64_t)(ag->weight * interval);
+        } else {
+            values[c->col[ag->kind]] = (int64_t)ag->records;
+            values[c->col[ag->kind] + 1] = (int64_t)ag->weight;
+        }
         s.value = values;
-        s.n_value = 2;
+        s.n_value = c->n_values;
         if (add_label_str(c, &lab[nlab++], k_thread, vmp_analysis_thread_name(c->a, ag->thread)))
             goto cleanup;
         perftools__profiles__label__init(&lab[nlab]);
@@ -561,6 +602,59 @@ cleanup:
     return rc;
 }
 
+/* spec R-VIEW-6: the names go tool pprof knows for a kind's two values */
+static const struct {
+    const char *kind, *count, *weight;
+} known_kinds[] = {{"alloc", "alloc_objects", "alloc_space"},
+                   {"live", "inuse_objects", "inuse_space"},
+                   {"lock", "contentions", "delay"}};
+
+/* The sample types of the kinds with samples after the CPU samples' two
+ * (c->col, c->n_values), and default_sample_type.  -1 on no memory. */
+static int kind_types(pprof_conv *c, build *b)
+{
+    size_t n = 0, k, j;
+    const vmp_akind *kinds = vmp_analysis_kinds(c->a, &n);
+    char buf[300];
+    int any = 0;
+    c->n_values = 2;
+    for (k = 1; k < c->n_kinds && k < n; k++) {
+        const char *count = NULL, *weight = NULL;
+        int64_t sc, su, sw, swu;
+        if (c->col[k] == UINT32_MAX)
+            continue;
+        for (j = 0; j < sizeof known_kinds / sizeof known_kinds[0]; j++)
+            if (strcmp(kinds[k].name, known_kinds[j].kind) == 0) {
+                count = known_kinds[j].count;
+                weight = known_kinds[j].weight;
+            }
+        if (count) {
+            sc = ostr(c, count);
+            sw = ostr(c, weight);
+        } else {
+            snprintf(buf, sizeof buf, "%.250s_count", kinds[k].name);
+            sc = ostr(c, buf);
+            sw = ostr(c, kinds[k].name);
+        }
+        su = ostr(c, "count");
+        swu = ostr(c, kinds[k].unit);
+        if (sc < 0 || sw < 0 || su < 0 || swu < 0)
+            return -1;
+        c->col[k] = (uint32_t)c->n_values;
+        b->vt[c->n_values].type = sc;
+        b->vt[c->n_values].unit = su;
+        b->vt[c->n_values + 1].type = sw;
+        b->vt[c->n_values + 1].unit = swu;
+        if (!any && kinds[0].records == 0) /* no CPU samples: the first kind's weight */
+            b->prof.default_sample_type = sw;
+        else if (!any)
+            b->prof.default_sample_type = ostr(c, "cpu");
+        any = 1;
+        c->n_values += 2;
+    }
+    return 0;
+}
+
 /* Everything but the samples. */
 static int prepare_profile(pprof_conv *c, build *b)
 {
@@ -579,19 +673,21 @@ static int prepare_profile(pprof_conv *c, build *b)
     s_ns = ostr(c, "nanoseconds");
     if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
         return -1;
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 2 * VMP_PPROF_MAX_KINDS + 1; i++)
         perftools__profiles__value_type__init(&b->vt[i]);
     b->vt[0].type = s_samples;
     b->vt[0].unit = s_count;
     b->vt[1].type = s_cpu;
     b->vt[1].unit = s_ns;
-    b->vt[2].type = s_cpu;
-    b->vt[2].unit = s_ns;
-    b->vt_ptr[0] = &b->vt[0];
-    b->vt_ptr[1] = &b->vt[1];
-    p->n_sample_type = 2;
+    b->vt[2 * VMP_PPROF_MAX_KINDS].type = s_cpu;
+    b->vt[2 * VMP_PPROF_MAX_KINDS].unit = s_ns;
+    if (kind_types(c, b) < 0)
+        return -1;
+    for (i = 0; i < c->n_values; i++)
+        b->vt_ptr[i] = &b->vt[i];
+    p->n_sample_type = c->n_values;
     p->sample_type = b->vt_ptr;
-    p->period_type = &b->vt[2];
+    p->period_type = &b->vt[2 * VMP_PPROF_MAX_KINDS];
     p->period = h ? (int64_t)h->interval_ns : 0;
     p->time_nanos = h ? (int64_t)h->start_realtime_ns : 0;
     p->duration_nanos = (int64_t)c->m.last_time_ns;
@@ -752,6 +848,7 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     }
     memset(&c, 0, sizeof c);
     aopts.flags = (o.flags & VMP_PPROF_INLINES) ? VMP_ANALYSIS_INLINES : 0;
+    aopts.flags |= VMP_ANALYSIS_ALL_KINDS; /* spec R-VIEW-6: every kind, each apart */
     st = vmp_profile_create(&prof, &aopts);
     if (st < 0) {
         vmp_set_err__(err, err_size, "out of memory");
@@ -759,6 +856,8 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     }
     c.a = vmp_profile_analysis(prof);
     st = vmp_conv__read_profile(r, &c.m, prof);
+    if (st == VMP_END && take_kinds(&c) < 0)
+        st = VMP_ERR_NOMEM;
     if (st == VMP_END) {
         const vmp_profile_key *keys = vmp_profile_keys(prof, &n_keys);
         for (i = 0; i < n_keys; i++)
@@ -785,6 +884,10 @@ vmp_status vmp_pprof_write(vmp_reader *r,
     vmp_strtab__free(&c.out);
     vmp_convmeta__free(&c.m);
     vmp_hmap__free(&c.by_key);
+    for (i = 1; c.by_kind && i < c.n_kinds; i++)
+        vmp_hmap__free(&c.by_kind[i]);
+    free(c.by_kind);
+    free(c.col);
     vmp_hmap__free(&c.unit_of);
     vmp_hmap__free(&c.pair_of);
     free(c.aggs);

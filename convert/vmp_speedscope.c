@@ -354,8 +354,17 @@ static int write_json(ss_conv *c, FILE *out, const vmp_speedscope_options *o)
 {
     const vmp_rec_header *h = vmp_analysis_header(c->a);
     uint64_t interval = h ? h->interval_ns : 0;
-    size_t i;
+    const char *unit = interval ? "nanoseconds" : "none";
+    size_t i, n_kinds = 0;
+    int64_t kind = vmp_analysis_kind_selected(c->a);
+    const vmp_akind *kinds = vmp_analysis_kinds(c->a, &n_kinds);
     int rc = 0;
+    if (kind > 0 && (size_t)kind < n_kinds) { /* spec R-VIEW-6: the kind's own unit */
+        interval = 0;
+        unit = strcmp(kinds[kind].unit, "bytes") == 0         ? "bytes"
+               : strcmp(kinds[kind].unit, "nanoseconds") == 0 ? "nanoseconds"
+                                                              : "none";
+    }
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
     put_json_string(out, o->name ? o->name : "vmp profile",
                     strlen(o->name ? o->name : "vmp profile"));
@@ -368,7 +377,7 @@ static int write_json(ss_conv *c, FILE *out, const vmp_speedscope_options *o)
         fputs("\"type\":\"sampled\",\"name\":", out);
         put_json_string(out, tn, strlen(tn));
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-                interval ? "nanoseconds" : "none", t->total * (interval ? interval : 1));
+                unit, t->total * (interval ? interval : 1));
         memset(&e, 0, sizeof e);
         e.out = out;
         e.first = 1;

@@ -55,6 +55,7 @@
 #include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
+#include "vmp_jvmti_kinds.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
 #include "vmp_jvmti_threads.h"
@@ -97,6 +98,12 @@ enum {
 };
 
 static const char *const event_kinds[] = {"gc", "code unload"};
+
+/* Sample kinds beside CPU time (spec.md §5.15), declared in this order
+ * when asked for (alloc=, lock=); g.kind_* are their writer kinds. */
+static const char *const kind_names[] = {"alloc", "live", "lock"};
+static const char *const kind_units[] = {"bytes", "bytes", "nanoseconds"};
+#define LIVE_MAX_BYTES (64u << 20) /* live=: what the tracked allocations may hold */
 
 /* AsyncGetCallTrace's error codes, by name: reason index == -code. */
 #define REASON_NO_JNIENV 11 /* the thread has no JNIEnv (ended, or not a Java thread) */
@@ -175,6 +182,11 @@ static struct {
     pthread_cond_t rotate_cv;
     int stop_rotator; /* rotate_mu */
 
+    uint32_t kind_alloc, kind_live, kind_lock; /* writer kinds asked for; 0 == none */
+    const char *sample_kinds[3], *sample_units[3];
+    vmp_jvmti_live live; /* live=: the sampled allocations not freed yet */
+    size_t n_sample_kinds;
+
     atomic_int sampling;   /* the handler samples only while 1 */
     atomic_int in_handler; /* handlers running now */
     atomic_int stop_service;
@@ -202,6 +214,186 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Allocation samples (spec.md §5.15 kind "alloc") ------------------- */
+
+/* Under g.lock: the class `name` (function id `id`) described to every open
+ * output that lacks it (R-KND-4). */
+static void describe_class_locked(uint64_t id, const char *name)
+{
+    int i;
+    for (i = 0; i < N_OUTPUTS; i++) {
+        output *o = outputs[i];
+        if (o->w != NULL && vmp_jvmti__idset_add(&o->functions, id) == 1)
+            vmp_agent__check_write(vmp_writer_class(o->w, id, name), g.out.path, &g.warned_write);
+    }
+}
+
+static void define_method_lazily(JNIEnv *jni, jmethodID m);
+
+/* A sample of writer kind `kind` weighing `weight`: the class `klass` over
+ * the Java stack of `thread` (the current thread), from a JVMTI callback. */
+static void kind_sample(jvmtiEnv *jvmti,
+                        JNIEnv *jni,
+                        jthread thread,
+                        jobject object,
+                        jclass klass,
+                        uint32_t kind,
+                        uint64_t weight)
+{
+    jvmtiFrameInfo *fi;
+    vmp_frame *vf;
+    vmp_sample s;
+    char name[512], *sig = NULL;
+    jint n = 0, i;
+    uint64_t cid;
+
+    fi = malloc((size_t)g.opts.depth * sizeof *fi);
+    vf = malloc(((size_t)g.opts.depth + 1) * sizeof *vf);
+    if (fi == NULL || vf == NULL)
+        goto out;
+    if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE ||
+        vmp_jvmti__type_name(name, sizeof name, sig) == 0)
+        snprintf(name, sizeof name, "%s", "[unknown class]");
+    cid = vmp_jvmti__class_id(name);
+    if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)g.opts.depth, fi, &n) != JVMTI_ERROR_NONE)
+        n = 0;
+    vf[0].kind = VMP_FRAME_FUNCTION; /* the class, innermost */
+    vf[0].value = cid;
+    vf[0].bcpc = VMP_BCPC_NONE;
+    for (i = 0; i < n; i++) {
+        define_method_lazily(jni, fi[i].method);
+        vf[i + 1].kind = VMP_FRAME_FUNCTION;
+        vf[i + 1].value = (uint64_t)(uintptr_t)fi[i].method;
+        vf[i + 1].bcpc = fi[i].location < 0 || fi[i].location >= (jlocation)UINT32_MAX
+                             ? VMP_BCPC_NONE
+                             : (uint32_t)fi[i].location;
+    }
+    memset(&s, 0, sizeof s);
+    s.thread = (uint64_t)syscall(SYS_gettid);
+    s.generation = VMP_GENERATION_CURRENT;
+    s.state = ST_JAVA;
+    s.frames = vf;
+    s.depth = (uint32_t)n + 1;
+    /* under the lock: no output closes meanwhile (stop_recording(), rotate()) */
+    pthread_mutex_lock(&g.lock);
+    if (g.out.w != NULL && !g.dead) {
+        describe_class_locked(cid, name);
+        vmp_writer_kind_sample(g.out.w, kind, &s, weight);
+    }
+    pthread_mutex_unlock(&g.lock);
+    /* live=: tracked until ObjectFree says the object is gone */
+    if (object != NULL && kind == g.kind_alloc && g.kind_live > 0) {
+        int64_t tag = vmp_jvmti__live_add(&g.live, vf, s.depth, weight, s.thread);
+        if (tag > 0 && (*jvmti)->SetTag(jvmti, object, (jlong)tag) != JVMTI_ERROR_NONE)
+            vmp_jvmti__live_remove(&g.live, tag);
+    }
+out:
+    if (sig != NULL)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    free(fi);
+    free(vf);
+}
+
+/* JVMTI SampledObjectAlloc, on the allocating thread after the allocation
+ * (HotSpot samples one every alloc= bytes on average): the allocated class
+ * over the thread's Java stack, weighing the bytes it stands for. */
+static void JNICALL on_sampled_alloc(
+    jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size)
+{
+    if (!atomic_load(&g.sampling) || tls_agent_thread || g.kind_alloc == 0)
+        return;
+    kind_sample(jvmti, jni, thread, object, klass, g.kind_alloc,
+                vmp_jvmti__alloc_weight(size > 0 ? (uint64_t)size : 0, g.opts.alloc_bytes));
+}
+
+/* JVMTI ObjectFree: a tracked object (live=) is gone. */
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    vmp_jvmti__live_remove(&g.live, (int64_t)tag);
+}
+
+/* Under g.lock: one live sample of a tracked allocation. */
+static void write_live_one(const vmp_jvmti_live_entry *e, void *ctx)
+{
+    vmp_sample s;
+    memset(&s, 0, sizeof s);
+    s.thread = e->thread;
+    s.generation = VMP_GENERATION_CURRENT;
+    s.state = ST_JAVA;
+    s.frames = e->frames;
+    s.depth = e->depth;
+    *(uint64_t *)ctx += e->weight;
+    vmp_writer_kind_sample(g.out.w, g.kind_live, &s, e->weight);
+}
+
+/* live=, as the recording ends: a garbage collection, then a sample of kind
+ * "live" for each tracked allocation whose object the JVM still has
+ * (GetObjectsWithTags: what ObjectFree has not told yet counts as freed
+ * when the JVM no longer has the object). */
+static void write_live_samples(void)
+{
+    size_t n = 0;
+    int64_t *tags;
+    jint count = 0, i;
+    jlong *found = NULL;
+    uint64_t bytes = 0;
+    if (g.kind_live == 0 || g.jvmti == NULL)
+        return;
+    (*g.jvmti)->ForceGarbageCollection(g.jvmti);
+    tags = vmp_jvmti__live_tags(&g.live, &n);
+    if (tags != NULL && n > 0 && n <= INT32_MAX &&
+        (*g.jvmti)->GetObjectsWithTags(g.jvmti, (jint)n, (const jlong *)tags, &count, NULL,
+                                       &found) == JVMTI_ERROR_NONE) {
+        pthread_mutex_lock(&g.lock);
+        for (i = 0; g.out.w != NULL && i < count; i++)
+            vmp_jvmti__live_with(&g.live, (int64_t)found[i], write_live_one, &bytes);
+        pthread_mutex_unlock(&g.lock);
+        (*g.jvmti)->Deallocate(g.jvmti, (unsigned char *)found);
+    }
+    free(tags);
+    if (g.live.untracked > 0)
+        fprintf(stderr,
+                "vmp: live: %llu sampled allocations were not tracked (more than %u MB "
+                "of them at once)\n",
+                (unsigned long long)g.live.untracked, LIVE_MAX_BYTES >> 20);
+}
+
+/* ---- Lock contention (spec.md §5.15 kind "lock") ---------------------- */
+
+static __thread uint64_t tls_contended_since TLS_IE; /* MonitorContendedEnter's time */
+
+/* JVMTI MonitorContendedEnter: this thread starts to wait for a monitor
+ * another holds. */
+static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    (void)jvmti, (void)jni, (void)thread, (void)object;
+    tls_contended_since = now_ns();
+}
+
+/* JVMTI MonitorContendedEntered: it got the monitor.  A wait of at least
+ * lock= is a sample: the monitor's class over the waiting stack, weighing
+ * the nanoseconds waited. */
+static void JNICALL on_contended_entered(jvmtiEnv *jvmti,
+                                         JNIEnv *jni,
+                                         jthread thread,
+                                         jobject object)
+{
+    uint64_t since = tls_contended_since, waited;
+    jclass klass;
+    tls_contended_since = 0;
+    if (since == 0 || !atomic_load(&g.sampling) || tls_agent_thread || g.kind_lock == 0)
+        return;
+    waited = now_ns() - since;
+    if (waited < g.opts.lock_ns)
+        return;
+    klass = (*jni)->GetObjectClass(jni, object);
+    if (klass == NULL)
+        return;
+    kind_sample(jvmti, jni, thread, NULL, klass, g.kind_lock, waited);
+    (*jni)->DeleteLocalRef(jni, klass);
 }
 
 /* Called with g.lock held after each writer call: one warning per run. */
@@ -1157,7 +1349,8 @@ static void stop_recording(void)
 
     if (!atomic_exchange(&g.recording, 0))
         return;
-    stop_rotator(); /* first: it fills and switches files */
+    stop_rotator();       /* first: it fills and switches files */
+    write_live_samples(); /* while the JVM and the file are there */
     atomic_store(&g.sampling, 0);
     pthread_mutex_lock(&g.lock);
     g.dead = 1;
@@ -1452,6 +1645,11 @@ static int open_output(output *o, const char *path)
     wo.format_major = g.opts.format_major;
     wo.sample_time_unit_ns = vmp_jvmti__time_unit(&g.opts);
     wo.ring_slots = 16384;
+    if (g.n_sample_kinds > 0) { /* format 2.1: samples of kinds beside CPU time */
+        wo.sample_kinds = g.sample_kinds;
+        wo.sample_units = g.sample_units;
+        wo.n_sample_kinds = g.n_sample_kinds;
+    }
 
     st = vmp_writer_open(&w, path, &meta, &wo);
     if (st < 0) {
@@ -1491,12 +1689,69 @@ static const jvmtiEvent agent_events[] = {
     JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
 };
 
-/* Turn the agent's events on (JVMTI_ENABLE) or off (JVMTI_DISABLE). */
+/* Turn the agent's events on (JVMTI_ENABLE) or off (JVMTI_DISABLE), and
+ * the allocation samples when alloc= asked for them (and the JVM can). */
 static void set_events(jvmtiEventMode mode)
 {
     size_t i;
     for (i = 0; i < sizeof agent_events / sizeof agent_events[0]; i++)
         (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, agent_events[i], NULL);
+    if (g.kind_alloc > 0 || mode == JVMTI_DISABLE)
+        (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+    if (g.kind_live > 0 || mode == JVMTI_DISABLE)
+        (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, JVMTI_EVENT_OBJECT_FREE, NULL);
+    if (g.kind_lock > 0 || mode == JVMTI_DISABLE) {
+        (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+                                             NULL);
+        (*g.jvmti)->SetEventNotificationMode(g.jvmti, mode, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+                                             NULL);
+    }
+}
+
+/* The kinds the recording declares (spec.md §5.15), by the options and
+ * what the JVM could give. */
+static void declare_kind(uint32_t *kind, size_t which)
+{
+    g.sample_kinds[g.n_sample_kinds] = kind_names[which];
+    g.sample_units[g.n_sample_kinds] = kind_units[which];
+    *kind = (uint32_t)++g.n_sample_kinds;
+}
+
+/* alloc= and lock=: the capabilities of sampled allocations (JDK 11 and
+ * later) and of monitor events, and the kinds they declare.  Without them
+ * the recording goes on with the rest. */
+static void setup_kinds(jvmtiEnv *j)
+{
+    jvmtiCapabilities caps;
+    g.n_sample_kinds = 0;
+    g.kind_alloc = g.kind_live = g.kind_lock = 0;
+    if (g.opts.alloc_bytes > 0) {
+        memset(&caps, 0, sizeof caps);
+        caps.can_generate_sampled_object_alloc_events = 1;
+        if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE ||
+            (*j)->SetHeapSamplingInterval(j, (jint)g.opts.alloc_bytes) != JVMTI_ERROR_NONE)
+            fprintf(stderr, "vmp: this JVM cannot sample allocations (JVMTI SampledObjectAlloc, "
+                            "JDK 11 and later); no allocation samples\n");
+        else
+            declare_kind(&g.kind_alloc, 0);
+    }
+    if (g.kind_alloc > 0 && g.opts.live) {
+        memset(&caps, 0, sizeof caps);
+        caps.can_tag_objects = 1;
+        caps.can_generate_object_free_events = 1;
+        if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE)
+            fprintf(stderr, "vmp: this JVM cannot tag objects; no live samples\n");
+        else
+            declare_kind(&g.kind_live, 1);
+    }
+    if (g.opts.lock_ns > 0) {
+        memset(&caps, 0, sizeof caps);
+        caps.can_generate_monitor_events = 1;
+        if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE)
+            fprintf(stderr, "vmp: this JVM gives no monitor events; no lock samples\n");
+        else
+            declare_kind(&g.kind_lock, 2);
+    }
 }
 
 static int setup_jvmti(void)
@@ -1528,6 +1783,11 @@ static int setup_jvmti(void)
     cb.DynamicCodeGenerated = on_dynamic_code_generated;
     cb.GarbageCollectionStart = on_gc_start;
     cb.GarbageCollectionFinish = on_gc_finish;
+    setup_kinds(j);
+    cb.SampledObjectAlloc = on_sampled_alloc;
+    cb.ObjectFree = on_object_free;
+    cb.MonitorContendedEnter = on_contended_enter;
+    cb.MonitorContendedEntered = on_contended_entered;
     if ((*j)->SetEventCallbacks(j, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE)
         return -1;
     set_events(JVMTI_ENABLE);
@@ -1559,6 +1819,8 @@ static void reset_recording_locked(void)
     atomic_store(&g.stop_service, 0);
     atomic_store(&g.gc_tail, atomic_load(&g.gc_head));
     atomic_store(&g.gc_lost, 0);
+    vmp_jvmti__live_free(&g.live);
+    vmp_jvmti__live_init(&g.live, LIVE_MAX_BYTES);
 }
 
 /* The JVMTI environment of `vm` into g.jvmti, and AsyncGetCallTrace.

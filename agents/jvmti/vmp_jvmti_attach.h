@@ -3,7 +3,8 @@
  * vmp_jvmti_attach.h - what the HotSpot agent's Agent_OnAttach returns, and
  * the option that stops a recording; shared by the agent and `vmp record
  * --pid`, which reads the value back from the JVM's attach reply ("return
- * code: N"), and the names of a looping recording's files.  A JVM records
+ * code: N"), the names of a looping recording's files, and the sizes of
+ * its options.  A JVM records
  * one recording at a time; after a stop, another attach starts a new one.
  */
 #ifndef VMP_JVMTI_ATTACH_H
@@ -38,6 +39,35 @@ static inline int vmp_jvmti_loop_path(char *out, size_t size, const char *file, 
     int w =
         snprintf(out, size, "%.*s-%06llu%s", stem, file, (unsigned long long)n, vmp ? ".vmp" : "");
     return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+/** A size of the agent's options (alloc=): "512k", "1m", "4096": bytes,
+ *  with k, m or g for powers of 1024, into `*out`.  The agent parses it;
+ *  vmp record checks it before.  @return 0, or -1 when it is not one. */
+static inline int vmp_jvmti_parse_size(uint64_t *out, const char *val)
+{
+    uint64_t v = 0;
+    size_t i;
+    unsigned shift = 0;
+    for (i = 0; val[i] >= '0' && val[i] <= '9'; i++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(val[i] - '0');
+    }
+    if (i == 0)
+        return -1;
+    if (val[i] == 'k' || val[i] == 'K')
+        shift = 10;
+    else if (val[i] == 'm' || val[i] == 'M')
+        shift = 20;
+    else if (val[i] == 'g' || val[i] == 'G')
+        shift = 30;
+    if (shift)
+        i++;
+    if (val[i] != '\0' || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = v << shift;
+    return 0;
 }
 
 #endif

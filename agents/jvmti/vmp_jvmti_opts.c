@@ -7,6 +7,7 @@
 
 #include "vmp_agent_clock.h"
 #include "vmp_agent_interval.h"
+#include "vmp_jvmti_attach.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -280,6 +281,36 @@ int vmp_jvmti__parse_options(
                 problems++;
             } else {
                 out->keep = (uint32_t)k;
+            }
+        } else if (strcmp(key, "alloc") == 0) {
+            uint64_t b;
+            if (vmp_jvmti_parse_size(&b, val) != 0 || b == 0 || b > VMP_JVMTI_MAX_ALLOC_BYTES) {
+                warnf(warn, warn_size,
+                      "alloc '%s' is not a size from 1 byte to 1g (e.g. 512k); no allocation "
+                      "samples\n",
+                      val);
+                problems++;
+            } else {
+                out->alloc_bytes = b;
+            }
+        } else if (strcmp(key, "live") == 0) {
+            if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0) {
+                out->live = strcmp(val, "on") == 0;
+            } else {
+                warnf(warn, warn_size, "live '%s' is neither on nor off; off\n", val);
+                problems++;
+            }
+        } else if (strcmp(key, "lock") == 0) {
+            uint64_t ns;
+            if (vmp_agent__parse_interval(&ns, val, strlen(val)) != 0 || ns == 0 ||
+                ns > VMP_JVMTI_MAX_INTERVAL_NS) {
+                warnf(warn, warn_size,
+                      "lock '%s' is not a duration from 1ns to 10s (e.g. 10us); no lock "
+                      "samples\n",
+                      val);
+                problems++;
+            } else {
+                out->lock_ns = ns;
             }
         } else if (strcmp(key, "depth") == 0) {
             uint64_t d;

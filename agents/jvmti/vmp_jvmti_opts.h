@@ -36,6 +36,7 @@ enum vmp_jvmti_threads {
 #define VMP_JVMTI_MIN_LOOP_NS         100000000u /* loop=: 100ms */
 #define VMP_JVMTI_MAX_LOOP_NS         604800000000000u /* loop=: 7 days */
 #define VMP_JVMTI_MAX_KEEP            1000000u
+#define VMP_JVMTI_MAX_ALLOC_BYTES     (1u << 30) /* alloc=: 1g */
 
 /** Parsed agent options. */
 typedef struct vmp_jvmti_options {
@@ -51,6 +52,15 @@ typedef struct vmp_jvmti_options {
     unsigned format_major;         /* format=: 2 (2.0, samples in SAMPLE_BLOCKs, spec.md
                                       §5.14), the default, or 1 (1.2) */
     int times;                     /* times=: 0 auto, 1 ns, 2 us (format 2.0's sample times) */
+    /* alloc=: sample an allocation every this many bytes on average (JVMTI
+     * SampledObjectAlloc, spec.md §5.15 kind "alloc"); 0 == off */
+    uint64_t alloc_bytes;
+    /* lock=: a wait for a contended monitor of at least this long is a
+     * sample (spec.md §5.15 kind "lock"); 0 == off */
+    uint64_t lock_ns;
+    /* live=on: with alloc, which sampled allocations are still reachable
+     * when the recording ends (spec.md §5.15 kind "live"); 0 == off */
+    int live;
     /* label=KEY:VALUE options, in order, decoded: the header's labels */
     char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
     char label_values[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
@@ -69,11 +79,17 @@ typedef struct vmp_jvmti_options {
  * keep, 1 to VMP_JVMTI_MAX_KEEP), format (2.0, the default: samples in
  * SAMPLE_BLOCK records, which 1.x readers refuse; or 1.2), times (with format
  * 2.0: ns or us, the unit of sample times; default us when the interval is
- * 10us or more, else ns) and label=KEY:VALUE (repeatable, at most VMP_JVMTI_MAX_LABELS; a
- * later label with the same KEY replaces the earlier one; %XX in KEY or VALUE stands for the byte
- * XX, so that a value may hold ',', ' ', ':' or '=').  Every problem (unknown key, bad value, value
- * out of range) leaves that option at its default and is described by one line appended to `warn`
- * (at most `warn_size` bytes, always NUL-terminated, may be NULL).
+ * 10us or more, else ns), alloc (a size, 1 to 1g, with k, m or g: sample
+ * allocations every that many bytes on average, as allocation samples of
+ * kind "alloc" beside the CPU samples), lock (a duration, 1ns to 10s: every
+ * wait of at least that long to enter a contended monitor is a sample of
+ * kind "lock" weighing the nanoseconds waited), live (on or off: with alloc,
+ * the sampled allocations still reachable at the end, as samples of kind
+ * "live") and label=KEY:VALUE (repeatable, at most
+ * VMP_JVMTI_MAX_LABELS; a later label with the same KEY replaces the earlier one; %XX in KEY or
+ * VALUE stands for the byte XX, so that a value may hold ',', ' ', ':' or '=').  Every problem
+ * (unknown key, bad value, value out of range) leaves that option at its default and is described
+ * by one line appended to `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
  *
  * @param[out] out  receives the options; always fully initialised.
  * @param text      borrowed.

@@ -32,6 +32,16 @@
 //          nshort: (needs vmp.native) native threads one after another:
 //                 200 of 2 ms of CPU "vmp-ns-2ms", 200 of 10 ms "vmp-ns-10ms"
 //                 and 40 of 50 ms "vmp-ns-50ms"; prints their CPU time
+//          alloc: Demo.allocLarge allocates byte[3072], Demo.allocSmall
+//                 byte[1024], as often each: three quarters of the bytes
+//                 allocated (with their 16-byte headers: 3088 to 1040) are
+//                 allocLarge's; the arrays escape (a ring keeps them)
+//          live:  Demo.keepAlloc allocates 16,000 byte[4096] and keeps them
+//                 all; Demo.dropAlloc as many and keeps the last 64 only
+//          lock:  a thread "vmp-holder" holds the monitor of a Demo.Account
+//                 for 4 ms at a time (Demo.holdLock); the main thread enters
+//                 it in Demo.waitForLock, waiting for it; prints the time
+//                 waitForLock waited in total (lock_wait_ns=)
 //   SCALE  multiplies the running time (a decimal number, default 1)
 
 import java.io.IOException;
@@ -192,6 +202,98 @@ public final class Demo {
             sink += hotLoop(sink, 10_000);
             Thread.sleep(1);
         }
+    }
+
+    // Allocation: the arrays escape into this ring, so that the JIT keeps
+    // every allocation (no escape analysis removes them).
+    static final Object[] keep = new Object[4096];
+
+    static void allocLarge(int i) {
+        keep[i & 4095] = new byte[3072];
+    }
+
+    static void allocSmall(int i) {
+        keep[(i + 2048) & 4095] = new byte[1024];
+    }
+
+    static void runAlloc(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        int i = 0;
+        while (System.nanoTime() < end) {
+            for (int k = 0; k < 1000; k++, i++) {
+                allocLarge(i);
+                allocSmall(i);
+            }
+        }
+        sink = i;
+        System.out.println("alloc_pairs=" + i);
+    }
+
+    // Live objects: what keepAlloc allocates stays reachable, what dropAlloc
+    // allocates does not (but its last 64).
+    static final List<byte[]> kept = new ArrayList<>();
+    static final Object[] dropRing = new Object[64];
+
+    static void keepAlloc() {
+        kept.add(new byte[4096]);
+    }
+
+    static void dropAlloc(int i) {
+        dropRing[i & 63] = new byte[4096];
+    }
+
+    static void runLive() {
+        for (int i = 0; i < 16_000; i++) {
+            keepAlloc();
+            dropAlloc(i);
+        }
+        System.out.println("live_kept=" + kept.size());
+    }
+
+    // Lock contention: the monitor of one Account, held 4 ms at a time.
+    static final class Account {
+        long balance;
+    }
+
+    static final Account account = new Account();
+
+    static void holdLock(long nanos) {
+        synchronized (account) {
+            long end = System.nanoTime() + nanos;
+            while (System.nanoTime() < end) {
+                account.balance++;
+            }
+        }
+    }
+
+    static long waitForLock() {
+        long t0 = System.nanoTime();
+        synchronized (account) {
+            account.balance--;
+        }
+        return System.nanoTime() - t0;
+    }
+
+    static void runLock(long millis) throws InterruptedException {
+        final long end = System.nanoTime() + millis * 1_000_000L;
+        Thread holder = new Thread(() -> {
+            while (System.nanoTime() < end) {
+                holdLock(4_000_000L);
+                try {
+                    Thread.sleep(0, 300_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "vmp-holder");
+        holder.start();
+        long waited = 0;
+        while (System.nanoTime() < end) {
+            Thread.sleep(1);
+            waited += waitForLock();
+        }
+        holder.join();
+        System.out.println("lock_wait_ns=" + waited);
     }
 
     static void runHot(long millis) {
@@ -509,6 +611,15 @@ public final class Demo {
             case "hot":
                 runHot(millis);
                 break;
+            case "alloc":
+                runAlloc(millis);
+                break;
+            case "lock":
+                runLock(millis);
+                break;
+            case "live":
+                runLive();
+                break;
             case "churn":
                 sink += churn(millis);
                 break;
@@ -537,7 +648,7 @@ public final class Demo {
                 runNativeShort(scale);
                 break;
             default:
-                System.err.println("usage: Demo [all|hot|churn|spin|exit|short|native|copy|vmnative|threads|nshort] [scale]");
+                System.err.println("usage: Demo [all|hot|alloc|live|lock|churn|spin|exit|short|native|copy|vmnative|threads|nshort] [scale]");
                 System.exit(2);
         }
         System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);

@@ -1200,6 +1200,229 @@ static void case_record(void)
     profile_free(&p);
 }
 
+/* The innermost function of resolved stack `stack` and its caller's (each
+ * NULL when there is none). */
+static void leaf_and_caller(vmp_analysis *a,
+                            uint32_t stack,
+                            const vmp_afunction **leaf,
+                            const vmp_afunction **caller)
+{
+    const vmp_astack *st = vmp_analysis_stack(a, stack);
+    const vmp_aframe *fr = st ? vmp_analysis_frame(a, st->frame) : NULL;
+    const vmp_astack *up = st && st->parent ? vmp_analysis_stack(a, st->parent) : NULL;
+    const vmp_aframe *ufr = up ? vmp_analysis_frame(a, up->frame) : NULL;
+    *leaf = fr ? vmp_analysis_function(a, fr->function) : NULL;
+    *caller = ufr ? vmp_analysis_function(a, ufr->function) : NULL;
+}
+
+/* Allocation samples (spec.md §5.15, kind "alloc"): Demo.allocLarge
+ * allocates byte[3072] and Demo.allocSmall byte[1024], as often each, so
+ * 3088 of every 4128 bytes (16-byte headers) are allocLarge's (74.8%).  Each
+ * method's share of the sampled bytes lies within 5 points of it, the
+ * allocated class is the innermost frame of their samples, the bytes they
+ * stand for add up to what was allocated, and the CPU samples are there as
+ * without allocation sampling (R-KND-3). */
+typedef struct alloc_acc {
+    vmp_analysis *a;
+    uint64_t large, small, other, class_top, records;
+} alloc_acc;
+
+static int alloc_visit(const vmp_profile_stack_entry *e, void *payload)
+{
+    alloc_acc *acc = payload;
+    const vmp_afunction *leaf, *caller;
+    int is_byte_array;
+    leaf_and_caller(acc->a, e->stack, &leaf, &caller);
+    is_byte_array = leaf && strcmp(leaf->kind, "class") == 0 && strcmp(leaf->name, "byte[]") == 0;
+    if (is_byte_array && caller &&
+        (strcmp(caller->name, "Demo.allocLarge") == 0 ||
+         strcmp(caller->name, "Demo.keepAlloc") == 0)) {
+        acc->large += e->weight;
+        acc->class_top += e->weight;
+    } else if (is_byte_array && caller &&
+               (strcmp(caller->name, "Demo.allocSmall") == 0 ||
+                strcmp(caller->name, "Demo.dropAlloc") == 0)) {
+        acc->small += e->weight;
+        acc->class_top += e->weight;
+    } else {
+        acc->other += e->weight;
+    }
+    return 0;
+}
+
+/* The number after "key" in the demo's standard output of `path`, 0 when
+ * absent. */
+static uint64_t stdout_number(const char *path, const char *key)
+{
+    char outp[4200];
+    char *out, *at;
+    uint64_t v = 0;
+    snprintf(outp, sizeof outp, "%s.stdout", path);
+    out = slurp(outp);
+    at = out ? strstr(out, key) : NULL;
+    if (at)
+        v = strtoull(at + strlen(key), NULL, 10);
+    free(out);
+    return v;
+}
+
+/* Visit the stacks of the samples of kind `kind` (unit `unit`) of the
+ * profile at `path` with `fn` (*a_slot set to the analysis first); the
+ * records of the kind, of the CPU samples, and the number of kinds of the
+ * file, through `kr`.  @return 1 when read and the kind has that unit. */
+typedef struct kind_read {
+    uint64_t records, cpu_records;
+    size_t n_kinds;
+} kind_read;
+
+static int visit_kind(const char *path,
+                      const char *kind,
+                      const char *unit,
+                      vmp_analysis **a_slot,
+                      int (*fn)(const vmp_profile_stack_entry *e, void *payload),
+                      void *acc,
+                      kind_read *kr)
+{
+    vmp_analysis_options ao = VMP_ANALYSIS_OPTIONS_INIT;
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    int ok = 0;
+    memset(kr, 0, sizeof *kr);
+    ao.kind = kind;
+    CHECK(vmp_profile_create(&prof, &ao) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof != NULL && r != NULL && vmp_profile_read(prof, r) >= 0) {
+        size_t nk = 0, i;
+        const vmp_akind *k;
+        *a_slot = vmp_profile_analysis(prof);
+        k = vmp_analysis_kinds(*a_slot, &nk);
+        kr->n_kinds = nk;
+        kr->cpu_records = nk > 0 ? k[0].records : 0;
+        for (i = 1; i < nk; i++)
+            if (strcmp(k[i].name, kind) == 0) {
+                kr->records = k[i].records;
+                ok = strcmp(k[i].unit, unit) == 0;
+            }
+        vmp_profile_foreach_stack(prof, fn, acc);
+    }
+    *a_slot = NULL;
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+    return ok;
+}
+
+static void case_alloc(void)
+{
+    char path[4096];
+    alloc_acc acc;
+    kind_read kr;
+    uint64_t pairs = 0;
+    double truth = 3088.0 / 4128.0, share, bytes, sampled;
+
+    profile_path(path, sizeof path, "alloc");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms,alloc=32k", NULL, "alloc", "0.75"), 0);
+    check_valid(path);
+    pairs = stdout_number(path, "alloc_pairs=");
+    CHECK(pairs > 0);
+    memset(&acc, 0, sizeof acc);
+    CHECK(visit_kind(path, "alloc", "bytes", &acc.a, alloc_visit, &acc, &kr));
+    bytes = (double)pairs * 4128.0;
+    sampled = (double)(acc.large + acc.small);
+    share = sampled > 0 ? (double)acc.large / sampled : 0;
+    printf("  alloc: %" PRIu64 " allocation samples, %" PRIu64 " CPU samples; allocLarge "
+           "%.1f%% of the two methods' sampled bytes (truth %.1f%%), their bytes %.3g of "
+           "%.3g allocated (%.1f%%), other stacks %.1f%% of all\n",
+           kr.records, kr.cpu_records, 100 * share, 100 * truth, sampled, bytes,
+           bytes > 0 ? 100 * sampled / bytes : 0,
+           acc.large + acc.small + acc.other
+               ? 100.0 * (double)acc.other / (double)(acc.large + acc.small + acc.other)
+               : 0.0);
+    CHECK_EQ_U64(kr.n_kinds, 2);
+    CHECK(kr.records >= 200);
+    CHECK(kr.cpu_records > 100); /* CPU samples beside them */
+    CHECK(share > truth - 0.05 && share < truth + 0.05);
+    /* the bytes the samples stand for: the allocated bytes, give or take
+     * the sampling's error and what the JVM allocates besides */
+    CHECK(sampled > 0.8 * bytes && sampled < 1.2 * bytes);
+}
+
+/* Live objects (spec.md §5.15, kind "live", live=on): Demo.keepAlloc
+ * keeps its 16,000 byte[4096], Demo.dropAlloc keeps 64 of as many.  At the
+ * end, at least 95% of the live bytes are keepAlloc's, and they are (within
+ * 5%) the bytes its allocation samples stood for: every one is alive. */
+static void case_live(void)
+{
+    char path[4096];
+    alloc_acc alloc, live;
+    kind_read kr;
+    uint64_t n_alloc = 0, n_live = 0;
+
+    profile_path(path, sizeof path, "live");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms,alloc=16k,live=on", NULL, "live", "1"), 0);
+    check_valid(path);
+    memset(&alloc, 0, sizeof alloc);
+    memset(&live, 0, sizeof live);
+    CHECK(visit_kind(path, "alloc", "bytes", &alloc.a, alloc_visit, &alloc, &kr));
+    n_alloc = kr.records;
+    CHECK(visit_kind(path, "live", "bytes", &live.a, alloc_visit, &live, &kr));
+    n_live = kr.records;
+    CHECK_EQ_U64(kr.n_kinds, 3);
+    /* alloc_visit: "large" is keepAlloc, "small" dropAlloc here */
+    printf("  live: %" PRIu64 " allocation samples, %" PRIu64 " live; keepAlloc %.1f MB "
+           "allocated (truth 65.8), %.1f MB live; dropAlloc %.1f MB allocated, %.2f MB live\n",
+           n_alloc, n_live, (double)alloc.large / 1e6, (double)live.large / 1e6,
+           (double)alloc.small / 1e6, (double)live.small / 1e6);
+    CHECK(n_alloc > 1000 && n_live > 500);
+    CHECK((double)live.large >= 0.95 * (double)(live.large + live.small));
+    CHECK((double)live.large >= 0.95 * (double)alloc.large && live.large <= alloc.large);
+    CHECK((double)alloc.large > 0.8 * 65.8e6 && (double)alloc.large < 1.2 * 65.8e6);
+}
+
+/* Lock contention (spec.md §5.15, kind "lock"): the main thread waits in
+ * Demo.waitForLock for the monitor of a Demo.Account that "vmp-holder" holds
+ * 4 ms at a time; the Java code measures the wait.  The lock samples under
+ * waitForLock, with the monitor's class innermost, add up to it within
+ * 15%. */
+typedef struct lock_acc {
+    vmp_analysis *a;
+    uint64_t waiter, other;
+} lock_acc;
+
+static int lock_visit(const vmp_profile_stack_entry *e, void *payload)
+{
+    lock_acc *acc = payload;
+    const vmp_afunction *leaf, *caller;
+    leaf_and_caller(acc->a, e->stack, &leaf, &caller);
+    if (leaf && strcmp(leaf->kind, "class") == 0 && strcmp(leaf->name, "Demo$Account") == 0 &&
+        caller && strcmp(caller->name, "Demo.waitForLock") == 0)
+        acc->waiter += e->weight;
+    else
+        acc->other += e->weight;
+    return 0;
+}
+
+static void case_lock(void)
+{
+    char path[4096];
+    lock_acc acc;
+    kind_read kr;
+    uint64_t truth = 0;
+
+    profile_path(path, sizeof path, "lock");
+    CHECK_EQ_U64(run_demo(path, "interval=1ms,lock=10us", NULL, "lock", "0.75"), 0);
+    check_valid(path);
+    truth = stdout_number(path, "lock_wait_ns=");
+    CHECK(truth > 100000000); /* 100 ms at least: the waits are real */
+    memset(&acc, 0, sizeof acc);
+    CHECK(visit_kind(path, "lock", "nanoseconds", &acc.a, lock_visit, &acc, &kr));
+    printf("  lock: %" PRIu64 " lock samples; waitForLock waited %.1f ms by the samples, "
+           "%.1f ms by the program (%.1f%%); other stacks %.1f ms\n",
+           kr.records, (double)acc.waiter / 1e6, (double)truth / 1e6,
+           truth ? 100.0 * (double)acc.waiter / (double)truth : 0.0, (double)acc.other / 1e6);
+    CHECK_EQ_U64(kr.n_kinds, 2);
+    CHECK((double)acc.waiter > 0.85 * (double)truth && (double)acc.waiter < 1.15 * (double)truth);
+}
+
 static void case_exit(void)
 {
     char path[4096], outp[4200];
@@ -1697,11 +1920,12 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } cases[] = {{"demo", case_demo},     {"hot", case_hot},          {"resolve", case_resolve},
-                 {"churn", case_churn},   {"rate", case_rate},        {"short", case_short},
-                 {"wall", case_wall},     {"exit", case_exit},        {"record", case_record},
-                 {"nofile", case_nofile}, {"native", case_native},    {"threads", case_threads},
-                 {"kill", case_kill},     {"metadata", case_metadata}};
+    } cases[] = {{"demo", case_demo},     {"hot", case_hot},           {"resolve", case_resolve},
+                 {"churn", case_churn},   {"rate", case_rate},         {"short", case_short},
+                 {"wall", case_wall},     {"exit", case_exit},         {"record", case_record},
+                 {"nofile", case_nofile}, {"native", case_native},     {"threads", case_threads},
+                 {"kill", case_kill},     {"metadata", case_metadata}, {"alloc", case_alloc},
+                 {"lock", case_lock},     {"live", case_live}};
 
     const char *which = NULL;
     size_t k;

@@ -18,6 +18,7 @@
 #include "vmp_agent_interval.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
+#include "vmp_jvmti_kinds.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
 #include "vmp_jvmti_threads.h"
@@ -171,6 +172,87 @@ static void test_options_bad_values_keep_defaults(void)
 }
 
 /* HotSpot's thread names (JDK 17, 21, 25), as the kernel cuts them. */
+/* alloc=: a size with k, m or g; bad ones leave allocation sampling off */
+static void test_options_alloc(void)
+{
+    vmp_jvmti_options o;
+    char warn[512];
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "alloc=512k", 7, warn, sizeof warn), 0);
+    CHECK_EQ_U64(o.alloc_bytes, 512 * 1024);
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "alloc=4096", 7, warn, sizeof warn), 0);
+    CHECK_EQ_U64(o.alloc_bytes, 4096);
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "alloc=1g", 7, warn, sizeof warn), 0);
+    CHECK_EQ_U64(o.alloc_bytes, 1u << 30);
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "", 7, warn, sizeof warn), 0);
+    CHECK_EQ_U64(o.alloc_bytes, 0);
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "lock=10us", 7, warn, sizeof warn), 0);
+    CHECK_EQ_U64(o.lock_ns, 10000);
+    CHECK_EQ_U64(vmp_jvmti__parse_options(&o, "lock=0", 7, warn, sizeof warn), 1);
+    CHECK_EQ_U64(o.lock_ns, 0);
+    const char *bad[] = {"alloc=0", "alloc=2g", "alloc=12x", "alloc=k", "alloc=-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_U64(vmp_jvmti__parse_options(&o, bad[i], 7, warn, sizeof warn), 1);
+        CHECK_EQ_U64(o.alloc_bytes, 0);
+        CHECK(strstr(warn, "alloc") != NULL);
+    }
+}
+
+/* spec R-KND-4: class frames named as Java writes types; the unbiased
+ * weight of a sampled allocation */
+static void test_kinds_helpers(void)
+{
+    char buf[64];
+    CHECK_EQ_U64(vmp_jvmti__type_name(buf, sizeof buf, "Ljava/lang/String;"), 16);
+    CHECK_STR(buf, "java.lang.String");
+    CHECK(vmp_jvmti__type_name(buf, sizeof buf, "[B") == 6 && strcmp(buf, "byte[]") == 0);
+    CHECK(vmp_jvmti__type_name(buf, sizeof buf, "[[Ljava/lang/Object;") > 0);
+    CHECK_STR(buf, "java.lang.Object[][]");
+    CHECK_EQ_U64(vmp_jvmti__type_name(buf, sizeof buf, "I"), 0); /* not an object */
+    CHECK_EQ_U64(vmp_jvmti__type_name(buf, sizeof buf, "Lx"), 0);
+    CHECK_EQ_U64(vmp_jvmti__type_name(buf, sizeof buf, "[Q"), 0);
+    CHECK_EQ_U64(vmp_jvmti__type_name(buf, 8, "Ljava/lang/String;"), 0); /* does not fit */
+    CHECK(vmp_jvmti__class_id("byte[]") == vmp_jvmti__class_id("byte[]"));
+    CHECK(vmp_jvmti__class_id("byte[]") != vmp_jvmti__class_id("char[]"));
+    CHECK(vmp_jvmti__class_id("x") & VMP_JVMTI_CLASS_ID_BIT);
+    /* small objects stand for about the interval, large ones for themselves */
+    CHECK_EQ_U64(vmp_jvmti__alloc_weight(0, 1000), 1000);
+    CHECK(vmp_jvmti__alloc_weight(16, 524288) >= 524288 &&
+          vmp_jvmti__alloc_weight(16, 524288) < 524300);
+    CHECK_EQ_U64(vmp_jvmti__alloc_weight(100u << 20, 524288), 100u << 20);
+    CHECK_EQ_U64(vmp_jvmti__alloc_weight(777, 0), 777);
+    /* size = interval: s / (1 - 1/e) */
+    CHECK(vmp_jvmti__alloc_weight(1000, 1000) == 1582);
+}
+
+/* live=: the table of tracked allocations reuses freed entries, gives
+ * back unknown tags as nothing, and stops tracking at its byte bound */
+static void test_live_table(void)
+{
+    vmp_jvmti_live t;
+    vmp_frame fr[3] = {{1, VMP_BCPC_NONE, VMP_FRAME_FUNCTION},
+                       {2, 7, VMP_FRAME_FUNCTION},
+                       {3, 9, VMP_FRAME_FUNCTION}};
+    int64_t a, b, c, *tags;
+    size_t n = 0;
+    vmp_jvmti__live_init(&t, 4 * (sizeof(vmp_jvmti_live_entry) + 3 * sizeof(vmp_frame)));
+    a = vmp_jvmti__live_add(&t, fr, 3, 100, 7);
+    b = vmp_jvmti__live_add(&t, fr, 2, 200, 8);
+    CHECK(a == 1 && b == 2);
+    vmp_jvmti__live_remove(&t, a);
+    vmp_jvmti__live_remove(&t, a);  /* twice: nothing */
+    vmp_jvmti__live_remove(&t, 99); /* unknown: nothing */
+    c = vmp_jvmti__live_add(&t, fr, 3, 300, 9);
+    CHECK_EQ_U64((uint64_t)c, 1); /* the freed entry again */
+    tags = vmp_jvmti__live_tags(&t, &n);
+    CHECK(n == 2 && tags && tags[0] == 1 && tags[1] == 2);
+    free(tags);
+    CHECK(vmp_jvmti__live_add(&t, fr, 3, 1, 1) > 0);
+    CHECK(vmp_jvmti__live_add(&t, fr, 3, 1, 1) > 0);
+    CHECK_EQ_U64((uint64_t)vmp_jvmti__live_add(&t, fr, 3, 1, 1), 0); /* over the bound */
+    CHECK_EQ_U64(t.untracked, 1);
+    vmp_jvmti__live_free(&t);
+}
+
 static void test_thread_roles(void)
 {
     CHECK_EQ_U64(vmp_jvmti__thread_role("GC Thread#0"), VMP_JVMTI_ROLE_GC);
@@ -418,6 +500,9 @@ int main(void)
     VMP_TEST_RUN(test_options_labels);
     VMP_TEST_RUN(test_options_units);
     VMP_TEST_RUN(test_options_bad_values_keep_defaults);
+    VMP_TEST_RUN(test_options_alloc);
+    VMP_TEST_RUN(test_kinds_helpers);
+    VMP_TEST_RUN(test_live_table);
     VMP_TEST_RUN(test_format_interval);
     VMP_TEST_RUN(test_thread_roles);
     VMP_TEST_RUN(test_tasks_and_table);

@@ -176,6 +176,24 @@ def test_go(vmp, simvm_bin, work):
         check(t == n, "-tagfocus=jit_unit=%s: %d samples == vmp report --by unit's %d" %
               (name, t, n))
 
+    # spec R-VIEW-6: every kind its two sample types, as go tool pprof names them
+    kinds = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "valid",
+                         "sample-kinds.vmp")
+    kout = os.path.join(work, "kinds.pb.gz")
+    run([vmp, "pprof", "-o", kout, kinds])
+    raw = pprof(env, "-raw", kout)
+    check("samples/count cpu/nanoseconds[dflt] alloc_objects/count alloc_space/bytes "
+          "contentions/count delay/nanoseconds" in raw,
+          "-raw lists the sample types of cpu (the default), alloc and lock")
+    top = pprof(env, "-top", "-sample_index=alloc_space", kout)
+    check("byte[]" in top and "512kB" in top, "-sample_index=alloc_space: byte[] 512kB on top")
+    top = pprof(env, "-top", "-sample_index=alloc_objects", kout)
+    check("Total samples = 1" in top or "of 1 total" in top, "-sample_index=alloc_objects: 1")
+    top = pprof(env, "-top", "-sample_index=delay", kout)
+    check("20us" in top, "-sample_index=delay: 20us waited")
+    top = pprof(env, "-top", "-sample_index=samples", kout)
+    check("Total samples = 2" in top or "of 2 total" in top, "-sample_index=samples: the 2 CPU samples")
+
     # function level: -noinlines drops the bytecode-range Lines
     fun = by_function(report_rows(vmp, path, False))
     top = pprof(env, "-top", "-noinlines", "-nodecount=25", "-nodefraction=0", "-edgefraction=0",
