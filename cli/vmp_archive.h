@@ -24,7 +24,7 @@
 #include "vmp_record.h"
 
 /** The schema version written in table archive, key 'schema'. */
-#define VMP_ARCHIVE_SCHEMA 1
+#define VMP_ARCHIVE_SCHEMA 2
 
 /** Room for one error message. */
 #define VMP_ARCHIVE_ERR_SIZE 512
@@ -35,7 +35,9 @@ typedef struct vmp_archive vmp_archive;
  * @param create  non-zero: create the file and its schema when missing (an
  *                empty existing file gets the schema too); zero: the file
  *                must exist.  Either way an existing file must be a vmp
- *                archive of schema VMP_ARCHIVE_SCHEMA.
+ *                archive of schema VMP_ARCHIVE_SCHEMA, or of schema 1,
+ *                which gains the tables of sample kinds (nothing else
+ *                changes: schema 2 is schema 1 and two tables).
  * @param[out] out  receives the handle; the caller closes it.
  * @param err  receives the message on failure (VMP_ARCHIVE_ERR_SIZE bytes).
  * @return 0 or -1. */
@@ -69,15 +71,27 @@ typedef struct vmp_archive_executing {
     size_t n;
 } vmp_archive_executing;
 
+/** The weights of one kind of sample other than CPU time (spec.md §5.15)
+ *  of a run: its name and unit, its records and total weight, and per
+ *  function as for the CPU samples. */
+typedef struct vmp_archive_kind {
+    const char *name, *unit; /* borrowed */
+    uint64_t samples;        /* its records */
+    const vmp_run_weights *w;
+    const vmp_archive_executing *ex;
+} vmp_archive_kind;
+
 /** Add one run, its labels, its weights `w` (as `vmp diff` counts them) and
- *  `ex` in one transaction: after a crash or a kill the database holds all
- *  of it or none of it.
+ *  `ex`, and those of its `n_kinds` other kinds in one transaction: after a
+ *  crash or a kill the database holds all of it or none of it.
  * @param[out] run_id  receives the new run's id.
  * @return 0 or -1 (nothing added). */
 int vmp_archive_add(vmp_archive *a,
                     const vmp_archive_run *run,
                     const vmp_run_weights *w,
                     const vmp_archive_executing *ex,
+                    const vmp_archive_kind *kinds,
+                    size_t n_kinds,
                     int64_t *run_id,
                     char *err);
 
@@ -86,6 +100,9 @@ typedef struct vmp_archive_filter {
     const char **keys; /* n keys, borrowed */
     const char **values;
     size_t n;
+    /* the kind of sample whose weights the rows carry (spec.md §5.15):
+     * NULL or "cpu" the CPU samples; a run without the kind has total 0 */
+    const char *kind;
 } vmp_archive_filter;
 
 /** One indexed run, as listed. */
@@ -123,10 +140,12 @@ void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
 
 /** Load run `run_id`'s weights as vmp_run_weights_read() read them from its
  *  file: the run's total weight and one row per function (with `ranges`,
- *  also its bytecode range rows, which the run must have been added with).
+ *  also its bytecode range rows, which the run must have been added with),
+ *  of the samples of `kind` (NULL or "cpu": the CPU samples; a run without
+ *  the kind has none, total 0).
  * @param[out] out  filled; release with vmp_run_weights_free().
  * @return 0 or -1. */
 int vmp_archive_weights(
-    vmp_archive *a, int64_t run_id, int ranges, vmp_run_weights *out, char *err);
+    vmp_archive *a, int64_t run_id, int ranges, const char *kind, vmp_run_weights *out, char *err);
 
 #endif

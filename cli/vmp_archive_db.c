@@ -65,7 +65,39 @@ static const char schema_sql[] =
     "  executing INTEGER NOT NULL,\n"
     "  PRIMARY KEY (run_id, function_id)\n"
     ") WITHOUT ROWID;\n"
-    "CREATE INDEX weights_function ON weights (function_id, run_id);\n";
+    "CREATE INDEX weights_function ON weights (function_id, run_id);\n"
+    "CREATE TABLE run_kinds (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs (run_id),\n"
+    "  kind TEXT NOT NULL,\n"
+    "  unit TEXT NOT NULL,\n"
+    "  samples INTEGER NOT NULL,\n"
+    "  total_weight INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, kind)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE kind_weights (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs (run_id),\n"
+    "  kind TEXT NOT NULL,\n"
+    "  function_id INTEGER NOT NULL REFERENCES functions (function_id),\n"
+    "  self INTEGER NOT NULL,\n"
+    "  total INTEGER NOT NULL,\n"
+    "  executing INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, kind, function_id)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX kind_weights_function ON kind_weights (kind, function_id, run_id);\n";
+
+/* Schema 1 -> 2: the tables of sample kinds, nothing else (the statements of
+ * schema_sql from "CREATE TABLE run_kinds" on). */
+static const char *kinds_sql(void)
+{
+    return strstr(schema_sql, "CREATE TABLE run_kinds");
+}
+
+/* Whether `kind` names the CPU samples (kind 0: table weights), not a kind
+ * of table kind_weights (spec.md §5.15). */
+static int is_cpu(const char *kind)
+{
+    return !kind || strcmp(kind, "cpu") == 0;
+}
 
 static void set_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -135,6 +167,17 @@ static int init_schema(vmp_archive *a, int create, char *err)
     }
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
+    if (rc == 1) { /* schema 1: it gains the tables of kinds, in one transaction */
+        if (exec(a, "BEGIN IMMEDIATE", err))
+            return -1;
+        snprintf(sql, sizeof sql, "UPDATE archive SET value = '%d' WHERE name = 'schema';",
+                 VMP_ARCHIVE_SCHEMA);
+        if (exec(a, kinds_sql(), err) || exec(a, sql, err)) {
+            sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+        return exec(a, "COMMIT", err);
+    }
     if (rc != VMP_ARCHIVE_SCHEMA) {
         set_err(err, "%s: archive schema %d, this vmp reads schema %d", a->path, rc,
                 VMP_ARCHIVE_SCHEMA);
@@ -293,8 +336,10 @@ static int add_weight(vmp_archive *a,
     return ok ? 0 : db_fail(a, err, "cannot add a weight");
 }
 
+/* The weights of the CPU samples (kind NULL), or of kind `kind`. */
 static int insert_weights(vmp_archive *a,
                           int64_t run_id,
+                          const char *kind,
                           const vmp_run_weights *w,
                           const vmp_archive_executing *ex,
                           char *err)
@@ -307,11 +352,17 @@ static int insert_weights(vmp_archive *a,
         prepare(a, &st[1], "SELECT function_id FROM functions WHERE name = ? AND is_range = ?",
                 err) ||
         prepare(a, &st[2],
-                "INSERT INTO weights VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, function_id) "
-                "DO UPDATE SET self = self + excluded.self, total = total + excluded.total, "
-                "executing = executing + excluded.executing",
+                kind ? "INSERT INTO kind_weights (run_id, function_id, self, total, executing, "
+                       "kind) VALUES (?, ?, ?, ?, ?, ?6) ON CONFLICT (run_id, kind, function_id) "
+                       "DO UPDATE SET self = self + excluded.self, total = total + "
+                       "excluded.total, executing = executing + excluded.executing"
+                     : "INSERT INTO weights VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, "
+                       "function_id) DO UPDATE SET self = self + excluded.self, total = total + "
+                       "excluded.total, executing = executing + excluded.executing",
                 err))
         goto out;
+    if (kind)
+        sqlite3_bind_text(st[2], 6, kind, -1, SQLITE_STATIC);
     for (i = 0; i < w->n; i++) {
         const uint64_t v[3] = {w->self[i], w->inclusive[i], 0};
         if (add_weight(a, st, run_id, w->names[i], w->is_range ? w->is_range[i] : 0, v, err))
@@ -329,19 +380,44 @@ out:
     return rc;
 }
 
+/* A run's kind other than CPU time: its row in run_kinds and its weights. */
+static int insert_kind(vmp_archive *a, int64_t run_id, const vmp_archive_kind *k, char *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (prepare(a, &st, "INSERT OR REPLACE INTO run_kinds VALUES (?, ?, ?, ?, ?)", err))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, k->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, k->unit, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)k->samples);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)k->w->total);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(a, err, "cannot add a sample kind");
+    return insert_weights(a, run_id, k->name, k->w, k->ex, err);
+}
+
 int vmp_archive_add(vmp_archive *a,
                     const vmp_archive_run *run,
                     const vmp_run_weights *w,
                     const vmp_archive_executing *ex,
+                    const vmp_archive_kind *kinds,
+                    size_t n_kinds,
                     int64_t *run_id,
                     char *err)
 {
+    size_t i;
     if (exec(a, "BEGIN IMMEDIATE", err))
         return -1;
     if (insert_run(a, run, w->total, err) == 0) {
         *run_id = sqlite3_last_insert_rowid(a->db);
-        if (insert_labels(a, *run_id, run->hdr, err) == 0 &&
-            insert_weights(a, *run_id, w, ex, err) == 0 && exec(a, "COMMIT", err) == 0)
+        int ok = insert_labels(a, *run_id, run->hdr, err) == 0 &&
+                 insert_weights(a, *run_id, NULL, w, ex, err) == 0;
+        for (i = 0; ok && i < n_kinds; i++)
+            ok = insert_kind(a, *run_id, &kinds[i], err) == 0;
+        if (ok && exec(a, "COMMIT", err) == 0)
             return 0;
     }
     sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
@@ -390,10 +466,22 @@ int vmp_archive_select(vmp_archive *a,
         "r.vm_name, r.start_ns, r.file_bytes, r.total_weight, r.complete, r.ranges, "
         "coalesce(w.self, 0), coalesce(w.total, 0), coalesce(w.executing, 0) "
         "FROM runs r LEFT JOIN weights w ON w.run_id = r.run_id AND w.function_id = ?";
+    /* spec.md §5.15: another kind's weights and total */
+    static const char head_kind[] =
+        "SELECT r.run_id, r.path, r.sha256, "
+        "coalesce((SELECT group_concat(name || '=' || value, ' ') FROM "
+        "(SELECT name, value FROM labels l WHERE l.run_id = r.run_id ORDER BY name)), ''), "
+        "r.vm_name, r.start_ns, r.file_bytes, "
+        "coalesce((SELECT k.total_weight FROM run_kinds k WHERE k.run_id = r.run_id "
+        "AND k.kind = ?2), 0), r.complete, r.ranges, "
+        "coalesce(w.self, 0), coalesce(w.total, 0), coalesce(w.executing, 0) "
+        "FROM runs r LEFT JOIN kind_weights w ON w.run_id = r.run_id AND w.kind = ?2 "
+        "AND w.function_id = ?1";
+    const char *kind = filter && !is_cpu(filter->kind) ? filter->kind : NULL;
     static const char cond[] =
         " AND r.run_id IN (SELECT run_id FROM labels WHERE name = ? AND value = ?)";
     size_t n_filter = filter ? filter->n : 0, i, n = 0, cap = 0;
-    char *sql = malloc(sizeof head + 16 + n_filter * sizeof cond + 64);
+    char *sql = malloc(sizeof head_kind + 16 + n_filter * sizeof cond + 64);
     vmp_archive_row *out = NULL;
     sqlite3_stmt *st = NULL;
     int rc;
@@ -415,7 +503,7 @@ int vmp_archive_select(vmp_archive *a,
         set_err(err, "%s: out of memory", a->path);
         return -1;
     }
-    strcpy(sql, head);
+    strcpy(sql, kind ? head_kind : head);
     strcat(sql, " WHERE 1");
     for (i = 0; i < n_filter; i++)
         strcat(sql, cond);
@@ -425,9 +513,13 @@ int vmp_archive_select(vmp_archive *a,
     if (rc)
         return -1;
     sqlite3_bind_int64(st, 1, fid);
+    if (kind) /* ?2; the labels' parameters come after it */
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
     for (i = 0; i < n_filter; i++) {
-        sqlite3_bind_text(st, (int)(2 * i + 2), filter->keys[i], -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, (int)(2 * i + 3), filter->values[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, (int)(2 * i + 2 + (kind != NULL)), filter->keys[i], -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_text(st, (int)(2 * i + 3 + (kind != NULL)), filter->values[i], -1,
+                          SQLITE_STATIC);
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         vmp_archive_row *r;
@@ -472,20 +564,34 @@ int vmp_archive_select(vmp_archive *a,
     return 0;
 }
 
-int vmp_archive_weights(vmp_archive *a, int64_t run_id, int ranges, vmp_run_weights *out, char *err)
+int vmp_archive_weights(
+    vmp_archive *a, int64_t run_id, int ranges, const char *kind, vmp_run_weights *out, char *err)
 {
     static const char sql[] =
         "SELECT f.name, w.self, w.total, f.is_range FROM weights w "
-        "JOIN functions f USING (function_id) WHERE w.run_id = ? AND w.total > 0 "
-        "AND (f.is_range = 0 OR ?)";
+        "JOIN functions f USING (function_id) WHERE w.run_id = ?1 AND w.total > 0 "
+        "AND (f.is_range = 0 OR ?2)";
+    /* spec.md §5.15: another kind's */
+    static const char sql_kind[] =
+        "SELECT f.name, w.self, w.total, f.is_range FROM kind_weights w "
+        "JOIN functions f USING (function_id) WHERE w.run_id = ?1 AND w.kind = ?3 "
+        "AND w.total > 0 AND (f.is_range = 0 OR ?2)";
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (prepare(a, &st, "SELECT total_weight, ranges FROM runs WHERE run_id = ?", err))
+    if (is_cpu(kind))
+        kind = NULL;
+    if (prepare(a, &st,
+                kind ? "SELECT coalesce((SELECT total_weight FROM run_kinds WHERE run_id = ?1 "
+                       "AND kind = ?2), 0), ranges FROM runs WHERE run_id = ?1"
+                     : "SELECT total_weight, ranges FROM runs WHERE run_id = ?1",
+                err))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
+    if (kind)
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         out->total = (uint64_t)sqlite3_column_int64(st, 0);
@@ -503,10 +609,12 @@ int vmp_archive_weights(vmp_archive *a, int64_t run_id, int ranges, vmp_run_weig
             db_fail(a, err, "cannot read a run");
         return -1;
     }
-    if (prepare(a, &st, sql, err))
+    if (prepare(a, &st, kind ? sql_kind : sql, err))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, ranges);
+    if (kind)
+        sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (out->n == cap) {
             size_t c = cap ? 2 * cap : 256;

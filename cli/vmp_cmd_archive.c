@@ -65,6 +65,9 @@ static const char archive_usage[] =
     "        --ranges     also compare bytecode ranges (runs added with --ranges)\n"
     "\n"
     "  --format FMT  text (default), csv or json (trend: or svg)\n"
+    "  --kind NAME   ls, trend and diff: the weights of one kind of sample\n"
+    "                (spec.md 5.15): cpu (the default), alloc, live, lock;\n"
+    "                add stores every kind of each file\n"
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  -h, --help    print this help\n"
     "\n"
@@ -82,7 +85,8 @@ enum {
     OPT_BASE,
     OPT_NEW,
     OPT_ALPHA,
-    OPT_FORMAT
+    OPT_FORMAT,
+    OPT_KIND
 };
 
 /* ---- options shared by the subcommands -------------------------------------------- */
@@ -134,12 +138,15 @@ static int labels_add(label_list *l, const char *cmd, const char *opt, const cha
     return VMP_EXIT_OK;
 }
 
-static vmp_archive_filter filter_of(const label_list *l)
+/* The runs with the labels `l`, and the weights of the samples of `kind`
+ * (NULL: the CPU samples). */
+static vmp_archive_filter filter_of(const label_list *l, const char *kind)
 {
     vmp_archive_filter f;
     f.keys = l->keys;
     f.values = l->values;
     f.n = l->n;
+    f.kind = kind;
     return f;
 }
 
@@ -210,17 +217,22 @@ static void hex_sha256(const void *data, size_t size, char hex[65])
 static int read_executing(const void *data,
                           size_t size,
                           const char *path,
+                          const char *kind,
                           vmp_reader **rp,
                           vmp_profile **p,
                           vmp_archive_executing *ex,
                           const char **msg)
 {
+    vmp_analysis_options ao = VMP_ANALYSIS_OPTIONS_INIT;
     vmp_reader *r;
     vmp_analysis *an;
     const uint64_t *fw;
     const char **names;
     size_t n, i;
-    vmp_status st = vmp_profile_create(p, NULL);
+    vmp_status st;
+
+    ao.kind = kind; /* NULL: the CPU samples */
+    st = vmp_profile_create(p, &ao);
 
     if (st == VMP_OK)
         st = vmp_reader_open_memory(rp, data, size, path, NULL);
@@ -250,6 +262,63 @@ static int read_executing(const void *data,
     return 0;
 }
 
+/* The file's kinds other than CPU time (spec.md §5.15), each read again. */
+#define ARCHIVE_MAX_KINDS 16
+
+typedef struct kind_read {
+    vmp_reader *r;
+    vmp_profile *p;
+    vmp_run_weights w;
+    vmp_archive_executing ex;
+} kind_read;
+
+/* Read the kinds with samples of the profile `cpu` (read from `data`)
+ * into kr[] and kinds[], `*n_out` of them (to free, whatever the result).
+ * Returns 0, -1 with the reader's message in `*msg`, or -2 when out of
+ * memory (as read_executing()). */
+static int read_kinds(const void *data,
+                      size_t size,
+                      const char *path,
+                      const vmp_profile *cpu,
+                      const vmp_flame_options *fo,
+                      kind_read *kr,
+                      vmp_archive_kind *kinds,
+                      int *n_out,
+                      const char **msg)
+{
+    size_t nk = 0, k;
+    const vmp_akind *ak = vmp_analysis_kinds(vmp_profile_analysis(cpu), &nk);
+    int st = 0;
+    *n_out = 0;
+    for (k = 1; k < nk && *n_out < ARCHIVE_MAX_KINDS && st == 0; k++) {
+        kind_read *r = &kr[*n_out];
+        if (ak[k].records == 0)
+            continue;
+        memset(r, 0, sizeof *r);
+        st = read_executing(data, size, path, ak[k].name, &r->r, &r->p, &r->ex, msg);
+        if (st == 0 && vmp_run_weights_of_profile(&r->w, r->p, fo) != VMP_OK)
+            st = -2;
+        kinds[*n_out].name = ak[k].name; /* the CPU profile's analysis keeps them */
+        kinds[*n_out].unit = ak[k].unit;
+        kinds[*n_out].samples = ak[k].records;
+        kinds[*n_out].w = &r->w;
+        kinds[*n_out].ex = &r->ex;
+        (*n_out)++;
+    }
+    return st;
+}
+
+static void free_kinds(kind_read *kr, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        free(kr[i].ex.names);
+        vmp_profile_free(kr[i].p);
+        vmp_run_weights_free(&kr[i].w);
+        vmp_reader_close(kr[i].r);
+    }
+}
+
 /* Index one profile.  Returns VMP_EXIT_OK when it was added or known (or
  * damaged: counted), VMP_EXIT_FAIL when the archive failed. */
 static int add_one(
@@ -263,6 +332,9 @@ static int add_one(
     vmp_archive_run run;
     vmp_archive_executing ex = {NULL, NULL, 0};
     vmp_profile *prof = NULL;
+    kind_read kr[ARCHIVE_MAX_KINDS];
+    vmp_archive_kind kinds[ARCHIVE_MAX_KINDS];
+    int n_kinds = 0;
     const char *msg = NULL;
     struct stat sb;
     void *data = MAP_FAILED;
@@ -306,7 +378,11 @@ static int add_one(
         goto out;
     }
     /* one reading: the profile, and the flame graph's names from it */
-    st = read_executing(data, (size_t)sb.st_size, path, &wr, &prof, &ex, &msg);
+    st = read_executing(data, (size_t)sb.st_size, path, NULL, &wr, &prof, &ex, &msg);
+    if (st == -1)
+        goto damaged;
+    if (st == 0) /* spec.md §5.15: every kind apart */
+        st = read_kinds(data, (size_t)sb.st_size, path, prof, fo, kr, kinds, &n_kinds, &msg);
     if (st == -1)
         goto damaged;
     if (st == -2 || vmp_run_weights_of_profile(&w, prof, fo) != VMP_OK) {
@@ -329,7 +405,7 @@ static int add_one(
     run.format_minor = info.format_minor;
     run.complete = info.seen_end;
     run.ranges = (fo->flags & VMP_FLAME_RANGES) != 0;
-    if (vmp_archive_add(a, &run, &w, &ex, &run_id, err) != 0) {
+    if (vmp_archive_add(a, &run, &w, &ex, kinds, (size_t)n_kinds, &run_id, err) != 0) {
         progress_erase();
         rc = vmp_cli_fail(cmd, "%s", err);
     } else {
@@ -341,6 +417,7 @@ damaged:
     fprintf(stderr, "vmp %s: %s (skipped)\n", cmd, msg);
     c->damaged++;
 out:
+    free_kinds(kr, n_kinds);
     free(ex.names);
     vmp_profile_free(prof);
     vmp_run_weights_free(&w);
@@ -450,6 +527,7 @@ typedef struct query_opts {
     double alpha;
     int ranges, format;
     const char *outpath, *db, *function;
+    const char *kind; /* --kind: NULL, the CPU samples */
 } query_opts;
 
 static const char *option_name(const struct option *o, int c)
@@ -491,6 +569,7 @@ static int parse_query(int argc, char **argv, const char *cmd, int mode, query_o
                                              {"alpha", required_argument, NULL, OPT_ALPHA},
                                              {"ranges", no_argument, NULL, OPT_RANGES},
                                              {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"kind", required_argument, NULL, OPT_KIND},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -513,6 +592,9 @@ static int parse_query(int argc, char **argv, const char *cmd, int mode, query_o
             break;
         case OPT_FORMAT:
             format = optarg;
+            break;
+        case OPT_KIND:
+            o->kind = optarg;
             break;
         case OPT_LABEL:
             rc = labels_add(&o->label, cmd, "--label", optarg);
@@ -578,7 +660,7 @@ static int cmd_ls(int argc, char **argv)
         query_free(&o);
         return rc;
     }
-    filter = filter_of(&o.label);
+    filter = filter_of(&o.label, o.kind);
     rc = open_archive(&a, cmd, o.db, 0);
     if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, NULL, &rows, &n, err) != 0)
         rc = vmp_cli_fail(cmd, "%s", err);
@@ -601,13 +683,13 @@ static int cmd_ls(int argc, char **argv)
 static int load_side(vmp_archive *a,
                      const char *cmd,
                      const label_list *labels,
-                     int ranges,
+                     const query_opts *o,
                      vmp_run_weights **runs,
                      char ***names,
                      size_t *n)
 {
     char err[VMP_ARCHIVE_ERR_SIZE];
-    vmp_archive_filter filter = filter_of(labels);
+    vmp_archive_filter filter = filter_of(labels, o->kind);
     vmp_archive_row *rows = NULL;
     size_t n_rows = 0, i;
     int rc = VMP_EXIT_OK;
@@ -634,7 +716,7 @@ static int load_side(vmp_archive *a,
     for (i = 0; rc == VMP_EXIT_OK && i < n_rows; i++) {
         (*names)[*n] = rows[i].path;
         rows[i].path = NULL; /* moved */
-        if (vmp_archive_weights(a, rows[i].run_id, ranges, &(*runs)[*n], err) != 0) {
+        if (vmp_archive_weights(a, rows[i].run_id, o->ranges, o->kind, &(*runs)[*n], err) != 0) {
             free((*names)[*n]);
             rc = vmp_cli_fail(cmd, "%s", err);
             break;
@@ -663,10 +745,10 @@ static int cmd_diff(int argc, char **argv)
     }
     rc = open_archive(&a, cmd, o.db, 0);
     if (rc == VMP_EXIT_OK)
-        rc = load_side(a, cmd, &o.base, o.ranges, &runs, &names, &n);
+        rc = load_side(a, cmd, &o.base, &o, &runs, &names, &n);
     n_base = n;
     if (rc == VMP_EXIT_OK)
-        rc = load_side(a, cmd, &o.new_runs, o.ranges, &runs, &names, &n);
+        rc = load_side(a, cmd, &o.new_runs, &o, &runs, &names, &n);
     if (rc == VMP_EXIT_OK &&
         vmp_diffstat(runs, n_base, n - n_base, o.alpha, &rows, &n_rows) != VMP_OK)
         rc = vmp_cli_fail(cmd, "out of memory");
@@ -814,7 +896,7 @@ static int cmd_trend(int argc, char **argv)
         query_free(&o);
         return rc;
     }
-    filter = filter_of(&o.label);
+    filter = filter_of(&o.label, o.kind);
     rc = open_archive(&a, cmd, o.db, 0);
     if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, o.function, &rows, &n, err) != 0)
         rc = vmp_cli_fail(cmd, "%s", err);

@@ -99,8 +99,8 @@ print("add: 200 profiles in %.2f s (%.0f profiles/s)" % (secs, 200 / secs))
 con = sqlite3.connect("a.db")
 check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity_check ok")
 check(con.execute("SELECT count(*) FROM runs").fetchone()[0] == 200, "200 runs")
-check(con.execute("SELECT value FROM archive WHERE name = 'schema'").fetchone()[0] == "1",
-      "schema 1")
+check(con.execute("SELECT value FROM archive WHERE name = 'schema'").fetchone()[0] == "2",
+      "schema 2")
 paths = [r[0] for r in con.execute("SELECT path FROM runs ORDER BY run_id")]
 check(paths == files, "runs in the order added, with their paths")
 sha = con.execute("SELECT sha256 FROM runs WHERE path = ?", (base[0],)).fetchone()[0]
@@ -282,7 +282,7 @@ check(dump("k.db")["weights"] == before["weights"] and
 
 # ---- the documented schema, loaded with the sqlite3 shell ---------------------------------
 doc = open(DOC).read()
-schema = re.search(r"## Schema 1.*?```sql\n(.*?)```", doc, re.S).group(1)
+schema = re.search(r"## Schema 2.*?```sql\n(.*?)```", doc, re.S).group(1)
 
 
 def normal(sql):
@@ -307,7 +307,7 @@ if shell:
     with open("schema.sql", "w") as f:
         f.write(schema)
     script = ".read schema.sql\n"
-    for t in ("archive", "runs", "labels", "functions", "weights"):
+    for t in ("archive", "runs", "labels", "functions", "weights", "run_kinds", "kind_weights"):
         with open(t + ".csv", "w") as f:
             subprocess.run([shell, "-csv", "-header", "a.db", "SELECT * FROM %s" % t], stdout=f,
                            check=True)
@@ -329,6 +329,40 @@ if shell:
     check(len(trend) == 200 and abs(trend[0][2] - float(self0[2])) < 0.005,
           "the documented trend query: 200 runs, run 1's self share %.3f = vmp diff's %s" %
           (trend[0][2], self0[2]))
+
+# ---- sample kinds (spec.md §5.15) --------------------------------------------------------
+KINDS = os.path.join(HERE, "..", "golden", "valid", "sample-kinds.vmp")
+rc, _, err = run("archive", "add", "kinds.db", KINDS, base[0])
+check(rc == 0, "add a file with sample kinds (%s)" % err.strip())
+con = sqlite3.connect("kinds.db")
+rk = con.execute("SELECT kind, unit, samples, total_weight FROM run_kinds ORDER BY kind").fetchall()
+check(rk == [("alloc", "bytes", 1, 524288), ("lock", "nanoseconds", 1, 20000)],
+      "run_kinds: alloc and lock with their units and totals (%s)" % rk)
+kw = con.execute("SELECT w.kind, f.name, w.self, w.executing FROM kind_weights w "
+                 "JOIN functions f USING (function_id) WHERE f.name = 'byte[]'").fetchall()
+check(kw == [("alloc", "byte[]", 524288, 524288)], "kind_weights: byte[] under alloc (%s)" % kw)
+con.close()
+rc, out, _ = run("archive", "ls", "--kind", "alloc", "--format", "csv", "kinds.db")
+check(rc == 0 and ",524288," in out, "ls --kind alloc: the alloc total (%s)" % out.strip())
+rc, out, _ = run("archive", "trend", "--kind", "alloc", "--format", "csv", "kinds.db", "byte[]")
+check(rc == 0 and "100.0" in out, "trend --kind alloc byte[]: 100%% of the bytes (%s)" % out.strip())
+rc, out, _ = run("archive", "trend", "--format", "csv", "kinds.db", "byte[]")
+check(rc == 0, "trend of the CPU samples of byte[] (%s)" % out.strip())
+# schema 1 (an archive of an earlier vmp) gains the tables of kinds when opened
+shutil.copy("kinds.db", "old.db")
+con = sqlite3.connect("old.db")
+con.execute("DROP TABLE kind_weights")
+con.execute("DROP TABLE run_kinds")
+con.execute("UPDATE archive SET value = '1' WHERE name = 'schema'")
+con.commit()
+con.close()
+rc, out, err = run("archive", "ls", "old.db")
+con = sqlite3.connect("old.db")
+v = con.execute("SELECT value FROM archive WHERE name = 'schema'").fetchone()[0]
+n = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+con.close()
+check(rc == 0 and v == "2" and n == 2, "a schema 1 archive opens as schema 2, its runs kept (%s)"
+      % err.strip())
 
 # ---- errors ------------------------------------------------------------------------------
 rc, _, err = run("archive", "ls", "missing.db")

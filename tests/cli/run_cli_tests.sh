@@ -150,6 +150,9 @@ expect 0 "$vmp" report --kind lock --format json "$golden/sample-kinds.vmp" &&
     contains out.txt '"samples":20000,' && contains out.txt '"kind":"lock","unit":"nanoseconds"'
 expect 0 "$vmp" flame --kind alloc "$golden/sample-kinds.vmp" &&
     contains out.txt "[unknown];byte[] 524288" && lines out.txt 1
+expect 0 "$vmp" speedscope --kind alloc -o kinds.json "$golden/sample-kinds.vmp" &&
+    grep -q '"unit":"bytes","startValue":0,"endValue":524288' kinds.json ||
+    fail "speedscope --kind alloc: not in bytes: $(head -c 300 kinds.json)"
 expect 1 "$vmp" flame --kind heap "$golden/sample-kinds.vmp" &&
     contains err.txt "no samples of kind 'heap'" && contains err.txt "cpu, alloc, lock" &&
     lines err.txt 1
