@@ -57,7 +57,7 @@ static const char flame_usage[] =
     "  --tiers           suffix frame names as async-profiler does:\n"
     "                      _[j] JIT-compiled code (a code object)\n"
     "                      _[i] inlined code (a method whose pc lies in code\n"
-    "                           inlined into another method)\n"
+    "                           inlined into another method), or a class\n"
     "                      _[0] interpreted (a symbolic frame, a method whose pc\n"
     "                           lies in the interpreter, or a code object of\n"
     "                           kind \"interpreter\")\n"

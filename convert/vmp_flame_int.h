@@ -21,7 +21,8 @@ enum {
     VMP_FCAT_GC = 4,
     VMP_FCAT_UNKNOWN = 5,
     VMP_FCAT_SYNTH = 6,
-    VMP_FCAT_COUNT = 7
+    VMP_FCAT_CLASS = 7, /* an allocated or locked class (spec.md R-KND-4) */
+    VMP_FCAT_COUNT = 8
 };
 
 /* One node of the frame tree.  Node 0 is the root ("all"); a node's parent

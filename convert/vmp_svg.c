@@ -154,6 +154,9 @@ static void category_rgb(char *buf, size_t size, int cat, double v)
     case VMP_FCAT_GC: /* blue violet */
         r = 120 + 50 * v, g = 120 + 50 * v, b = 225 + 30 * v;
         break;
+    case VMP_FCAT_CLASS: /* tan */
+        r = 210 + 30 * v, g = 170 + 30 * v, b = 120 + 30 * v;
+        break;
     case VMP_FCAT_UNKNOWN: /* grey */
         r = g = b = 165 + 40 * v;
         break;
@@ -172,8 +175,14 @@ static double name_hash01(const char *s)
     return (double)(h >> 16 & 0xffff) / 65535.0;
 }
 
-static const char *const cat_names[VMP_FCAT_COUNT] = {
-    "JIT-compiled", "interpreted", "inlined", "C / VM", "GC", "unknown", "thread, state, failed"};
+static const char *const cat_names[VMP_FCAT_COUNT] = {"JIT-compiled",
+                                                      "interpreted",
+                                                      "inlined",
+                                                      "C / VM",
+                                                      "GC",
+                                                      "unknown",
+                                                      "thread, state, failed",
+                                                      "class (allocated, locked)"};
 
 /* ---- layout and output ---------------------------------------------------------- */
 
@@ -191,6 +200,7 @@ typedef struct svgctx {
     uint64_t frames;
     int (*colour_if)(const char *name, void *arg); /* NULL: colour every frame */
     void *colour_arg;
+    int has_class; /* a class frame is drawn: the legend names its colour */
 } svgctx;
 
 static double change_of(const svgctx *c, uint64_t base, uint64_t now)
@@ -495,6 +505,8 @@ static void legend(svgctx *c, double y)
         return;
     }
     for (i = 0; i < VMP_FCAT_COUNT; i++) {
+        if (i == VMP_FCAT_CLASS && !c->has_class)
+            continue;
         category_rgb(fill, sizeof fill, i, 0.5);
         fprintf(out,
                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
@@ -559,6 +571,8 @@ static vmp_status write_svg(vmp_flame *f,
     c.o = opts;
     c.colour_if = colour_if;
     c.colour_arg = colour_arg;
+    for (size_t k = 0; k < f->n_nodes && !c.has_class; k++)
+        c.has_class = f->nodes[k].cat == VMP_FCAT_CLASS;
     c.col = opts->diff || !f->have[0] ? 1 : 0;
     c.width = opts->width ? (double)opts->width : 1200.0;
     if (c.width < 200)
