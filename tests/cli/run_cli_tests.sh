@@ -150,6 +150,10 @@ expect 0 "$vmp" report --kind lock --format json "$golden/sample-kinds.vmp" &&
     contains out.txt '"samples":20000,' && contains out.txt '"kind":"lock","unit":"nanoseconds"'
 expect 0 "$vmp" flame --kind alloc "$golden/sample-kinds.vmp" &&
     contains out.txt "[unknown];byte[] 524288" && lines out.txt 1
+expect 0 "$vmp" flame --tiers --kind alloc "$golden/sample-kinds.vmp" &&
+    contains out.txt "[unknown];byte[]_[i] 524288"
+expect 0 "$vmp" flame --kind alloc -o kinds.svg "$golden/sample-kinds.vmp" &&
+    grep -q 'class (allocated, locked)' kinds.svg || fail "the SVG's legend names the class colour"
 expect 0 "$vmp" speedscope --kind alloc -o kinds.json "$golden/sample-kinds.vmp" &&
     grep -q '"unit":"bytes","startValue":0,"endValue":524288' kinds.json ||
     fail "speedscope --kind alloc: not in bytes: $(head -c 300 kinds.json)"
