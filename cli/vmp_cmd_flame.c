@@ -42,7 +42,9 @@ static const char flame_usage[] =
     "frame per parent (dropped if even that is too narrow; search does not see\n"
     "inside it).\n"
     "\n"
-    "options:\n"
+    "options:\n";
+/* the rest (a C string literal has a portable length limit) */
+static const char flame_options[] =
     "  --format FMT      folded (default) or svg; an output file whose name ends\n"
     "                    in .svg implies svg\n"
     "  -o FILE           write to FILE ('-' = standard output, the default)\n"
@@ -58,11 +60,12 @@ static const char flame_usage[] =
     "                      _[j] JIT-compiled code (a code object)\n"
     "                      _[i] inlined code (a method whose pc lies in code\n"
     "                           inlined into another method), or a class\n"
-    "                      _[0] interpreted (a symbolic frame, a method whose pc\n"
-    "                           lies in the interpreter, or a code object of\n"
-    "                           kind \"interpreter\")\n"
+    "                      _[0] interpreted (a method whose pc lies in the\n"
+    "                           interpreter, or code of kind \"interpreter\")\n"
     "                      _[k] C code (module symbols: the VM, libraries)\n"
-    "                    unknown pcs and synthetic frames get no suffix\n"
+    "                    a symbolic frame whose tier nobody said (a caller\n"
+    "                    from AsyncGetCallTrace), unknown pcs and synthetic\n"
+    "                    frames get no suffix\n"
     "  --title TEXT      SVG title (default \"Flame graph\")\n"
     "  --icicle          SVG with the root at the top\n"
     "  --width PX        SVG width in pixels (default 1200)\n"
@@ -156,7 +159,8 @@ int vmp_cmd_flame(int argc, char **argv)
             fo.flags |= VMP_FLAME_RANGES;
             break;
         case 'h':
-            return vmp_cli_help(flame_usage);
+            fputs(flame_usage, stdout);
+            return vmp_cli_help(flame_options);
         default:
             if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;

@@ -21,8 +21,9 @@ enum {
     VMP_FCAT_GC = 4,
     VMP_FCAT_UNKNOWN = 5,
     VMP_FCAT_SYNTH = 6,
-    VMP_FCAT_CLASS = 7, /* an allocated or locked class (spec.md R-KND-4) */
-    VMP_FCAT_COUNT = 8
+    VMP_FCAT_CLASS = 7,    /* an allocated or locked class (spec.md R-KND-4) */
+    VMP_FCAT_SYMBOLIC = 8, /* a symbolic frame: a function whose tier is not known */
+    VMP_FCAT_COUNT = 9
 };
 
 /* One node of the frame tree.  Node 0 is the root ("all"); a node's parent

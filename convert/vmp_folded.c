@@ -410,8 +410,9 @@ static int frame_category(const vmp_afunction *fn)
             (strcmp(fn->kind, "interpreter") == 0 || strcmp(fn->kind, "interpreted") == 0))
             return VMP_FCAT_INTERP;
         return fn->kind && strcmp(fn->kind, "inlined") == 0 ? VMP_FCAT_INLINED : VMP_FCAT_JIT;
-    case VMP_CLASS_SYMBOLIC: /* spec R-KND-4: a class is not code */
-        return fn->kind && strcmp(fn->kind, "class") == 0 ? VMP_FCAT_CLASS : VMP_FCAT_INTERP;
+    case VMP_CLASS_SYMBOLIC: /* spec R-KND-4: a class is not code; a symbolic frame (an
+                                AsyncGetCallTrace caller) ran in a tier nobody said */
+        return fn->kind && strcmp(fn->kind, "class") == 0 ? VMP_FCAT_CLASS : VMP_FCAT_SYMBOLIC;
     case VMP_CLASS_NATIVE:
         return VMP_FCAT_C;
     default:

@@ -154,6 +154,9 @@ static void category_rgb(char *buf, size_t size, int cat, double v)
     case VMP_FCAT_GC: /* blue violet */
         r = 120 + 50 * v, g = 120 + 50 * v, b = 225 + 30 * v;
         break;
+    case VMP_FCAT_SYMBOLIC: /* khaki: a function, tier unknown */
+        r = 200 + 30 * v, g = 200 + 30 * v, b = 110 + 40 * v;
+        break;
     case VMP_FCAT_CLASS: /* tan */
         r = 210 + 30 * v, g = 170 + 30 * v, b = 120 + 30 * v;
         break;
@@ -182,7 +185,8 @@ static const char *const cat_names[VMP_FCAT_COUNT] = {"JIT-compiled",
                                                       "GC",
                                                       "unknown",
                                                       "thread, state, failed",
-                                                      "class (allocated, locked)"};
+                                                      "class (allocated, locked)",
+                                                      "function (tier unknown)"};
 
 /* ---- layout and output ---------------------------------------------------------- */
 

@@ -3,8 +3,13 @@
  * vmp_modules.c - MODULE and MODULE_SYMBOLS records from ELF files and the
  * process's loaded objects (spec.md §5.3).
  *
- * Symbols come from .symtab when the file has one, else from .dynsym; only
- * defined functions and objects with a non-zero value are kept.  Functions
+ * Symbols come from .symtab when the file has one; else, as perf, gdb and
+ * async-profiler look for them, from the .symtab of the separate debug file
+ * the system has for it (by build id under /usr/lib/debug/.build-id/, else
+ * by its .gnu_debuglink name next to it, in its .debug directory or under
+ * /usr/lib/debug with its directory), when that file's build id matches;
+ * else from .dynsym.  Only defined functions and objects with a non-zero
+ * value are kept.  Functions
  * that no symbol names (the static functions of a stripped library) are
  * added as symbols with an empty name and size 0 at their starts, taken from
  * the binary's unwind table (.eh_frame_hdr), so that their samples group by
@@ -16,6 +21,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,13 +72,10 @@ static void read_build_id(Elf *e, elf_info *in)
 
 static int add_unwind_bounds(Elf *e, elf_info *in);
 
-/* Read symbols and build id of an ELF image.  0 on success (possibly with no
- * symbols), -1 when `e` is not a readable ELF file, -2 on allocation failure. */
-static int read_elf(Elf *e, elf_info *in)
+/* The symbol table of `e`: its .symtab, else (unless `symtab_only`) its
+ * .dynsym; NULL when it has none. */
+static Elf_Scn *symbol_section(Elf *e, int symtab_only)
 {
-    if (elf_kind(e) != ELF_K_ELF)
-        return -1;
-    read_build_id(e, in);
     Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
     GElf_Shdr sh;
     while ((scn = elf_nextscn(e, scn)) != NULL) {
@@ -83,12 +86,19 @@ static int read_elf(Elf *e, elf_info *in)
         else if (sh.sh_type == SHT_DYNSYM)
             dynsym = scn;
     }
-    scn = symtab ? symtab : dynsym;
+    return symtab ? symtab : symtab_only ? NULL : dynsym;
+}
+
+/* The defined functions and objects of symbol section `scn` of `e` into
+ * in->syms.  0 on success, -2 on allocation failure. */
+static int read_symbols(Elf *e, Elf_Scn *scn, elf_info *in)
+{
+    GElf_Shdr sh;
     if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize == 0)
-        return add_unwind_bounds(e, in);
+        return 0;
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d)
-        return add_unwind_bounds(e, in);
+        return 0;
     size_t n = sh.sh_size / sh.sh_entsize;
     size_t names_size = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -128,6 +138,97 @@ static int read_elf(Elf *e, elf_info *in)
         in->syms[i].name = p;
         p += strlen(p) + 1;
     }
+    return 0;
+}
+
+/* The .gnu_debuglink file name of `e`, or NULL (borrowed from libelf). */
+static const char *debuglink(Elf *e)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        return NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+            continue;
+        name = elf_strptr(e, shstrndx, sh.sh_name);
+        if (name && strcmp(name, ".gnu_debuglink") == 0) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            if (d && d->d_size > 1 && memchr(d->d_buf, '\0', d->d_size))
+                return d->d_buf;
+        }
+    }
+    return NULL;
+}
+
+/* The symbols of the separate debug file of the object at `path` (build id
+ * `in->build_id`, `link` its .gnu_debuglink name or NULL) into `in`.
+ * 1 when read, 0 when there is none (or it does not match), -2 on
+ * allocation failure. */
+static int read_debug_file(const char *path, const char *link, elf_info *in)
+{
+    char cand[4][4096];
+    size_t n = 0, i;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    int dir = slash ? (int)(slash - path) : 0;
+    if (in->build_id_size >= 2) {
+        char hex[2 * MAX_BUILD_ID + 1];
+        for (i = 0; i < in->build_id_size; i++)
+            snprintf(hex + 2 * i, 3, "%02x", in->build_id[i]);
+        snprintf(cand[n++], sizeof cand[0], "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+    }
+    if (link && slash && !strchr(link, '/')) {
+        snprintf(cand[n++], sizeof cand[0], "%.*s/%s", dir, path, link);
+        snprintf(cand[n++], sizeof cand[0], "%.*s/.debug/%s", dir, path, link);
+        snprintf(cand[n++], sizeof cand[0], "/usr/lib/debug%.*s/%s", dir, path, link);
+    }
+    for (i = 0; i < n; i++) {
+        int fd = open(cand[i], O_RDONLY | O_CLOEXEC), rc = 0;
+        Elf *e;
+        elf_info d = {0};
+        if (fd < 0)
+            continue;
+        e = elf_begin(fd, ELF_C_READ, NULL);
+        if (e && elf_kind(e) == ELF_K_ELF) {
+            read_build_id(e, &d);
+            /* the debug file of this very build, else none */
+            if (d.build_id_size == in->build_id_size &&
+                memcmp(d.build_id, in->build_id, d.build_id_size) == 0) {
+                Elf_Scn *scn = symbol_section(e, 1);
+                rc = scn ? read_symbols(e, scn, in) : 0;
+                if (rc == 0 && in->n_syms > 0)
+                    rc = 1;
+            }
+        }
+        if (e)
+            elf_end(e);
+        close(fd);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Read symbols and build id of an ELF image (of the file at `path`, NULL
+ * for an image in memory: no debug file then).  0 on success (possibly
+ * with no symbols), -1 when `e` is not a readable ELF file, -2 on
+ * allocation failure. */
+static int read_elf(Elf *e, const char *path, elf_info *in)
+{
+    Elf_Scn *scn;
+    int rc = 0;
+    if (elf_kind(e) != ELF_K_ELF)
+        return -1;
+    read_build_id(e, in);
+    scn = symbol_section(e, 1);
+    if (!scn && path) /* stripped: its debug file names what .dynsym does not */
+        rc = read_debug_file(path, debuglink(e), in);
+    if (rc == 0)
+        rc = read_symbols(e, scn ? scn : symbol_section(e, 0), in);
+    if (rc < 0)
+        return rc;
     return add_unwind_bounds(e, in);
 }
 
@@ -237,7 +338,7 @@ static int read_elf_file(const char *path, elf_info *in)
     if (fd < 0)
         return -1;
     Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    int rc = e ? read_elf(e, in) : -1;
+    int rc = e ? read_elf(e, path, in) : -1;
     if (e)
         elf_end(e);
     close(fd);
@@ -451,7 +552,7 @@ static int read_elf_memory(const loaded *o, elf_info *in)
         return -2;
     memcpy(copy, o->image, size);
     Elf *e = elf_memory(copy, size);
-    int rc = e ? read_elf(e, in) : -1;
+    int rc = e ? read_elf(e, NULL, in) : -1;
     if (e)
         elf_end(e);
     free(copy);

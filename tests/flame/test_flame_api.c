@@ -183,7 +183,7 @@ static void test_folded_options(void)
     char *out = folded(f, 1.0);
     CHECK_STR(out, "main?thread;[gc];K<&>>>a:b_[j];K<&>>>a:b 9->19_[j];bad\xff?utf8_[0] 2\n"
                    "main?thread;[run];K<&>>>a:b_[j];K<&>>>a:b 1->8_[j] 3\n"
-                   "main?thread;[run];K<&>>>a:b_[j];K<&>>>a:b 9->19_[j];sym_[0];sym 5->5_[0] 1\n"
+                   "main?thread;[run];K<&>>>a:b_[j];K<&>>>a:b 9->19_[j];sym;sym 5->5 1\n"
                    "main?thread;[run];[failed: lost:walk];K<&>>>a:b_[j];K<&>>>a:b 1->8_[j] 4\n"
                    "main?thread;[run];[unknown] 1\n");
     free(out);

@@ -1000,6 +1000,42 @@ static uint64_t module_covering(const td_file *f, uintptr_t addr, const char *na
     return found;
 }
 
+/* Whether the module covering `addr` has a symbol named `name`. */
+static int module_has_symbol(const td_file *f, uintptr_t addr, const char *name)
+{
+    size_t n;
+    uint64_t id, bias;
+    int found = 0;
+    mod_sym *v = module_symbols(f, addr, &n, &id, &bias);
+    for (size_t i = 0; i < n && !found; i++)
+        found = strcmp(v[i].name, name) == 0;
+    free(v);
+    return found;
+}
+
+/* Whether the system has the separate debug file of the module covering
+ * `addr`, by the build id of its MODULE record; its path into `path`. */
+static int libc_debug_file(const td_file *f, uintptr_t addr, char *path, size_t size)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        const td_rec *m = &f->recs[i];
+        cbor_item_t *b;
+        char hex[2 * 64 + 1];
+        if (m->type != VMP_REC_MODULE || addr < td_uint(m, VMP_MOD_START, 0) ||
+            addr >= td_uint(m, VMP_MOD_END, 0))
+            continue;
+        b = td_get(m->map, VMP_MOD_BUILD_ID);
+        if (!b || !cbor_isa_bytestring(b) || cbor_bytestring_length(b) < 2 ||
+            cbor_bytestring_length(b) > 64)
+            return 0;
+        for (size_t k = 0; k < cbor_bytestring_length(b); k++)
+            snprintf(hex + 2 * k, 3, "%02x", cbor_bytestring_handle(b)[k]);
+        snprintf(path, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+        return access(path, R_OK) == 0;
+    }
+    return 0;
+}
+
 /* The unnamed size-0 symbols (functions known by their unwind-table start,
  * spec.md [R-RES-2]) of the module covering addr; *named_too counts those
  * that have a size or start inside a named symbol (there must be none). */
@@ -1044,11 +1080,24 @@ static void test_loaded_modules_resolve_their_symbols(void)
     uint64_t libc = module_covering(&f, (uintptr_t)libc_address(), "strverscmp");
     CHECK(exe != 0);
     CHECK(libc != 0 && libc != exe);
-    /* the C library is stripped to .dynsym: its static functions come from
-     * its unwind table, unnamed, never inside a named symbol */
-    size_t named_too = 0, unnamed = unnamed_symbols(&f, (uintptr_t)libc_address(), &named_too);
-    printf("  libc: %zu functions known by their unwind-table start only\n", unnamed);
-    CHECK(unnamed > 100);
+    /* a library stripped to .dynsym without a debug file (libzstd): its
+     * static functions come from its unwind table, unnamed, never inside a
+     * named symbol */
+    uintptr_t zstd = (uintptr_t)dlsym(RTLD_DEFAULT, "ZSTD_versionNumber");
+    size_t named_too = 0, unnamed = zstd ? unnamed_symbols(&f, zstd, &named_too) : 0;
+    printf("  libzstd: %zu functions known by their unwind-table start only\n", unnamed);
+    CHECK(zstd != 0 && unnamed > 20);
+    CHECK_EQ_U64(named_too, 0);
+    /* the C library, stripped too: with its separate debug file (libc6-dbg,
+     * by build id) its internal functions are named, as perf names them */
+    char dbg[256];
+    int has_dbg = libc_debug_file(&f, (uintptr_t)libc_address(), dbg, sizeof dbg);
+    size_t libc_unnamed = unnamed_symbols(&f, (uintptr_t)libc_address(), &named_too);
+    int int_malloc = module_has_symbol(&f, (uintptr_t)libc_address(), "_int_malloc");
+    printf("  libc: debug file %s; _int_malloc %s; %zu functions unnamed\n",
+           has_dbg ? dbg : "absent", int_malloc ? "named" : "not named", libc_unnamed);
+    CHECK(int_malloc == has_dbg);
+    CHECK(has_dbg ? libc_unnamed < 100 : libc_unnamed > 100);
     CHECK_EQ_U64(named_too, 0);
     /* symbol batches stay well under the chunk size */
     for (size_t c = 0; c < f.n_chunks; c++)
