@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1599,6 +1600,75 @@ static void check_pprof_mapping(const char *vmp_file)
     free(raw);
 }
 
+/* The separate debug file of this process's C library (the JVM's too), by
+ * the build id of its GNU build-id note, into `path` (dl_iterate_phdr). */
+static int libc_debug_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    char *path = data;
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libc.so.6"))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        size_t off = 0;
+        if (ph->p_type != PT_NOTE)
+            continue;
+        while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)(p + off);
+            const unsigned char *name = p + off + sizeof *n;
+            const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (n->n_type == 3 && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+                n->n_descsz >= 2 && n->n_descsz <= 64) {
+                char hex[129];
+                for (unsigned k = 0; k < n->n_descsz; k++)
+                    snprintf(hex + 2 * k, 3, "%02x", desc[k]);
+                snprintf(path, 4096, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+                return 1;
+            }
+            off += sizeof *n + ((n->n_namesz + 3) & ~3u) + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+    return 0;
+}
+
+/* With the C library's debug file on the system (libc6-dbg), every libc
+ * frame of the profile at `path` has a name: none is "libc.so.6+0x..." */
+static void check_libc_named(const char *path)
+{
+    char dbg[4096] = "";
+    vmp_profile *prof = NULL;
+    vmp_reader *r = NULL;
+    uint64_t named = 0, unnamed = 0;
+    if (!dl_iterate_phdr(libc_debug_cb, dbg) || access(dbg, R_OK) != 0) {
+        printf("  libc: no debug file (libc6-dbg): its internal functions stay unnamed\n");
+        return;
+    }
+    CHECK(vmp_profile_create(&prof, NULL) == VMP_OK);
+    CHECK(vmp_reader_open_file(&r, path, NULL) == VMP_OK);
+    if (prof && r && vmp_profile_read(prof, r) >= 0) {
+        vmp_analysis *a = vmp_profile_analysis(prof);
+        size_t n = 0, i;
+        const uint64_t *fw = vmp_profile_function_weights(prof, &n);
+        for (i = 1; i < n; i++) {
+            const vmp_afunction *fn = vmp_analysis_function(a, (uint32_t)i);
+            const char *m = fn && fn->module_id ? vmp_analysis_module_name(a, fn->module_id) : "";
+            if (!fw[i] || !fn || fn->code_class != VMP_CLASS_NATIVE || !strstr(m, "libc.so.6"))
+                continue;
+            if (strncmp(fn->name, "libc.so.6+0x", 12) == 0)
+                unnamed += fw[i];
+            else
+                named += fw[i];
+        }
+    }
+    printf("  libc (debug file %s): %" PRIu64 " samples in named functions, %" PRIu64
+           " in unnamed\n",
+           dbg, named, unnamed);
+    CHECK_EQ_U64(unnamed, 0);
+    vmp_reader_close(r);
+    vmp_profile_free(prof);
+}
+
 static void case_native(void)
 {
     char path[4096];
@@ -1607,6 +1677,7 @@ static void case_native(void)
     check_native_mode("native", "Demo.deflateWork", "libz.so.1+0x", 0.5);
     profile_path(path, sizeof path, "native");
     check_pprof_mapping(path);
+    check_libc_named(path);
     /* System.arraycopy of large arrays: libjvm's copy routines until the
      * method is compiled, then the code cache's arraycopy stubs */
     check_native_mode("copy", "Demo.copyWork", NULL, 0.1);
