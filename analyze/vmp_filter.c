@@ -500,8 +500,7 @@ vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
             break;
         }
         if (st < 0) {
-            if (st == VMP_ERR_NOMEM)
-                vmp_set_err__(err, err_size, "out of memory");
+            vmp_set_err__(err, err_size, "out of memory");
             break;
         }
         if (!keep)

@@ -164,9 +164,11 @@ static int take_kinds(pprof_conv *c)
     c->col = calloc(n + 1, sizeof *c->col);
     if (!c->by_kind || !c->col)
         return -1;
-    for (k = 1; k < n; k++) /* a real column number comes with kind_types() */
-        c->col[k] =
-            kinds[k].records > 0 && with < VMP_PPROF_MAX_KINDS ? (uint32_t)with++ : UINT32_MAX;
+    /* the CPU samples' two values first, then two per kind with samples */
+    for (k = 1; k < n; k++)
+        c->col[k] = kinds[k].records > 0 && with < VMP_PPROF_MAX_KINDS ? (uint32_t)(2 * with++)
+                                                                       : UINT32_MAX;
+    c->n_values = 2 * with;
     return 0;
 }
 
@@ -609,19 +611,18 @@ static const struct {
                    {"live", "inuse_objects", "inuse_space"},
                    {"lock", "contentions", "delay"}};
 
-/* The sample types of the kinds with samples after the CPU samples' two
- * (c->col, c->n_values), and default_sample_type.  -1 on no memory. */
+/* The sample types of the kinds with samples, at their columns (c->col)
+ * after the CPU samples' two, and default_sample_type.  -1 on no memory. */
 static int kind_types(pprof_conv *c, build *b)
 {
     size_t n = 0, k, j;
     const vmp_akind *kinds = vmp_analysis_kinds(c->a, &n);
     char buf[300];
-    int any = 0;
-    c->n_values = 2;
     for (k = 1; k < c->n_kinds && k < n; k++) {
         const char *count = NULL, *weight = NULL;
         int64_t sc, su, sw, swu;
-        if (c->col[k] == UINT32_MAX)
+        uint32_t col = c->col[k];
+        if (col == UINT32_MAX)
             continue;
         for (j = 0; j < sizeof known_kinds / sizeof known_kinds[0]; j++)
             if (strcmp(kinds[k].name, known_kinds[j].kind) == 0) {
@@ -640,17 +641,12 @@ static int kind_types(pprof_conv *c, build *b)
         swu = ostr(c, kinds[k].unit);
         if (sc < 0 || sw < 0 || su < 0 || swu < 0)
             return -1;
-        c->col[k] = (uint32_t)c->n_values;
-        b->vt[c->n_values].type = sc;
-        b->vt[c->n_values].unit = su;
-        b->vt[c->n_values + 1].type = sw;
-        b->vt[c->n_values + 1].unit = swu;
-        if (!any && kinds[0].records == 0) /* no CPU samples: the first kind's weight */
-            b->prof.default_sample_type = sw;
-        else if (!any)
-            b->prof.default_sample_type = ostr(c, "cpu");
-        any = 1;
-        c->n_values += 2;
+        b->vt[col].type = sc;
+        b->vt[col].unit = su;
+        b->vt[col + 1].type = sw;
+        b->vt[col + 1].unit = swu;
+        if (col == 2) /* the first kind: cpu, or with no CPU samples its weight */
+            b->prof.default_sample_type = kinds[0].records == 0 ? sw : ostr(c, "cpu");
     }
     return 0;
 }

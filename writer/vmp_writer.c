@@ -295,22 +295,23 @@ static void emit_stack_node(vmp_writer *w, uint64_t id, uint64_t parent, const v
         vmp_chunk__add(w, w->scratch.data, w->scratch.len);
 }
 
-/* spec §5.15: a sample of a kind, its time absolute (R-KND-2) */
+/* spec §5.15: a sample of a kind, its time absolute (R-KND-2), encoded by
+ * the record registry (they are few: no hand-written encoder as for the
+ * CPU samples) */
 static void encode_kind_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack)
 {
-    vmp_rec r;
+    vmp_record rec = {.type = VMP_REC_KIND_SAMPLE};
+    rec.u.sample = (vmp_rec_sample){.time_ns = e->time,
+                                    .thread = e->thread,
+                                    .state = e->state,
+                                    .pc = e->pc,
+                                    .has_pc = e->pc != 0,
+                                    .generation = e->generation,
+                                    .stack = stack,
+                                    .weight = e->weight,
+                                    .kind = e->reason};
     w->scratch.len = 0;
-    vmp_rec__begin(&r, &w->scratch, VMP_REC_KIND_SAMPLE);
-    vmp_rec__uint(&r, VMP_KSMP_TIME, e->time);
-    vmp_rec__uint(&r, VMP_KSMP_THREAD, e->thread);
-    vmp_rec__uint_nz(&r, VMP_KSMP_STATE, e->state);
-    vmp_rec__uint_nz(&r, VMP_KSMP_PC, e->pc);
-    vmp_rec__uint(&r, VMP_KSMP_GENERATION, e->generation);
-    vmp_rec__uint_nz(&r, VMP_KSMP_STACK, stack);
-    if (e->weight != 1)
-        vmp_rec__uint(&r, VMP_KSMP_WEIGHT, e->weight);
-    vmp_rec__uint(&r, VMP_KSMP_KIND, e->reason);
-    vmp_rec__end(&r);
+    vmp_record_encode(&w->scratch, &rec, 0);
 }
 
 static void encode_sample(vmp_writer *w, const vmp_ring_entry *e, uint64_t stack)
