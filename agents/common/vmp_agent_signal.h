@@ -32,6 +32,21 @@ static inline uint64_t vmp_agent__pc(const void *uc)
 #endif
 }
 
+/** The stack pointer of the interrupted thread, or 0 on an unsupported
+ *  architecture.  ASYNC-SIGNAL-SAFE. */
+static inline uint64_t vmp_agent__sp(const void *uc)
+{
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uint64_t)u->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uint64_t)u->uc_mcontext.sp;
+#else
+    (void)u;
+    return 0;
+#endif
+}
+
 /** Block SIGPROF on the calling thread (an agent's own thread, which the
  *  sampling signal must never interrupt). */
 static inline void vmp_agent__block_sigprof(void)

@@ -434,7 +434,7 @@ static void write_mixed(vmp_writer *w,
  * Memory is read through vmp_jvmti__unwind_read() (no fault), and
  * AsyncGetCallTrace checks the frame it is given.  @return the frames found
  * (> 0), else `n`.  ASYNC-SIGNAL-SAFE. */
-static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, jint n)
+static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, uint64_t stack_hi, jint n)
 {
 #if defined(__x86_64__)
     const ucontext_t *u = uc;
@@ -448,14 +448,14 @@ static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, jint n)
         memcpy(&c, u, sizeof c);
         if (guess == 0) {
             /* a frame of at most 64 KiB just above the stack pointer */
-            if (fp < sp || fp - sp > 65536 || !vmp_jvmti__unwind_read(fp + 8, &ret) ||
-                !vmp_jvmti__unwind_read(fp, &saved_fp))
+            if (fp < sp || fp - sp > 65536 || !vmp_jvmti__unwind_read(sp, stack_hi, fp + 8, &ret) ||
+                !vmp_jvmti__unwind_read(sp, stack_hi, fp, &saved_fp))
                 continue;
             c.uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
             c.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
             c.uc_mcontext.gregs[REG_RBP] = (greg_t)saved_fp;
         } else {
-            if (!vmp_jvmti__unwind_read(sp, &ret))
+            if (!vmp_jvmti__unwind_read(sp, stack_hi, sp, &ret))
                 continue;
             c.uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
             c.uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
@@ -469,8 +469,20 @@ static jint agct_from_caller(agct_trace *trace, jint cap, void *uc, jint n)
     (void)trace;
     (void)cap;
     (void)uc;
+    (void)stack_hi;
 #endif
     return n;
+}
+
+/* The top of the interrupted thread's stack, 0 while unknown: then the
+ * stack pointer is left for the service thread, which looks its mapping
+ * up (scan_threads_locked()).  ASYNC-SIGNAL-SAFE. */
+static uint64_t stack_top(vmp_jvmti_thread *t, void *uc)
+{
+    uint64_t hi = __atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE);
+    if (hi == 0 && __atomic_load_n(&t->probe_sp, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(&t->probe_sp, vmp_agent__sp(uc), __ATOMIC_RELAXED);
+    return hi;
 }
 
 /* A thread without a JNIEnv (a GC, compiler or VM thread, a native
@@ -479,7 +491,7 @@ static void take_native_sample(vmp_writer *w, vmp_jvmti_thread *t, vmp_sample *s
 {
     const uint32_t cap = (uint32_t)g.opts.depth + 1;
     vmp_frame *vf = t->frames;
-    uint32_t nf = vmp_jvmti__unwind(uc, vf, cap);
+    uint32_t nf = vmp_jvmti__unwind(uc, stack_top(t, uc), vf, cap);
 
     s->state = role_state[t->role];
     if (nf == 0) {
@@ -521,6 +533,7 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     const uint32_t cap = (uint32_t)g.opts.depth + 1;
     vmp_sample s;
     agct_trace trace;
+    uint64_t stack_hi;
     uint32_t nf;
     jint n;
 
@@ -548,6 +561,7 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
         vmp_writer_failed_sample(w, &s, REASON_NO_JNIENV);
         return;
     }
+    stack_hi = stack_top(t, uc);
     trace.env_id = env;
     trace.num_frames = 0;
     trace.frames = af;
@@ -555,7 +569,8 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     n = trace.num_frames;
     /* In VM code called from Java, with a frame anchor that lacks its pc:
      * make it walkable and ask again (vmp_jvmti_anchor.h). */
-    if (n == -3 /* ticks_unknown_not_Java */ && vmp_jvmti__anchor_make_walkable(env)) {
+    if (n == -3 /* ticks_unknown_not_Java */ &&
+        vmp_jvmti__anchor_make_walkable(env, vmp_agent__sp(uc), stack_hi)) {
         trace.num_frames = 0;
         g.agct(&trace, (jint)cap, uc);
         vmp_jvmti__anchor_restore(env);
@@ -564,7 +579,7 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     /* In a stub of the code cache: the stub's pc, then the Java frames of
      * its caller. */
     if (n == -5 /* ticks_unknown_Java */ && !vmp_jvmti__unwind_in_module(s.pc)) {
-        n = agct_from_caller(&trace, (jint)cap - 1, uc, n);
+        n = agct_from_caller(&trace, (jint)cap - 1, uc, stack_hi, n);
         if (n > 0) {
             vf[0].kind = VMP_FRAME_PC;
             vf[0].value = s.pc;
@@ -576,7 +591,8 @@ static void take_sample(vmp_jvmti_thread *t, void *uc)
     }
     /* The native frames first (innermost) when the pc is in a module: VM or
      * library code called from the Java frames (README "Native frames"). */
-    nf = vmp_jvmti__unwind(uc, vf, cap < VMP_JVMTI_NATIVE_MAX ? cap : VMP_JVMTI_NATIVE_MAX);
+    nf = vmp_jvmti__unwind(uc, stack_hi, vf,
+                           cap < VMP_JVMTI_NATIVE_MAX ? cap : VMP_JVMTI_NATIVE_MAX);
     if (n <= 0) {
         uint32_t reason = n >= -10 ? (uint32_t)-n : REASON_OTHER;
         s.state = reason_state[reason];
@@ -1197,6 +1213,52 @@ static void scan_threads_locked(int initial)
     free(tids);
 }
 
+/* The stack tops of the threads whose handler left a stack pointer
+ * (stack_top()): from then on their native walks read the stack without a
+ * system call.  A slot is freed only under g.lock after its thread is gone,
+ * so a top found for a thread that has just ended is never used by
+ * another.  Under g.lock. */
+static void find_stack_tops_locked(void)
+{
+    uint64_t *sps, *tops;
+    size_t *slot, n = 0, i, bound = vmp_jvmti__threads_bound();
+
+    for (i = 0; i < bound; i++) {
+        const vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+        if (t->tid != 0 && __atomic_load_n(&t->stack_hi, __ATOMIC_RELAXED) == 0 &&
+            __atomic_load_n(&t->probe_sp, __ATOMIC_RELAXED) != 0)
+            n++;
+    }
+    if (n == 0)
+        return;
+    sps = malloc(n * sizeof *sps);
+    tops = malloc(n * sizeof *tops);
+    slot = malloc(n * sizeof *slot);
+    if (sps != NULL && tops != NULL && slot != NULL) {
+        size_t k = 0;
+        for (i = 0; i < bound && k < n; i++) {
+            const vmp_jvmti_thread *t = vmp_jvmti__threads_at(i);
+            uint64_t sp = __atomic_load_n(&t->probe_sp, __ATOMIC_RELAXED);
+            if (t->tid != 0 && __atomic_load_n(&t->stack_hi, __ATOMIC_RELAXED) == 0 && sp != 0) {
+                sps[k] = sp;
+                slot[k++] = i;
+            }
+        }
+        if (vmp_jvmti__stack_tops(sps, tops, k) == 0) {
+            for (i = 0; i < k; i++) {
+                vmp_jvmti_thread *t = vmp_jvmti__threads_at(slot[i]);
+                if (tops[i] != 0)
+                    __atomic_store_n(&t->stack_hi, tops[i], __ATOMIC_RELEASE);
+                else /* not found (gone?): try again with a newer sp */
+                    __atomic_store_n(&t->probe_sp, 0, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    free(sps);
+    free(tops);
+    free(slot);
+}
+
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
@@ -1289,6 +1351,7 @@ static void *service_main(void *arg)
         if (t - last_drain >= SCAN_PERIOD_NS) {
             drain_gc_locked();
             scan_threads_locked(0);
+            find_stack_tops_locked();
             last_drain = t;
         }
         pthread_mutex_unlock(&g.lock);

@@ -85,21 +85,21 @@ int vmp_jvmti__anchor_init(JNIEnv *jni, jthread thread)
     return off.ok;
 }
 
-int vmp_jvmti__anchor_make_walkable(JNIEnv *env)
+int vmp_jvmti__anchor_make_walkable(JNIEnv *env, uint64_t sp, uint64_t stack_hi)
 {
     uintptr_t t = (uintptr_t)env - (uintptr_t)off.env;
     volatile uintptr_t *sp_p, *pc_p;
-    uintptr_t sp;
+    uintptr_t last_sp;
     uint64_t ret;
 
     if (env == NULL || !off.ok)
         return 0;
     sp_p = (volatile uintptr_t *)(t + off.anchor + off.sp);
     pc_p = (volatile uintptr_t *)(t + off.anchor + off.pc);
-    sp = *sp_p;
-    if (sp == 0 || *pc_p != 0 || sp < sizeof(uintptr_t))
+    last_sp = *sp_p;
+    if (last_sp == 0 || *pc_p != 0 || last_sp < sizeof(uintptr_t))
         return 0;
-    if (!vmp_jvmti__unwind_read(sp - sizeof(uintptr_t), &ret) || ret == 0)
+    if (!vmp_jvmti__unwind_read(sp, stack_hi, last_sp - sizeof(uintptr_t), &ret) || ret == 0)
         return 0;
     *pc_p = (uintptr_t)ret;
     return 1;

@@ -20,6 +20,7 @@
 #define VMP_JVMTI_ANCHOR_H
 
 #include <jvmti.h>
+#include <stdint.h>
 
 /** Find the anchor's field offsets in libjvm's gHotSpotVMStructs, and
  *  where a thread's JNIEnv lies in its JavaThread (from the calling Java
@@ -30,10 +31,12 @@ int vmp_jvmti__anchor_init(JNIEnv *jni, jthread thread);
 
 /** If the anchor of the calling thread (`env` its JNIEnv) has a last Java
  *  sp but no pc, set the pc to the return address stored just below the sp
- *  (read only when mapped).  @return 1 when it did (call
- *  vmp_jvmti__anchor_restore() with the same `env` after
- *  AsyncGetCallTrace), else 0.  ASYNC-SIGNAL-SAFE. */
-int vmp_jvmti__anchor_make_walkable(JNIEnv *env);
+ *  (read only when mapped: `sp` and `stack_hi` are the interrupted stack
+ *  pointer and the top of the thread's stack, as vmp_jvmti__unwind_read()
+ *  takes them).  @return 1 when it did (call vmp_jvmti__anchor_restore()
+ *  with the same `env` after AsyncGetCallTrace), else 0.
+ *  ASYNC-SIGNAL-SAFE. */
+int vmp_jvmti__anchor_make_walkable(JNIEnv *env, uint64_t sp, uint64_t stack_hi);
 
 /** Clear the pc that vmp_jvmti__anchor_make_walkable() set.  ASYNC-SIGNAL-SAFE. */
 void vmp_jvmti__anchor_restore(JNIEnv *env);

@@ -134,6 +134,63 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A stack pointer and its index among the caller's. */
+typedef struct sp_at {
+    uint64_t sp;
+    size_t i;
+} sp_at;
+
+static int by_sp(const void *a, const void *b)
+{
+    uint64_t x = ((const sp_at *)a)->sp, y = ((const sp_at *)b)->sp;
+    return x < y ? -1 : x > y;
+}
+
+int vmp_jvmti__stack_tops(const uint64_t *sps, uint64_t *tops, size_t n)
+{
+    FILE *f;
+    char line[512];
+    sp_at *order;
+    size_t k = 0, i;
+
+    for (i = 0; i < n; i++)
+        tops[i] = 0;
+    if (n == 0)
+        return 0;
+    order = malloc(n * sizeof *order);
+    f = order != NULL ? fopen("/proc/self/maps", "re") : NULL;
+    if (f == NULL) {
+        free(order);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        order[i].sp = sps[i];
+        order[i].i = i;
+    }
+    qsort(order, n, sizeof *order, by_sp);
+    /* the mappings come in ascending order, as do the sorted pointers */
+    while (k < n && fgets(line, sizeof line, f) != NULL) {
+        unsigned long long lo, hi;
+        char perms[8];
+        size_t len = strlen(line);
+        if (len > 0 && line[len - 1] != '\n') { /* a long path: skip the rest */
+            int ch;
+            while ((ch = fgetc(f)) != EOF && ch != '\n')
+                ;
+        }
+        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
+            continue;
+        while (k < n && order[k].sp < lo)
+            k++;
+        for (; k < n && order[k].sp < hi; k++)
+            if (perms[0] == 'r' && perms[1] == 'w')
+                tops[order[k].i] = hi;
+    }
+    fclose(f);
+    free(order);
+    return 0;
+}
+
 int vmp_jvmti__list_tasks(uint64_t **out, size_t *n)
 {
     DIR *d = opendir("/proc/self/task");

@@ -53,6 +53,11 @@ typedef struct vmp_jvmti_thread {
     int blocked;    /* found blocking SIGPROF: checked again at each scan */
     int named;      /* a THREAD record gave its name */
     uint32_t scans; /* scans that have seen it */
+    /* The top of its stack (exclusive), 0 until known; written by the
+     * service thread from a stack pointer the handler left in probe_sp
+     * (vmp_jvmti__stack_tops()).  Both atomic. */
+    uint64_t stack_hi;
+    uint64_t probe_sp;
     vmp_agent_clock clock;
     vmp_frame *frames; /* the handler's frame buffer (malloc'd, depth + 1) */
     void *java_frames; /* AsyncGetCallTrace's frame buffer (malloc'd, as many
@@ -93,6 +98,13 @@ vmp_jvmti_thread *vmp_jvmti__threads_self(void);
 
 /** On the thread itself: forget the remembered slot (before retiring it). */
 void vmp_jvmti__threads_forget_self(void);
+
+/** The tops of the stacks holding `n` stack pointers `sps` (each
+ *  the sp of a live thread): tops[i] = the end of the readable and writable
+ *  mapping of /proc/self/maps that contains sps[i], or 0 when none does.
+ *  One read of the file.  Not async-signal-safe.  @return 0, or -1 (tops
+ *  all 0). */
+int vmp_jvmti__stack_tops(const uint64_t *sps, uint64_t *tops, size_t n);
 
 /** The ids of /proc/self/task in ascending order (malloc'd into *out).
  *  @return 0, or -1 (nothing allocated). */

@@ -2,6 +2,15 @@
  *
  * vmp_jvmti_unwind.c - native stacks for samples (vmp_jvmti_unwind.h).
  *
+ * The walk makes no system call.  Each module's .eh_frame is turned into
+ * compact rows (vmp_jvmti_cfi.h) when the module table is built, outside the
+ * handler; the handler binary-searches them and reads the stack only within
+ * the interrupted thread's own stack, [sp, top), whose top the agent learns
+ * from /proc/self/maps outside the handler.  Where a row cannot say (a PLT
+ * entry, a signal frame, a function that realigns its stack) the rest of the
+ * walk is libunwind's, as below; a read outside the known stack and every
+ * module (top not yet known) goes through process_vm_readv.
+ *
  * Why not libunwind's local unwinder: to find a pc's CFI it calls
  * dl_iterate_phdr, which takes glibc's loader lock; a signal that lands while
  * the thread itself is inside the loader (dlopen, thread creation) could then
@@ -25,6 +34,7 @@
 #include "vmp_jvmti_unwind.h"
 
 #include "vmp_eh_frame_hdr.h"
+#include "vmp_jvmti_cfi.h"
 
 #include "vmp_search.h"
 #include <errno.h>
@@ -107,6 +117,8 @@ typedef struct umod {
     uint64_t table;            /* the search table */
     uint64_t table_len;        /* in unw_word_t units */
     uint64_t gp;               /* DT_PLTGOT, as libunwind's own lookup */
+    uint64_t bias;             /* dlpi_addr */
+    const vmp_cfi_table *cfi;  /* its rows, or NULL */
 } umod;
 
 typedef struct utable {
@@ -121,7 +133,8 @@ typedef struct utable {
 /* Per-walk state: the interrupted registers and the stack pages known readable. */
 typedef struct uctx {
     const utable *t;
-    unw_word_t regs[17]; /* libunwind's x86-64 numbering: RAX..R15, RIP */
+    uint64_t stack_lo, stack_hi; /* readable without a check; hi 0: unknown */
+    unw_word_t regs[17];         /* libunwind's x86-64 numbering: RAX..R15, RIP */
     uint64_t pages[PAGE_CACHE];
     unsigned n_pages, next_page;
 } uctx;
@@ -130,6 +143,60 @@ static _Atomic(utable *) cur_table;
 static unw_addr_space_t addr_space;
 static pid_t self_pid;
 static int enabled;
+static atomic_int use_rows = 1;
+static atomic_ulong n_handovers, n_checked_reads;
+
+/* ---- Frame rows, built once per module ------------------------------------ */
+
+/* Every module's rows built so far, kept until shutdown (a handler may read
+ * a retired table).  A module loaded again at the same address with the same
+ * .eh_frame_hdr reuses its rows. */
+typedef struct cfi_entry {
+    struct cfi_entry *next;
+    uint64_t hdr, count, text_lo, text_hi;
+    vmp_cfi_table table;
+} cfi_entry;
+
+static cfi_entry *cfi_cache;
+
+static const vmp_cfi_table *cfi_of(uint64_t hdr,
+                                   uint64_t bias,
+                                   uint64_t seg_lo,
+                                   uint64_t seg_hi,
+                                   uint64_t text_lo,
+                                   uint64_t text_hi)
+{
+    uint64_t count = vmp_eh_frame_hdr_count((const unsigned char *)(uintptr_t)hdr, seg_hi - hdr);
+    cfi_entry *e;
+
+    for (e = cfi_cache; e != NULL; e = e->next)
+        if (e->hdr == hdr && e->count == count && e->text_lo == text_lo && e->text_hi == text_hi)
+            return &e->table;
+    e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    if (vmp_jvmti__cfi_build(hdr, bias, seg_lo, seg_hi, &e->table) != 0) {
+        free(e);
+        return NULL;
+    }
+    e->hdr = hdr;
+    e->count = count;
+    e->text_lo = text_lo;
+    e->text_hi = text_hi;
+    e->next = cfi_cache;
+    cfi_cache = e;
+    return &e->table;
+}
+
+static void cfi_cache_free(void)
+{
+    while (cfi_cache != NULL) {
+        cfi_entry *next = cfi_cache->next;
+        vmp_jvmti__cfi_free(&cfi_cache->table);
+        free(cfi_cache);
+        cfi_cache = next;
+    }
+}
 
 /* ---- The module table (outside the handler) ------------------------------ */
 
@@ -209,8 +276,19 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (t->n_segs == first_seg)
         return 0;
-    if (ehf != NULL && m.text_hi > 0)
-        parse_hdr(&m, (uint64_t)info->dlpi_addr + ehf->p_vaddr);
+    m.bias = (uint64_t)info->dlpi_addr;
+    if (ehf != NULL && m.text_hi > 0) {
+        uint64_t hdr = (uint64_t)info->dlpi_addr + ehf->p_vaddr;
+        parse_hdr(&m, hdr);
+        /* the rows, from the segment that holds .eh_frame_hdr (and, as
+         * every linker places it, .eh_frame) */
+        for (i = first_seg; m.hdr != 0 && i < t->n_segs; i++) {
+            if (hdr >= t->segs[i].lo && hdr < t->segs[i].hi) {
+                m.cfi = cfi_of(hdr, m.bias, t->segs[i].lo, t->segs[i].hi, m.text_lo, m.text_hi);
+                break;
+            }
+        }
+    }
     if (dyn != NULL) {
         const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + dyn->p_vaddr);
         for (; d->d_tag != DT_NULL; d++) {
@@ -304,27 +382,49 @@ static void page_add(uctx *c, uint64_t page)
     }
 }
 
-static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+/* A plain load of 8 bytes that the caller knows readable.  Not instrumented:
+ * a sanitizer must not judge reads of other frames' stack slots. */
+typedef uint64_t __attribute__((may_alias, aligned(1))) unaligned_u64;
+
+__attribute__((no_sanitize("address", "thread"))) static uint64_t load_word(uint64_t addr)
 {
-    uctx *c = arg;
+    return *(const volatile unaligned_u64 *)(uintptr_t)addr;
+}
+
+/* Read the 8 bytes at `addr`: directly within the thread's stack above the
+ * interrupted sp and within the modules' segments, else through
+ * process_vm_readv (once per page).  @return 1, or 0 if unreadable. */
+static int read_word(uctx *c, uint64_t addr, uint64_t *val)
+{
     uint64_t p0 = addr & ~(uint64_t)4095, p1 = (addr + sizeof *val - 1) & ~(uint64_t)4095;
     struct iovec local, remote;
 
-    (void)as;
-    if (write || addr + sizeof *val < addr)
-        return -UNW_EINVAL;
-    if (seg_of(c->t, addr, sizeof *val) != NULL || (page_known(c, p0) && page_known(c, p1))) {
-        memcpy(val, (const void *)(uintptr_t)addr, sizeof *val);
+    if (addr + sizeof *val < addr)
         return 0;
+    if ((addr >= c->stack_lo && addr + sizeof *val <= c->stack_hi) ||
+        seg_of(c->t, addr, sizeof *val) != NULL || (page_known(c, p0) && page_known(c, p1))) {
+        *val = load_word(addr);
+        return 1;
     }
+    atomic_fetch_add_explicit(&n_checked_reads, 1, memory_order_relaxed);
     local.iov_base = val;
     local.iov_len = sizeof *val;
     remote.iov_base = (void *)(uintptr_t)addr;
     remote.iov_len = sizeof *val;
     if (process_vm_readv(self_pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof *val)
-        return -UNW_EINVAL;
+        return 0;
     page_add(c, p0);
     page_add(c, p1);
+    return 1;
+}
+
+static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+    uint64_t v;
+    (void)as;
+    if (write || !read_word(arg, addr, &v))
+        return -UNW_EINVAL;
+    *val = v;
     return 0;
 }
 
@@ -429,12 +529,40 @@ static const int greg_of[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG
                                 REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
                                 REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
 
-static uint32_t walk(const utable *t, void *uc, vmp_frame *out, uint32_t max)
+static void put_pc(vmp_frame *out, uint32_t *n, uint64_t pc)
+{
+    out[*n].value = pc;
+    out[*n].bcpc = VMP_BCPC_NONE;
+    out[*n].kind = VMP_FRAME_PC;
+    (*n)++;
+}
+
+/* libunwind from the frame in c->regs, whose pc is out[n - 1]. */
+static uint32_t walk_libunwind(uctx *c, vmp_frame *out, uint32_t n, uint32_t max)
+{
+    unw_cursor_t cur;
+    unw_word_t ip, sp, last_sp = c->regs[UNW_X86_64_RSP];
+
+    if (unw_init_remote(&cur, addr_space, c) < 0)
+        return n;
+    while (n < max && unw_step(&cur) > 0) {
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
+            break;
+        /* A caller's frame lies above its callee's: anything else is a
+         * broken walk.  Stop at the first pc outside every module. */
+        if (sp <= last_sp || !in_code(c->t, ip))
+            break;
+        last_sp = sp;
+        put_pc(out, &n, ip);
+    }
+    return n;
+}
+
+static uint32_t walk(const utable *t, void *uc, uint64_t stack_hi, vmp_frame *out, uint32_t max)
 {
     const ucontext_t *u = uc;
-    unw_cursor_t cur;
     uctx c;
-    unw_word_t ip, sp, last_sp;
+    uint64_t ip, sp, fp;
     uint32_t n = 0;
     int i;
 
@@ -443,29 +571,47 @@ static uint32_t walk(const utable *t, void *uc, vmp_frame *out, uint32_t max)
     for (i = 0; i < 17; i++)
         c.regs[i] = (unw_word_t)u->uc_mcontext.gregs[greg_of[i]];
     ip = c.regs[UNW_X86_64_RIP];
-    last_sp = c.regs[UNW_X86_64_RSP];
+    sp = c.regs[UNW_X86_64_RSP];
+    fp = c.regs[UNW_X86_64_RBP];
+    c.stack_lo = sp;
+    c.stack_hi = stack_hi > sp ? stack_hi : 0;
     if (max == 0 || !in_code(t, ip))
         return 0;
-    out[n].value = ip;
-    out[n].bcpc = VMP_BCPC_NONE;
-    out[n].kind = VMP_FRAME_PC;
-    n++;
-    if (unw_init_remote(&cur, addr_space, &c) < 0)
-        return n;
-    while (n < max && unw_step(&cur) > 0) {
-        if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
-            break;
-        /* A caller's frame lies above its callee's: anything else is a
-         * broken walk.  Stop at the first pc outside every module. */
-        if (sp <= last_sp || !in_code(t, ip))
-            break;
-        last_sp = sp;
-        out[n].value = ip;
-        out[n].bcpc = VMP_BCPC_NONE;
-        out[n].kind = VMP_FRAME_PC;
-        n++;
+    put_pc(out, &n, ip);
+    while (n < max && atomic_load_explicit(&use_rows, memory_order_relaxed)) {
+        const useg *s = seg_of(t, n == 1 ? ip : ip - 1, 1); /* a return address: its call */
+        const umod *m = s != NULL ? &t->mods[s->module] : NULL;
+        const vmp_cfi_row *row;
+        uint64_t cfa, ra;
+
+        row = m != NULL && m->cfi != NULL
+                  ? vmp_jvmti__cfi_find(m->cfi, (n == 1 ? ip : ip - 1) - m->bias)
+                  : NULL;
+        if (row == NULL || row->kind == VMP_CFI_NONE) {
+            /* what the rows cannot say: libunwind from this frame on */
+            atomic_fetch_add_explicit(&n_handovers, 1, memory_order_relaxed);
+            c.regs[UNW_X86_64_RIP] = ip;
+            c.regs[UNW_X86_64_RSP] = sp;
+            c.regs[UNW_X86_64_RBP] = fp;
+            return walk_libunwind(&c, out, n, max);
+        }
+        if (row->kind == VMP_CFI_END)
+            return n;
+        cfa = (row->kind == VMP_CFI_SP ? sp : fp) + (uint64_t)(int64_t)row->cfa_off;
+        /* a caller's frame lies above its callee's */
+        if (cfa <= sp || !read_word(&c, cfa - 8, &ra))
+            return n;
+        if (row->fp_off != VMP_CFI_FP_SAME &&
+            !read_word(&c, cfa + (uint64_t)(int64_t)row->fp_off, &fp))
+            return n;
+        sp = cfa;
+        ip = ra;
+        /* stop at the first pc outside every module */
+        if (!in_code(t, ip))
+            return n;
+        put_pc(out, &n, ip);
     }
-    return n;
+    return n < max ? walk_libunwind(&c, out, n, max) : n;
 }
 
 /* ---- The interface ---------------------------------------------------------- */
@@ -500,7 +646,7 @@ int vmp_jvmti__unwind_init(void)
     /* One walk here, outside any handler, runs libunwind's one-time
      * initialisation (it takes a lock). */
     if (getcontext(&uc) == 0)
-        (void)walk(t, &uc, f, 4);
+        (void)walk(t, &uc, 0, f, 4);
     enabled = 1;
     return 1;
 }
@@ -531,6 +677,7 @@ void vmp_jvmti__unwind_shutdown(void)
         free_table(t);
         t = next;
     }
+    cfi_cache_free();
 }
 
 int vmp_jvmti__unwind_in_module(uint64_t pc)
@@ -539,25 +686,36 @@ int vmp_jvmti__unwind_in_module(uint64_t pc)
     return t != NULL && in_code(t, pc);
 }
 
-int vmp_jvmti__unwind_read(uint64_t addr, uint64_t *val)
+int vmp_jvmti__unwind_read(uint64_t sp, uint64_t stack_hi, uint64_t addr, uint64_t *val)
 {
-    struct iovec local, remote;
+    uctx c;
 
-    if (!enabled)
+    c.t = atomic_load(&cur_table);
+    if (!enabled || c.t == NULL)
         return 0;
-    local.iov_base = val;
-    local.iov_len = sizeof *val;
-    remote.iov_base = (void *)(uintptr_t)addr;
-    remote.iov_len = sizeof *val;
-    return process_vm_readv(self_pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *val;
+    c.n_pages = c.next_page = 0;
+    c.stack_lo = sp;
+    c.stack_hi = stack_hi > sp ? stack_hi : 0;
+    return read_word(&c, addr, val);
 }
 
-uint32_t vmp_jvmti__unwind(void *uc, vmp_frame *out, uint32_t max)
+uint32_t vmp_jvmti__unwind(void *uc, uint64_t stack_hi, vmp_frame *out, uint32_t max)
 {
     const utable *t = atomic_load(&cur_table);
     if (t == NULL || uc == NULL || out == NULL)
         return 0;
-    return walk(t, uc, out, max);
+    return walk(t, uc, stack_hi, out, max);
+}
+
+void vmp_jvmti__unwind_use_rows(int on)
+{
+    atomic_store(&use_rows, on);
+}
+
+void vmp_jvmti__unwind_counts(uint64_t *handovers, uint64_t *checked_reads)
+{
+    *handovers = atomic_load(&n_handovers);
+    *checked_reads = atomic_load(&n_checked_reads);
 }
 
 #else /* no libunwind, or an architecture this file does not map */
@@ -581,19 +739,32 @@ int vmp_jvmti__unwind_in_module(uint64_t pc)
     return 0;
 }
 
-int vmp_jvmti__unwind_read(uint64_t addr, uint64_t *val)
+int vmp_jvmti__unwind_read(uint64_t sp, uint64_t stack_hi, uint64_t addr, uint64_t *val)
 {
+    (void)sp;
+    (void)stack_hi;
     (void)addr;
     (void)val;
     return 0;
 }
 
-uint32_t vmp_jvmti__unwind(void *uc, vmp_frame *out, uint32_t max)
+uint32_t vmp_jvmti__unwind(void *uc, uint64_t stack_hi, vmp_frame *out, uint32_t max)
 {
     (void)uc;
+    (void)stack_hi;
     (void)out;
     (void)max;
     return 0;
+}
+
+void vmp_jvmti__unwind_use_rows(int on)
+{
+    (void)on;
+}
+
+void vmp_jvmti__unwind_counts(uint64_t *handovers, uint64_t *checked_reads)
+{
+    *handovers = *checked_reads = 0;
 }
 
 #endif
