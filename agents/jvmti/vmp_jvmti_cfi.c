@@ -568,12 +568,26 @@ int vmp_jvmti__cfi_build(uint64_t hdr, uint64_t bias, uint64_t lo, uint64_t hi, 
     }
     out->rows = o.v;
     out->n = o.n;
+    if (o.n > 0) {
+        /* the page index: page[p] = the rows at or before page p's start */
+        uint32_t p, k = 0;
+        out->page_lo = o.v[0].loc >> 12;
+        out->n_pages = (o.v[o.n - 1].loc >> 12) - out->page_lo + 1;
+        out->page = malloc(((size_t)out->n_pages + 1) * sizeof *out->page);
+        for (p = 0; out->page != NULL && p <= out->n_pages; p++) {
+            uint64_t start = ((uint64_t)out->page_lo + p) << 12;
+            while (k < o.n && o.v[k].loc <= start)
+                k++;
+            out->page[p] = k;
+        }
+    }
     return 0;
 }
 
 void vmp_jvmti__cfi_free(vmp_cfi_table *t)
 {
     free(t->rows);
+    free(t->page);
     memset(t, 0, sizeof *t);
 }
 
@@ -582,6 +596,18 @@ const vmp_cfi_row *vmp_jvmti__cfi_find(const vmp_cfi_table *t, uint64_t off)
     size_t lo = 0, hi = t->n;
     if (off > UINT32_MAX)
         return NULL;
+    if (t->page != NULL) {
+        uint64_t p = off >> 12;
+        if (p < t->page_lo)
+            return NULL; /* before the first row's page: before the first row */
+        p -= t->page_lo;
+        if (p < t->n_pages) {
+            /* the answer lies in [page[p] - 1, page[p + 1] - 1] */
+            lo = t->page[p];
+            hi = t->page[p + 1];
+        } else
+            return &t->rows[t->n - 1];
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->rows[mid].loc <= off)

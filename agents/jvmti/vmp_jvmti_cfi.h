@@ -48,6 +48,9 @@ typedef struct vmp_cfi_row {
 typedef struct vmp_cfi_table {
     vmp_cfi_row *rows; /* sorted by loc, no two with the same loc */
     size_t n;
+    uint32_t *page; /* page[p]: the rows with loc <= the start of the p-th 4 KiB page
+                       from page_lo (n_pages + 1 entries, malloc'd; NULL: none) */
+    uint32_t page_lo, n_pages;
     size_t fdes;     /* FDEs read */
     size_t fdes_bad; /* FDEs that could not be read (their pcs: NONE) */
 } vmp_cfi_table;
@@ -66,7 +69,8 @@ int vmp_jvmti__cfi_build(uint64_t hdr, uint64_t bias, uint64_t lo, uint64_t hi, 
 void vmp_jvmti__cfi_free(vmp_cfi_table *t);
 
 /** The row covering `off` (a pc minus the load bias), or NULL before the
- *  first row.  ASYNC-SIGNAL-SAFE. */
+ *  first row: a binary search among the rows of its 4 KiB page.
+ *  ASYNC-SIGNAL-SAFE. */
 const vmp_cfi_row *vmp_jvmti__cfi_find(const vmp_cfi_table *t, uint64_t off);
 
 #endif

@@ -12,6 +12,7 @@
  * the cost of one walk at depth 30 both ways.
  */
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmp_jvmti_cfi.h"
 #include "vmp_jvmti_threads.h"
 #include "vmp_jvmti_unwind.h"
 #include "vmp_test.h"
@@ -317,8 +319,91 @@ static void test_rows_match_libunwind(void)
     vmp_jvmti__unwind_shutdown();
 }
 
+/* ---- The rows of this process's modules ---------------------------------- */
+
+typedef struct rows_seen {
+    unsigned modules, bad_modules;
+    unsigned long long fdes, fdes_bad, rows, none, mismatches;
+} rows_seen;
+
+/* The row for `off` by a plain binary search over every row. */
+static const vmp_cfi_row *find_plain(const vmp_cfi_table *t, uint64_t off)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->rows[mid].loc <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? NULL : &t->rows[lo - 1];
+}
+
+static int each_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    rows_seen *seen = arg;
+    const ElfW(Phdr) *ehf = NULL;
+    int i;
+
+    (void)size;
+    for (i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+            ehf = &info->dlpi_phdr[i];
+    if (ehf == NULL)
+        return 0;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        uint64_t hdr = info->dlpi_addr + ehf->p_vaddr, lo = info->dlpi_addr + p->p_vaddr;
+        vmp_cfi_table t;
+        size_t k;
+        uint64_t off, end;
+
+        if (p->p_type != PT_LOAD || hdr < lo || hdr >= lo + p->p_memsz)
+            continue;
+        seen->modules++;
+        if (vmp_jvmti__cfi_build(hdr, info->dlpi_addr, lo, lo + p->p_memsz, &t) != 0) {
+            seen->bad_modules++;
+            break;
+        }
+        seen->fdes += t.fdes;
+        seen->fdes_bad += t.fdes_bad;
+        seen->rows += t.n;
+        for (k = 0; k < t.n; k++) {
+            seen->none += t.rows[k].kind == VMP_CFI_NONE;
+            if (k > 0 && t.rows[k].loc <= t.rows[k - 1].loc)
+                seen->mismatches++; /* not sorted */
+        }
+        /* the page index answers as the plain search, everywhere */
+        end = t.n > 0 ? (uint64_t)t.rows[t.n - 1].loc + 8192 : 0;
+        for (off = 0; off < end; off += off < (t.n ? t.rows[0].loc : 0) ? 4096 : 7)
+            if (vmp_jvmti__cfi_find(&t, off) != find_plain(&t, off))
+                seen->mismatches++;
+        vmp_jvmti__cfi_free(&t);
+        break;
+    }
+    return 0;
+}
+
+static void test_rows_of_modules(void)
+{
+    rows_seen seen;
+    memset(&seen, 0, sizeof seen);
+    dl_iterate_phdr(each_module, &seen);
+    printf("rows of this process's %u modules with .eh_frame_hdr: %llu FDEs (%llu unreadable), "
+           "%llu rows (%llu where libunwind walks on), %llu bytes\n",
+           seen.modules, seen.fdes, seen.fdes_bad, seen.rows, seen.none,
+           seen.rows * (unsigned long long)sizeof(vmp_cfi_row));
+    CHECK(seen.modules >= 3); /* the test, libc, the loader at least */
+    CHECK(seen.bad_modules == 0);
+    CHECK(seen.fdes_bad == 0);
+    CHECK(seen.rows > seen.fdes);
+    CHECK(seen.mismatches == 0);
+}
+
 int main(void)
 {
+    VMP_TEST_RUN(test_rows_of_modules);
     VMP_TEST_RUN(test_signal_storm);
     VMP_TEST_RUN(test_rows_match_libunwind);
     VMP_TEST_EXIT();
