@@ -86,6 +86,7 @@ enum {
 };
 
 #define MAX_TRACES 65536 /* LuaJIT's trace numbers are below 65535 */
+#define LUA_FRAMES 128   /* Lua frames a sample keeps from one coroutine */
 
 /* One live trace: its code object. */
 typedef struct live_trace {
@@ -185,6 +186,10 @@ static void probe_hook(lua_State *L, lua_Debug *ar)
     lua_sethook(L, NULL, 0, 0);
 }
 
+/* The size of the VM's GC references: 8 with GC64, else 4 (set by
+ * find_global_state()). */
+static int ref_size = 8;
+
 /* The address of global_State (see the file comment), or 0. */
 static uintptr_t find_global_state(lua_State *L)
 {
@@ -202,8 +207,10 @@ static uintptr_t find_global_state(lua_State *L)
         } else {
             memcpy(&p, (const char *)L + glref_offsets[k], sizeof p);
         }
-        if (p != 0 && ((lua_Alloc *)p)[0] == allocf && ((void **)p)[1] == ud)
+        if (p != 0 && ((lua_Alloc *)p)[0] == allocf && ((void **)p)[1] == ud) {
+            ref_size = glref_offsets[k] == 16 ? 8 : 4;
             return p;
+        }
     }
     return 0;
 }
@@ -457,6 +464,135 @@ static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
     return exit_events >= 8 && exit_n == 1 ? exit_candidates[0] : NULL;
 }
 
+/* ---- The running coroutine ------------------------------------------------------------ *
+ * LuaJIT calls the profiler back at its next safe point, the first bytecode
+ * the interpreter runs after the signal, which may be in another coroutine:
+ * a coroutine whose work runs in traces yields (a stitched trace) and the
+ * interpreter next runs in its resumer.  So the handler notes the
+ * coroutine that ran, global_State.cur_L (lj_obj.h: "currently executing
+ * lua_State", found like the VM state word), and the callback reads that
+ * coroutine's stack.  It may have been freed in between (it finished and a
+ * GC sweep ran in compiled code), so the handler watches the coroutines it
+ * notes and the agent's allocator wrapper marks them when freed; a freed or
+ * unwatched one gets the callback's stack as before. */
+
+static struct {
+    volatile void *word; /* &global_State.cur_L, or NULL */
+    int size;            /* 8 (GC64) or 4 bytes */
+    uintptr_t main_L;    /* never freed while recording; 0: unknown */
+    lua_Alloc alloc;     /* the allocator the wrapper calls */
+    void *alloc_ud;
+    int wrapped;
+} cur;
+
+#define WATCH 16
+
+static struct {
+    uintptr_t co;
+    volatile int freed;
+} watch[WATCH];
+
+static volatile uint32_t n_watch;
+
+/* ASYNC-SIGNAL-SAFE: the coroutine that runs, noted in the watch list, or 0
+ * (not found, or the list is full until the next callback). */
+static uintptr_t running_coroutine(void)
+{
+    uintptr_t co;
+    uint32_t i, n = n_watch;
+    if (cur.word == NULL)
+        return 0;
+    co = cur.size == 8 ? (uintptr_t) * (volatile uint64_t *)cur.word
+                       : (uintptr_t) * (volatile uint32_t *)cur.word;
+    if (co == 0 || co == cur.main_L)
+        return co;
+    for (i = 0; i < n; i++)
+        if (watch[i].co == co && !watch[i].freed)
+            return co;
+    if (n == WATCH)
+        return 0;
+    watch[n].co = co;
+    watch[n].freed = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    n_watch = n + 1;
+    return co;
+}
+
+/* @return 1 if `co` can be read: the main thread, or watched and not freed. */
+static int coroutine_alive(uintptr_t co)
+{
+    uint32_t i;
+    if (co == cur.main_L)
+        return 1;
+    for (i = 0; i < n_watch; i++)
+        if (watch[i].co == co)
+            return !watch[i].freed;
+    return 0;
+}
+
+/* The program's allocator, with the frees of watched coroutines noted (a
+ * lua_State is freed whole, never reallocated). */
+static void *watch_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    if (nsize == 0 && ptr != NULL) {
+        uint32_t i, n = n_watch;
+        for (i = 0; i < n; i++)
+            if (watch[i].co == (uintptr_t)ptr)
+                watch[i].freed = 1;
+    }
+    return cur.alloc(ud, ptr, osize, nsize);
+}
+
+static uintptr_t probe_ref[64];
+static int probe_ref_n;
+
+/* Inside a coroutine: keep the candidates that hold it. */
+static int probe_in_coroutine(lua_State *co)
+{
+    int i, n = 0;
+    for (i = 0; i < probe_ref_n; i++) {
+        uintptr_t v = cur.size == 8 ? (uintptr_t) * (volatile uint64_t *)probe_ref[i]
+                                    : (uintptr_t) * (volatile uint32_t *)probe_ref[i];
+        if (v == (uintptr_t)co)
+            probe_ref[n++] = probe_ref[i];
+    }
+    probe_ref_n = n;
+    return 0;
+}
+
+/* Find global_State.cur_L (`size` bytes a reference): the one word
+ * that holds `L` now and the coroutine inside a coroutine.  Then wrap the
+ * allocator.  Sets `cur`; nothing when not found. */
+static void cur_L_probe(lua_State *L, uintptr_t gs, int size)
+{
+    lua_State *co;
+    size_t i;
+
+    if (gs == 0)
+        return;
+    cur.size = size;
+    probe_ref_n = 0;
+    for (i = 0; i + (size_t)size <= 4096 && probe_ref_n < 64; i += (size_t)size) {
+        uintptr_t v = size == 8 ? (uintptr_t) * (volatile uint64_t *)(gs + i)
+                                : (uintptr_t) * (volatile uint32_t *)(gs + i);
+        if (v == (uintptr_t)L)
+            probe_ref[probe_ref_n++] = gs + i;
+    }
+    co = lua_newthread(L);
+    lua_pushcfunction(co, probe_in_coroutine);
+    if (lua_resume(co, 0) != 0)
+        probe_ref_n = 0;
+    lua_pop(L, 1);
+    if (probe_ref_n != 1)
+        return;
+    cur.main_L = lua_pushthread(L) ? (uintptr_t)L : 0;
+    lua_pop(L, 1);
+    cur.alloc = lua_getallocf(L, &cur.alloc_ud);
+    lua_setallocf(L, watch_alloc, cur.alloc_ud);
+    cur.wrapped = 1;
+    cur.word = (volatile void *)probe_ref[0];
+}
+
 /* ---- Samples waiting for their Lua stack ------------------------------------------------ */
 
 /* A sample taken by the signal handler, written once LuaJIT's profiler
@@ -465,6 +601,7 @@ static volatile uint32_t *last_exit_probe(lua_State *L, uintptr_t gs)
  * thread: the handler fills a slot before it moves the head. */
 typedef struct pending {
     uint64_t pc, generation, blame;
+    uintptr_t co; /* the coroutine that ran (running_coroutine()), or 0 */
     uint32_t state, weight;
     int own; /* the pc is the innermost Lua frame's: in its trace, or the interpreter */
 } pending;
@@ -482,6 +619,7 @@ static int pend_push(const vmp_sample *s, int own)
     if (h - pend_tail >= PENDING)
         return 0;
     p = &pend[h % PENDING];
+    p->co = running_coroutine();
     p->pc = s->pc;
     p->generation = vmp_writer_generation(g.w);
     p->blame = s->blame;
@@ -496,16 +634,39 @@ static int pend_push(const vmp_sample *s, int own)
 /* Write the queued samples with `lua` (n Lua frames, innermost first):
  * in the running trace's code and in the interpreter the Lua frames alone
  * (the pc says where the innermost one ran), elsewhere (C functions and
- * the VM's helpers, GC, the JIT) the pc's frame first. */
-static void pend_flush(const vmp_frame *lua, uint32_t n)
+ * the VM's helpers, GC, the JIT) the pc's frame first.  `lua` is L's
+ * frames and then the main thread's (`main`, n_main of them, when L is a
+ * coroutine); a sample taken in another coroutine than `L` (NULL: none)
+ * has that coroutine's frames and then `main` (coroutine_frames()). */
+static uint32_t coroutine_frames(
+    lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n, vmp_frame *out);
+
+static void pend_flush(
+    lua_State *L, const vmp_frame *lua, uint32_t n, const vmp_frame *main, uint32_t n_main)
 {
-    vmp_frame frames[1 + 128];
+    vmp_frame frames[1 + 2 * LUA_FRAMES], co_frames[2 * LUA_FRAMES];
+    uintptr_t co_read = 0;
+    uint32_t n_co = 0;
     vmp_sample s;
 
-    memcpy(frames + 1, lua, n * sizeof *lua);
     while (pend_tail != pend_head) {
         const pending *p = &pend[pend_tail % PENDING];
         int own = p->own;
+        const vmp_frame *stack = lua;
+        uint32_t depth = n;
+
+        if (L != NULL && p->co != 0 && p->co != (uintptr_t)L) {
+            if (p->co != co_read) {
+                co_read = p->co;
+                n_co = coroutine_frames(L, p->co, main, n_main, co_frames);
+            }
+            if (n_co > 0) {
+                stack = co_frames;
+                depth = n_co;
+            }
+        }
+        if (depth > 0)
+            memcpy(frames + 1, stack, depth * sizeof *stack);
         memset(&s, 0, sizeof s);
         s.thread = g.tid;
         s.pc = p->pc;
@@ -516,16 +677,68 @@ static void pend_flush(const vmp_frame *lua, uint32_t n)
         frames[0].kind = VMP_FRAME_PC;
         frames[0].value = p->pc;
         frames[0].bcpc = VMP_BCPC_NONE;
-        s.frames = own && n > 0 ? frames + 1 : frames;
-        s.depth = own && n > 0 ? n : n + 1;
+        s.frames = own && depth > 0 ? frames + 1 : frames;
+        s.depth = own && depth > 0 ? depth : depth + 1;
         vmp_writer_sample(g.w, &s);
         atomic_signal_fence(memory_order_seq_cst);
         pend_tail = pend_tail + 1;
     }
+    /* the coroutines noted so far are read: watch the next ones (a sample
+     * queued after this loop finds its coroutine unwatched, and gets the
+     * stack of the next callback's coroutine) */
+    if (L != NULL)
+        n_watch = 0;
 }
 
 static uint64_t function_for(lua_State *L, const char *source, int first, int last);
 static void new_gc_sentinel(lua_State *L);
+static uint64_t frame_function(lua_State *L, const lua_Debug *ar);
+
+/* The Lua frames of coroutine `of` (innermost first, Lua functions only),
+ * at most `max`, described through `L` (the running one). */
+static uint32_t lua_frames(lua_State *L, lua_State *of, vmp_frame *out, uint32_t max)
+{
+    lua_Debug ar;
+    uint32_t n = 0;
+    int level;
+
+    for (level = 0; n < max && lua_getstack(of, level, &ar); level++) {
+        if (!lua_getinfo(of, "Sl", &ar) || ar.what == NULL || ar.what[0] == 'C')
+            continue;
+        out[n].kind = VMP_FRAME_FUNCTION;
+        out[n].value = frame_function(L, &ar);
+        out[n].bcpc = ar.currentline > 0 ? (uint32_t)ar.currentline : VMP_BCPC_NONE;
+        if (out[n].value != 0)
+            n++;
+    }
+    return n;
+}
+
+/* The stack of a sample taken in coroutine `co` while the VM calls back in
+ * `L`: co's frames, then the main thread's `main` (n of them: where it
+ * resumed the coroutines; none when co is the main thread), into `out`
+ * (2 * LUA_FRAMES).  @return the frames, or 0 when co was freed or has no
+ * Lua frame (the callback's stack then stands). */
+static uint32_t coroutine_frames(
+    lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n, vmp_frame *out)
+{
+    lua_State *of = (lua_State *)co;
+    uint32_t k;
+
+    if (!coroutine_alive(co))
+        return 0;
+    /* kept on L's stack while its frames are read: the descriptions may
+     * allocate, and a GC step must not free it meanwhile */
+    lua_pushthread(of);
+    lua_xmove(of, L, 1);
+    k = lua_frames(L, of, out, LUA_FRAMES);
+    lua_pop(L, 1);
+    if (k > 0 && co != cur.main_L && n > 0) {
+        memcpy(out + k, main, n * sizeof *main);
+        k += n;
+    }
+    return k;
+}
 
 /* The FUNCTION ids of the frames seen, by their chunk name's address (an
  * interned string) and lines: function_for() costs a formatted key and a
@@ -560,26 +773,23 @@ static void keep_trace_handler(lua_State *L);
 
 static void on_lua_stack(void *data, lua_State *L, int samples, int vmstate)
 {
-    vmp_frame lua[128];
-    lua_Debug ar;
-    uint32_t n = 0;
-    int level;
+    vmp_frame lua[2 * LUA_FRAMES], main[LUA_FRAMES];
+    uint32_t n, n_main = 0;
 
     (void)data;
     (void)samples;
     (void)vmstate;
     if (g.w == NULL || atomic_load(&g.closed))
         return;
-    for (level = 0; n < 128 && lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "Sl", &ar) || ar.what == NULL || ar.what[0] == 'C')
-            continue;
-        lua[n].kind = VMP_FRAME_FUNCTION;
-        lua[n].value = frame_function(L, &ar);
-        lua[n].bcpc = ar.currentline > 0 ? (uint32_t)ar.currentline : VMP_BCPC_NONE;
-        if (lua[n].value != 0)
-            n++;
+    n = lua_frames(L, L, lua, LUA_FRAMES);
+    /* in a coroutine: the main thread's frames below, where it resumed the
+     * coroutines (the intermediate coroutines of a nested resume are not
+     * known: LuaJIT keeps no link to a resumer) */
+    if (cur.main_L != 0 && (uintptr_t)L != cur.main_L) {
+        n_main = lua_frames(L, (lua_State *)cur.main_L, main, LUA_FRAMES);
+        memcpy(lua + n, main, n_main * sizeof *main);
     }
-    pend_flush(lua, n);
+    pend_flush(L, lua, n + n_main, main, n_main);
     keep_trace_handler(L);
     if (g.need_sentinel) {
         g.need_sentinel = 0;
@@ -993,7 +1203,7 @@ static void stop_recording(void)
         vmp_agent__clock_stop(&g.clock);
     if (!vmp_agent__wait_handlers(&g.in_handler) || g.w == NULL)
         return;
-    pend_flush(NULL, 0); /* those the profiler did not call back for */
+    pend_flush(NULL, NULL, 0, NULL, 0); /* those the profiler did not call back for */
     memset(&tot, 0, sizeof tot);
     if (vmp_writer_close(g.w, &tot) < 0)
         fprintf(stderr, "vmp: error writing %s: %s\n", g.file,
@@ -1043,8 +1253,13 @@ static void new_gc_sentinel(lua_State *L)
 
 static int on_close(lua_State *L)
 {
-    (void)L;
     stop_recording();
+    /* the program's own allocator back: lua_close() frees everything after
+     * the finalizers, when this module may be unloaded already */
+    if (cur.wrapped) {
+        lua_setallocf(L, cur.alloc, cur.alloc_ud);
+        cur.wrapped = 0;
+    }
     return 0;
 }
 
@@ -1122,7 +1337,7 @@ static int start_clock(lua_State *L)
          * handler (and puts ours back when it stops); its own timer, at
          * 1000 s, stays silent.  Ours calls its handler after each sample. */
         struct sigaction lj;
-        luaJIT_profile_start(L, "i1000000", on_lua_stack, NULL);
+        luaJIT_profile_start(L, "fi1000000", on_lua_stack, NULL);
         g.lj_profile_g = g.gs != 0 ? find_profile_g() : NULL;
         if (g.lj_profile_g != NULL && sigaction(SIGPROF, NULL, &lj) == 0 &&
             !(lj.sa_flags & SA_SIGINFO) && lj.sa_handler != SIG_DFL && lj.sa_handler != SIG_IGN)
@@ -1143,7 +1358,7 @@ static int start_clock(lua_State *L)
 static void open_writer(void)
 {
     char interval[32];
-    const char *labels[8];
+    const char *labels[10];
     vmp_writer_meta meta;
     vmp_writer_options wo = VMP_WRITER_OPTIONS_INIT;
     vmp_status st;
@@ -1157,6 +1372,8 @@ static void open_writer(void)
     labels[5] = g.last_exit != NULL ? "last exit" : "none";
     labels[6] = "sampler"; /* the clock that runs (vmp_agent_clock.h) */
     labels[7] = vmp_agent__clock_label(g.mechanism);
+    labels[8] = "coroutine"; /* whose stack a sample has */
+    labels[9] = cur.word != NULL ? "running" : "next safe point";
     memset(&meta, 0, sizeof meta);
     meta.vm_name = "LuaJIT";
     meta.vm_version =
@@ -1169,7 +1386,7 @@ static void open_writer(void)
     meta.event_kinds = event_kinds;
     meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
     meta.labels = labels;
-    meta.n_labels = 4;
+    meta.n_labels = 5;
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
     wo.format_major = g.format_major; /* times in us from a 10us interval on */
@@ -1220,6 +1437,10 @@ int luaopen_vmp_luajit(lua_State *L)
     if (g.vmstate == NULL)
         fprintf(stderr, "vmp: LuaJIT's VM state word not found; samples have state unknown\n");
     g.last_exit = last_exit_probe(L, gs);
+    cur_L_probe(L, gs, ref_size);
+    if (cur.word == NULL)
+        fprintf(stderr, "vmp: LuaJIT's running coroutine not found; samples have the stack of "
+                        "the coroutine where the VM next stops\n");
     g.tid = (uint64_t)syscall(SYS_gettid);
     {
         char why[256];

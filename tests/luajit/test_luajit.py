@@ -21,6 +21,10 @@
 #           signal, and luajit never crashes at lua_close().
 #   exits:  a Lua error and os.exit close the file (it validates); kill -9
 #           mid-run leaves a file the report reads.
+#   coroutines: work run inside coroutine.wrap producers, inside a
+#           coroutine resumed by another one, and inside a coroutine that
+#           then errors: each sample has the coroutine's stack (the work
+#           function under the coroutine's body) above the main thread's.
 #
 # usage: test_luajit.py VMP LUAJIT EXAMPLES_DIR WORKDIR
 import json
@@ -334,6 +338,86 @@ while os.clock() - t0 < 0.3 do f(100000) end
     check(rc == want, "%s: the script's exit status %d (%d)" % (name, want, rc))
     rc, out, err = vmp("validate", path)
     check(rc == 0 and "complete" in out, "%s: the file is closed: %s" % (name, (out + err).strip()))
+
+# ---- coroutines -------------------------------------------------------------------
+CO_TEXT = """local function spin(n)
+  local s = 0
+  for i = 1, n do s = s + (i * 7) % 13 end
+  return s
+end
+
+local function work_wrap(n) local r = spin(n) return r end
+local function work_nested(n) local r = spin(n) return r end
+local function work_err(n) local r = spin(n) return r end
+
+local function phase(seconds, f)
+  local t0 = os.clock()
+  while os.clock() - t0 < seconds do f() end
+end
+
+local total = 0
+phase(0.5, function()
+  local p = coroutine.wrap(function()
+    for _ = 1, 20 do coroutine.yield(work_wrap(20000)) end
+  end)
+  for _ = 1, 20 do total = total + p() end
+end)
+phase(0.5, function()
+  local outer = coroutine.create(function()
+    local inner = coroutine.create(function()
+      for _ = 1, 20 do coroutine.yield(work_nested(20000)) end
+    end)
+    for _ = 1, 20 do
+      local _, v = coroutine.resume(inner)
+      coroutine.yield(v)
+    end
+  end)
+  for _ = 1, 20 do
+    local _, v = coroutine.resume(outer)
+    total = total + v
+  end
+end)
+phase(0.5, function()
+  local co = coroutine.create(function()
+    local v = work_err(200000)
+    error("failed after " .. v)
+  end)
+  local ok = coroutine.resume(co)
+  if not ok then total = total + 1 end
+end)
+print(total)
+"""
+co_lua = write_script("co.lua", CO_TEXT)
+
+
+def co_line(text):
+    """The name of the function of co.lua defined on the line holding `text`."""
+    return "co.lua:%d" % next(i + 1 for i, l in enumerate(CO_TEXT.splitlines()) if text in l)
+
+
+rc, path = record("co.vmp", co_lua)
+check(rc == 0, "coroutines: vmp record exits 0 (%d)" % rc)
+rc, out, err = vmp("info", path)
+check('"coroutine"="running"' in out, "coroutines: the running coroutine's word was found")
+rc, out, err = vmp("flame", path)
+# the frames' names end with "co.lua:LINE" (the chunk's path before)
+folded = [([f[f.rfind("co.lua:"):] if "co.lua:" in f else f for f in line.rsplit(" ", 1)[0].split(";")],
+           int(line.rsplit(" ", 1)[1])) for line in out.splitlines() if " " in line]
+total_w = sum(w for (_, w) in folded) or 1
+# root first: main chunk, phase, the phase's function, the coroutine's
+# body, the work function, spin
+for work, body in ((co_line("function work_wrap"), co_line("coroutine.wrap(function()")),
+                   (co_line("function work_nested"), co_line("local inner = coroutine.create")),
+                   (co_line("function work_err"), co_line("local co = coroutine.create"))):
+    w = sum(w for (fr, w) in folded
+            if fr[0] == "co.lua:0" and work in fr and fr.index(work) > 0 and
+            fr[fr.index(work) - 1] == body and fr[fr.index(work) + 1:fr.index(work) + 2] == ["co.lua:1"])
+    print("coroutines: %.1f%% of the weight in main chunk > ... > %s > %s > co.lua:1" %
+          (w * 100.0 / total_w, body, work))
+    check(w > 0.2 * total_w, "coroutines: %s's time under the coroutine body %s" % (work, body))
+alone = sum(w for (fr, w) in folded if all(f in ("co.lua:0", co_line("function phase")) for f in fr))
+check(alone < 0.1 * total_w, "coroutines: %.1f%% on the main thread's frames alone" %
+      (alone * 100.0 / total_w))
 
 path = os.path.join(WORK, "kill.vmp")
 if os.path.exists(path):
