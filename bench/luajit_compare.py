@@ -133,7 +133,8 @@ for line in folded.splitlines():
         continue
     stack, w = line.rsplit(" ", 1)
     total += int(w)
-    lua = [f for f in stack.split(";") if re.search(r"\.lua:\d+$", f)]
+    # Lua functions: "name (hot.lua:10)", or "hot.lua:10" when seen without a name
+    lua = [f for f in stack.split(";") if re.search(r"\.lua:\d+\)?$", f)]
     if lua:
         name = lua[-1].rsplit("/", 1)[-1]
         per_fn[name] = per_fn.get(name, 0) + int(w)
@@ -147,8 +148,8 @@ with open(HOT) as f:
 print("| function (innermost Lua frame) | vmp | luajit -jp=F | points |")
 print("|---|---|---|---|")
 for name, n in sorted(per_fn.items(), key=lambda kv: -kv[1]):
-    line = int(name.split(":")[-1]) if name.split(":")[-1].isdigit() else 0
-    fn = names_at.get(line, "?")
+    m = re.search(r":(\d+)\)?$", name)
+    fn = names_at.get(int(m.group(1)) if m else 0, "?")
     ours = n * 100.0 / total if total else 0
     theirs = jp_fns.get("hot.lua:%s" % fn, 0.0)
-    print("| %s (%s) | %.1f%% | %.0f%% | %+.1f |" % (name, fn, ours, theirs, ours - theirs))
+    print("| %s | %.1f%% | %.0f%% | %+.1f |" % (name, ours, theirs, ours - theirs))

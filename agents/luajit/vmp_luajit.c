@@ -532,7 +532,7 @@ static int coroutine_alive(uintptr_t co)
 
 /* The program's allocator, with the frees of watched coroutines noted (a
  * lua_State is freed whole, never reallocated). */
-static void *watch_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+static void *vmp_luajit_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     if (nsize == 0 && ptr != NULL) {
         uint32_t i, n = n_watch;
@@ -588,7 +588,7 @@ static void cur_L_probe(lua_State *L, uintptr_t gs, int size)
     cur.main_L = lua_pushthread(L) ? (uintptr_t)L : 0;
     lua_pop(L, 1);
     cur.alloc = lua_getallocf(L, &cur.alloc_ud);
-    lua_setallocf(L, watch_alloc, cur.alloc_ud);
+    lua_setallocf(L, vmp_luajit_alloc, cur.alloc_ud);
     cur.wrapped = 1;
     cur.word = (volatile void *)probe_ref[0];
 }
@@ -690,7 +690,8 @@ static void pend_flush(
         n_watch = 0;
 }
 
-static uint64_t function_for(lua_State *L, const char *source, int first, int last);
+static uint64_t function_for(
+    lua_State *L, const char *source, int first, int last, const char *called);
 static void new_gc_sentinel(lua_State *L);
 static uint64_t frame_function(lua_State *L, const lua_Debug *ar);
 
@@ -703,7 +704,7 @@ static uint32_t lua_frames(lua_State *L, lua_State *of, vmp_frame *out, uint32_t
     int level;
 
     for (level = 0; n < max && lua_getstack(of, level, &ar); level++) {
-        if (!lua_getinfo(of, "Sl", &ar) || ar.what == NULL || ar.what[0] == 'C')
+        if (!lua_getinfo(of, "Sln", &ar) || ar.what == NULL || ar.what[0] == 'C')
             continue;
         out[n].kind = VMP_FRAME_FUNCTION;
         out[n].value = frame_function(L, &ar);
@@ -759,7 +760,7 @@ static uint64_t frame_function(lua_State *L, const lua_Debug *ar)
     if (fn_cache[i].source == ar->source && fn_cache[i].first == ar->linedefined &&
         fn_cache[i].last == ar->lastlinedefined && fn_cache[i].id != 0)
         return fn_cache[i].id;
-    fn_cache[i].id = function_for(L, ar->source, ar->linedefined, ar->lastlinedefined);
+    fn_cache[i].id = function_for(L, ar->source, ar->linedefined, ar->lastlinedefined, ar->name);
     fn_cache[i].source = ar->source;
     fn_cache[i].first = ar->linedefined;
     fn_cache[i].last = ar->lastlinedefined;
@@ -895,18 +896,51 @@ static void free_trace(uint32_t tr)
  * source line (the debug API gives lines, not bytecode positions): the
  * record's line table maps each line of the function to itself.  0 when
  * out of memory. */
-static uint64_t function_for(lua_State *L, const char *source, int first, int last)
+/* The chunk name `source` (a prototype's, '@' or '=' first when it names a
+ * file or is a given name) as LuaJIT's profiler shows it without its `p`
+ * option: a file's base name ("hot.lua"), a given name as it is, and a
+ * chunk loaded from a string as [string "its first line"], cut. */
+static void short_chunk(const char *source, char *buf, size_t size)
+{
+    if (source[0] == '@') {
+        const char *slash = strrchr(source + 1, '/');
+        snprintf(buf, size, "%s", slash != NULL ? slash + 1 : source + 1);
+    } else if (source[0] == '=') {
+        snprintf(buf, size, "%s", source + 1);
+    } else {
+        size_t n = strcspn(source, "\r\n");
+        snprintf(buf, size, "[string \"%.*s%s\"]", (int)(n > 40 ? 40 : n), source,
+                 n > 40 || source[n] != '\0' ? "..." : "");
+    }
+}
+
+/* The FUNCTION id of the prototype of chunk `source` defined on lines
+ * [first, last], made and written on first sight.  Its name is the one its
+ * caller knows it by (`called`, lua_getinfo's "n": "loop", "bar" for
+ * Foo.bar, "method" for obj:method, as luajit -jp=f shows them), then the
+ * short chunk name and the line it is defined on: "loop (hot.lua:5)"; one
+ * seen without a name (a coroutine's body, a function called through
+ * pcall, the main chunk) is "hot.lua:5", as -jp=f names it.  One name per
+ * prototype: the first seen.  The FUNCTION's file is the full chunk name. */
+static uint64_t function_for(
+    lua_State *L, const char *source, int first, int last, const char *called)
 {
     static const char key = 0; /* the registry table's key: its address */
-    char name[512];
+    char name[600], chunk[256], where[512];
     uint64_t id = 0;
     vmp_function fn;
     uint32_t *lines = NULL;
     int top = lua_gettop(L), n = 0, line;
 
+    short_chunk(source, chunk, sizeof chunk);
+    if (called != NULL && called[0] != '\0')
+        snprintf(name, sizeof name, "%s (%s:%d)", called, chunk, first);
+    else
+        snprintf(name, sizeof name, "%s:%d", chunk, first);
     if (source[0] == '@' || source[0] == '=')
         source++;
-    snprintf(name, sizeof name, "%s:%d", source, first);
+    /* the registry key: the full chunk name and line */
+    snprintf(where, sizeof where, "%s:%d", source, first);
     lua_pushlightuserdata(L, (void *)&key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     if (!lua_istable(L, -1)) {
@@ -916,7 +950,7 @@ static uint64_t function_for(lua_State *L, const char *source, int first, int la
         lua_pushvalue(L, -2);
         lua_rawset(L, LUA_REGISTRYINDEX);
     }
-    lua_getfield(L, -1, name);
+    lua_getfield(L, -1, where);
     if (lua_isnumber(L, -1)) {
         id = (uint64_t)lua_tonumber(L, -1);
         lua_settop(L, top);
@@ -925,7 +959,7 @@ static uint64_t function_for(lua_State *L, const char *source, int first, int la
     lua_pop(L, 1);
     id = ++g.next_function_id;
     lua_pushnumber(L, (lua_Number)id);
-    lua_setfield(L, -2, name);
+    lua_setfield(L, -2, where);
     lua_settop(L, top);
     if (first < 1) /* the main chunk: its lines from 1 */
         first = 1;
@@ -935,7 +969,7 @@ static uint64_t function_for(lua_State *L, const char *source, int first, int la
         lines[2 * n] = lines[2 * n + 1] = (uint32_t)line;
     memset(&fn, 0, sizeof fn);
     fn.id = id;
-    fn.name = name; /* "chunk:line", as luajit -jp names functions */
+    fn.name = name;
     fn.file = source;
     fn.first_line = (uint32_t)first;
     fn.lines = lines;
@@ -945,13 +979,40 @@ static uint64_t function_for(lua_State *L, const char *source, int first, int la
     return id;
 }
 
+/* The name the caller of the Lua function at stack index `fi` knows it by,
+ * when it runs on L's stack now (a trace's start function, as the JIT
+ * reports the trace), into buf; "" if not found. */
+static void name_on_stack(lua_State *L, int fi, char *buf, size_t size)
+{
+    lua_Debug ar;
+    int level;
+
+    buf[0] = '\0';
+    for (level = 0; level < 64 && lua_getstack(L, level, &ar); level++) {
+        int same;
+        if (!lua_getinfo(L, "fn", &ar))
+            continue;
+        same = lua_rawequal(L, -1, fi);
+        lua_pop(L, 1);
+        if (same) {
+            if (ar.name != NULL)
+                snprintf(buf, size, "%s", ar.name);
+            return;
+        }
+    }
+}
+
 /* The FUNCTION id of the Lua function at stack index `fi` (its prototype
  * from jit.util.funcinfo), or 0. */
 static uint64_t function_id(lua_State *L, int fi)
 {
     uint64_t id = 0;
     int top = lua_gettop(L);
+    char called[128];
 
+    if (fi < 0)
+        fi = top + fi + 1;
+    name_on_stack(L, fi, called, sizeof called);
     if (push_jit_util(L, "funcinfo")) {
         lua_pushvalue(L, fi);
         if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
@@ -960,7 +1021,7 @@ static uint64_t function_id(lua_State *L, int fi)
             lua_getfield(L, -3, "lastlinedefined");
             if (lua_isstring(L, -3))
                 id = function_for(L, lua_tostring(L, -3), (int)lua_tointeger(L, -2),
-                                  (int)lua_tointeger(L, -1));
+                                  (int)lua_tointeger(L, -1), called);
         }
     }
     lua_settop(L, top);

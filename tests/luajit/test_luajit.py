@@ -79,8 +79,13 @@ def table(out, title):
                     if rows or (parts and parts[0] != "%"):
                         break
                     continue
+                # the name: the last column, or all after the four numbers
+                # ("hot (hot.lua:10)") but a last "[kind]"
+                name = parts[4:]
+                if len(name) > 1 and name[-1].startswith("[") and name[-1].endswith("]"):
+                    name = name[:-1]
                 rows.append((float(parts[0][:-1]), parts[-1] if title.startswith("samples by")
-                             else parts[4]))
+                             else " ".join(name)))
             break
     return rows
 
@@ -95,7 +100,10 @@ hot_lua = os.path.join(EXAMPLES, "hot.lua")
 with open(hot_lua) as f:
     defined = {m.group(1): n for n, line in enumerate(f, 1)
                for m in [re.match(r"local function (\w+)\(", line)] if m}
-HOT, TABLES = "hot.lua:%d" % defined["hot"], "hot.lua:%d" % defined["tables"]
+# Lua functions are named as the caller knows them, then the short chunk
+# name and the line they are defined on
+HOT = "hot (hot.lua:%d)" % defined["hot"]
+TABLES = "tables (hot.lua:%d)" % defined["tables"]
 
 # ---- hot -----------------------------------------------------------------------
 rc, path = record("hot.vmp", hot_lua)
@@ -400,8 +408,9 @@ check(rc == 0, "coroutines: vmp record exits 0 (%d)" % rc)
 rc, out, err = vmp("info", path)
 check('"coroutine"="running"' in out, "coroutines: the running coroutine's word was found")
 rc, out, err = vmp("flame", path)
-# the frames' names end with "co.lua:LINE" (the chunk's path before)
-folded = [([f[f.rfind("co.lua:"):] if "co.lua:" in f else f for f in line.rsplit(" ", 1)[0].split(";")],
+# a frame's name is "work_wrap (co.lua:7)", or "co.lua:18" for a function
+# seen without a name (a coroutine's body): compared as "co.lua:LINE"
+folded = [([re.sub(r"^.*(co\.lua:\d+)\)?$", r"\1", f) for f in line.rsplit(" ", 1)[0].split(";")],
            int(line.rsplit(" ", 1)[1])) for line in out.splitlines() if " " in line]
 total_w = sum(w for (_, w) in folded) or 1
 # root first: main chunk, phase, the phase's function, the coroutine's
