@@ -7,6 +7,9 @@
 #   cost:   the workload's CPU time (user + system of the luajit process)
 #           unprofiled, under vmp at 1 ms and 100 us, and under -jp at 1 ms,
 #           alternated in the same run; medians, and ratios to unprofiled.
+#   per sample: the CPU each profiler adds per sample it takes (vmp's records
+#           against -jp's raw sample counts): -jp's setitimer fires at most
+#           once per scheduler tick, so its overhead per run is not comparable.
 #   size:   bytes per sample record of vmp's file at 1 ms and 100 us.
 #   truth:  VM-state shares (vmp report --by state against -jp=v, both over
 #           the REPEATS runs, with -jp's own sampling error) and the
@@ -45,7 +48,8 @@ conditions = {
     "vmp 1ms": lambda i: [VMP, "record", "-o", "v1ms-%d.vmp" % i, "--interval", "1ms", "--"] + work,
     "vmp 100us": lambda i: [VMP, "record", "-o", "v100us-%d.vmp" % i, "--interval", "100us",
                             "--"] + work,
-    "luajit -jp 1ms": lambda i: [LUAJIT, "-jp=vi1,jp-%d.txt" % i, HOT, "1", str(ROUNDS)],
+    # raw counts (r): its number of samples, and shares finer than whole percents
+    "luajit -jp 1ms": lambda i: [LUAJIT, "-jp=vri1,jp-%d.txt" % i, HOT, "1", str(ROUNDS)],
 }
 cpu = {k: [] for k in conditions}
 for i in range(REPEATS):
@@ -68,6 +72,41 @@ def samples_and_size(path):
     out = subprocess.run([VMP, "info", path], capture_output=True, text=True).stdout
     m = re.search(r"samples:\s+(\d+)", out)
     return (int(m.group(1)) if m else 0), os.path.getsize(path)
+
+
+def jp_counts(i):
+    """-jp's raw counts by VM state in run i ({} if unreadable)."""
+    try:
+        with open(os.path.join(WORK, "jp-%d.txt" % i)) as f:
+            return {m.group(2).strip(): int(m.group(1))
+                    for m in re.finditer(r"^\s*(\d+)\s+(\D.*)$", f.read(), re.M)}
+    except OSError:
+        return {}
+
+
+print("| profiler | samples per run (median) | CPU added per run | CPU per sample |")
+print("|---|---|---|---|")
+per_run = {}
+for name, count in (("vmp 1ms", lambda i: samples_and_size(os.path.join(WORK, "v1ms-%d.vmp" % i))[0]),
+                    ("vmp 100us",
+                     lambda i: samples_and_size(os.path.join(WORK, "v100us-%d.vmp" % i))[0]),
+                    ("luajit -jp 1ms", lambda i: sum(jp_counts(i).values()))):
+    n = median([count(i) for i in range(REPEATS)])
+    added = median(cpu[name]) - base
+    per_run[name] = (n, added)
+    print("| %s | %d | %.3f s | %s |" % (name, n, added,
+                                         "%.1f us" % (added / n * 1e6) if n else "-"))
+print()
+# vmp's cost split in a part per sample (the slope between 1 ms and 100 us)
+# and a part per run (loading the module, probes, symbols, closing the file)
+(n1, a1), (n2, a2) = per_run["vmp 1ms"], per_run["vmp 100us"]
+if n2 > n1:
+    slope = (a2 - a1) / (n2 - n1)
+    print("vmp: **%.1f us of CPU per sample** (between 1 ms and 100 us) and %.3f s per run. "
+          "Section 6 prints the floor of a per-thread CPU-time timer and its signal with an "
+          "empty handler (bench_sigfloor); -jp's setitimer fires at scheduler ticks only." %
+          (slope * 1e6, a1 - slope * n1))
+    print()
 
 
 for tag in ("1ms", "100us"):
@@ -95,15 +134,13 @@ state_total = sum(state_w.values()) or 1
 ours_states = {k: v * 100.0 / state_total for k, v in state_w.items()}
 jp_runs = []
 for i in range(REPEATS):
-    try:
-        with open(os.path.join(WORK, "jp-%d.txt" % i)) as f:
-            jp_runs.append({m.group(2).strip(): float(m.group(1))
-                            for m in re.finditer(r"^\s*(\d+)%\s+(.+)$", f.read(), re.M)})
-    except OSError:
-        pass
+    counts = jp_counts(i)
+    n = sum(counts.values())
+    if n:
+        jp_runs.append({k: v * 100.0 / n for k, v in counts.items()})
 jp_states = {k: sum(r.get(k, 0.0) for r in jp_runs) / len(jp_runs)
              for r0 in jp_runs for k in r0} if jp_runs else {}
-jp_samples = median(cpu["luajit -jp 1ms"]) * 250  # at most one per 4 ms tick
+jp_samples = median([sum(jp_counts(i).values()) for i in range(REPEATS)])
 names = {"trace": "Compiled", "interp": "Interpreted", "c": "C code", "gc": "Garbage Collector",
          "exit": "Trace exit", "record": "JIT Compiler", "opt": "JIT Compiler",
          "asm": "JIT Compiler"}
