@@ -579,14 +579,13 @@ static uint32_t walk(const utable *t, void *uc, uint64_t stack_hi, vmp_frame *ou
         return 0;
     put_pc(out, &n, ip);
     while (n < max && atomic_load_explicit(&use_rows, memory_order_relaxed)) {
-        const useg *s = seg_of(t, n == 1 ? ip : ip - 1, 1); /* a return address: its call */
+        const uint64_t at = n == 1 ? ip : ip - 1; /* a return address: its call */
+        const useg *s = seg_of(t, at, 1);
         const umod *m = s != NULL ? &t->mods[s->module] : NULL;
         const vmp_cfi_row *row;
         uint64_t cfa, ra;
 
-        row = m != NULL && m->cfi != NULL
-                  ? vmp_jvmti__cfi_find(m->cfi, (n == 1 ? ip : ip - 1) - m->bias)
-                  : NULL;
+        row = m != NULL && m->cfi != NULL ? vmp_jvmti__cfi_find(m->cfi, at - m->bias) : NULL;
         if (row == NULL || row->kind == VMP_CFI_NONE) {
             /* what the rows cannot say: libunwind from this frame on */
             atomic_fetch_add_explicit(&n_handovers, 1, memory_order_relaxed);

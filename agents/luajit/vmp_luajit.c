@@ -485,6 +485,13 @@ static struct {
     int wrapped;
 } cur;
 
+/* The GC reference of `size` bytes at `addr` (a lua_State's address). */
+static uintptr_t read_ref(uintptr_t addr, int size)
+{
+    return size == 8 ? (uintptr_t) * (volatile uint64_t *)addr
+                     : (uintptr_t) * (volatile uint32_t *)addr;
+}
+
 #define WATCH 16
 
 static struct {
@@ -502,8 +509,7 @@ static uintptr_t running_coroutine(void)
     uint32_t i, n = n_watch;
     if (cur.word == NULL)
         return 0;
-    co = cur.size == 8 ? (uintptr_t) * (volatile uint64_t *)cur.word
-                       : (uintptr_t) * (volatile uint32_t *)cur.word;
+    co = read_ref((uintptr_t)cur.word, cur.size);
     if (co == 0 || co == cur.main_L)
         return co;
     for (i = 0; i < n; i++)
@@ -551,9 +557,7 @@ static int probe_in_coroutine(lua_State *co)
 {
     int i, n = 0;
     for (i = 0; i < probe_ref_n; i++) {
-        uintptr_t v = cur.size == 8 ? (uintptr_t) * (volatile uint64_t *)probe_ref[i]
-                                    : (uintptr_t) * (volatile uint32_t *)probe_ref[i];
-        if (v == (uintptr_t)co)
+        if (read_ref(probe_ref[i], cur.size) == (uintptr_t)co)
             probe_ref[n++] = probe_ref[i];
     }
     probe_ref_n = n;
@@ -573,9 +577,7 @@ static void cur_L_probe(lua_State *L, uintptr_t gs, int size)
     cur.size = size;
     probe_ref_n = 0;
     for (i = 0; i + (size_t)size <= 4096 && probe_ref_n < 64; i += (size_t)size) {
-        uintptr_t v = size == 8 ? (uintptr_t) * (volatile uint64_t *)(gs + i)
-                                : (uintptr_t) * (volatile uint32_t *)(gs + i);
-        if (v == (uintptr_t)L)
+        if (read_ref(gs + i, size) == (uintptr_t)L)
             probe_ref[probe_ref_n++] = gs + i;
     }
     co = lua_newthread(L);
