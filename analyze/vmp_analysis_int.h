@@ -15,6 +15,8 @@
  *                                  symbols), none calling another
  *   vmp_resolve.c                  resolution of pcs and stacks, and feeding:
  *                                  it hands each record to its file
+ *   vmp_vm_view.c                  the VM's view of resolved stacks (spec
+ *                                  R-VIEW-7), on the interned tables
  *
  * Invariants across the files:
  *   - Ids of strings (sids), afunctions, aframes and astacks start at 1 and

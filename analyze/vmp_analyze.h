@@ -454,6 +454,50 @@ VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a,
                                          size_t size,
                                          uint32_t frame);
 
+/* ---- The VM's view (spec R-VIEW-7) ---------------------------------------
+ *
+ * The frames as a programmer of the VM's language reads them: a VM frame is
+ * a frame of a FUNCTION (vmp_afunction.function_id != 0: a symbolic frame,
+ * a code object with a function, a function inlined or interpreted).  The
+ * view of a stack keeps the VM frames, drops the other frames outer of its
+ * innermost VM frame, and inner of it keeps the frames that have a name of
+ * their own (a C function named by a symbol, a code object) while a frame
+ * that only its module and offset name, or "[unknown]", becomes the frame
+ * "[<vm> <state>]" (the header's vm_name, "vm" when empty, and the sample's
+ * state: "[LuaJIT gc]"), one for several in a row.  The frames of labels
+ * are resolved frames like the others: their function has kind "vm state",
+ * code class VMP_CLASS_UNKNOWN.  Added in 0.7. */
+
+/** 1 when resolved frame `frame` is a VM frame, else 0 (0 and ids past the
+ *  count too). */
+VMP_API int vmp_analysis_is_vm_frame(const vmp_analysis *a, uint32_t frame);
+
+/** The innermost VM frame of resolved stack `stack`, or 0 when it has none.
+ *  If `own_out` is not NULL it receives 1 when that frame is the stack's
+ *  innermost one (its own code ran), else 0. */
+VMP_API uint32_t vmp_analysis_vm_frame(const vmp_analysis *a, uint32_t stack, int *own_out);
+
+/** The frame "[<vm> <state>]" of VM state `state` (named as
+ *  vmp_analysis_state_name() names it), interned on first use.
+ *  @return the frame id, or 0 on no memory. */
+VMP_API uint32_t vmp_analysis_vm_state_frame(vmp_analysis *a, uint32_t state);
+
+/** What frame `frame` shows as in the view, inner of the innermost VM frame
+ *  of a sample in state `state` (a failed sample's frame of its pc): itself
+ *  when it is a VM frame or has a name of its own, else the state's frame.
+ *  @return a frame id; 0 for `frame` 0, or on no memory. */
+VMP_API uint32_t vmp_analysis_vm_leaf(vmp_analysis *a, uint32_t frame, uint32_t state);
+
+/** The view of resolved stack `stack` of a sample in state `state`, as a
+ *  resolved stack (interned like the others: stack ids stay valid).
+ * @param[out] out  receives the stack id; 0 for `stack` 0.
+ * @return VMP_OK, VMP_ERR_NOMEM, or VMP_ERR_LIMIT (the stacks limit of the
+ *         options; vmp_analysis_errmsg() says so). */
+VMP_API vmp_status vmp_analysis_vm_stack(vmp_analysis *a,
+                                         uint32_t stack,
+                                         uint32_t state,
+                                         uint32_t *out);
+
 /** Statistics of the resolution machinery (for benchmarks and tuning). */
 typedef struct vmp_analysis_stats {
     uint64_t code_objects;        /* CODE_OBJECT records */

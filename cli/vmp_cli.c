@@ -216,6 +216,9 @@ int vmp_cli_flame_option(const char *cmd,
     case VMP_CLI_OPT_TIERS:
         fo->flags |= VMP_FLAME_TIERS;
         break;
+    case VMP_CLI_OPT_VM_FRAMES:
+        fo->flags |= VMP_FLAME_VM_FRAMES;
+        break;
     case VMP_CLI_OPT_NO_GROUP_HIDDEN:
         vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
         break;

@@ -185,7 +185,7 @@ struct vmp_flame_options;
 struct vmp_flame_svg_options;
 
 /** getopt_long() values of the options both commands take (--thread-root,
- *  --state, --units, --tiers, --title, --icicle, --width, --min-width); each command
+ *  --state, --units, --tiers, --vm-frames, --title, --icicle, --width, --min-width); each command
  *  numbers its own long-only options from VMP_CLI_OPT_FLAME_END. */
 enum {
     VMP_CLI_OPT_THREAD_ROOT = 256,
@@ -198,6 +198,7 @@ enum {
     VMP_CLI_OPT_NO_GROUP_HIDDEN,
     VMP_CLI_OPT_KIND,
     VMP_CLI_OPT_UNITS,
+    VMP_CLI_OPT_VM_FRAMES,
     VMP_CLI_OPT_FLAME_END
 };
 
@@ -208,6 +209,14 @@ enum {
     "  --kind NAME       the kind of sample to show (spec.md 5.15): cpu (the\n"     \
     "                    default), or one the file declares, as 'vmp info' lists\n" \
     "                    them: alloc (bytes allocated), live, lock (ns waited)\n"
+
+/* --vm-frames: the VM's view (spec.md R-VIEW-7), for flame, diff and pprof */
+#define VMP_CLI_VM_FRAMES_HELP                                                       \
+    "  --vm-frames       the VM's view (spec.md R-VIEW-7): only the frames of the\n" \
+    "                    VM's language (Lua functions, Java methods) and, above\n"   \
+    "                    the innermost one, the C code it called by its symbol,\n"   \
+    "                    or as [<vm> <state>] ('[LuaJIT gc]') where no symbol\n"     \
+    "                    names it; C frames between VM frames are left out\n"
 
 #define VMP_CLI_NO_GROUP_HIDDEN_HELP                                                 \
     "  --no-group-hidden show the methods of each hidden class (HotSpot lambdas,\n"  \
@@ -222,6 +231,7 @@ enum {
     {"state", no_argument, NULL, VMP_CLI_OPT_STATE},                 \
     {"units", no_argument, NULL, VMP_CLI_OPT_UNITS},                 \
     {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},                 \
+    {"vm-frames", no_argument, NULL, VMP_CLI_OPT_VM_FRAMES},         \
     {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},           \
     {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \
     {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},           \

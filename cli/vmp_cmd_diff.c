@@ -43,7 +43,7 @@ static const char diff_usage[] =
     "  --format FMT      text (default), folded, or svg; an output file whose\n"
     "                    name ends in .svg implies svg\n"
     "  -o FILE           write to FILE ('-' = standard output, the default)\n"
-    "  --thread-root, --state, --units, --tiers\n"
+    "  --thread-root, --state, --units, --tiers, --vm-frames\n"
     "                    frames as for `vmp flame`\n"
     "  --title TEXT      SVG title (default \"Differential flame graph: BASE ->\n"
     "                    NEW\")\n"

@@ -70,7 +70,8 @@ static const char flame_options[] =
     "  --icicle          SVG with the root at the top\n"
     "  --width PX        SVG width in pixels (default 1200)\n"
     "  --min-width PX    narrowest frame drawn, in pixels (default "
-    "0.1)\n" VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help        print this help\n"
+    "0.1)\n" VMP_CLI_VM_FRAMES_HELP VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
+    "  -h, --help        print this help\n"
     "\n"
     "Machine frames other than the innermost are return addresses and are\n"
     "resolved at address - 1 (see `vmp report --help`).  Memory grows with the\n"

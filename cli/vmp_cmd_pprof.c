@@ -12,7 +12,8 @@
 #include "vmp_convert.h"
 
 static const char pprof_usage[] =
-    "usage: vmp pprof [--no-ranges] [--inlines] [--raw] [--stats] -o OUT.pb.gz FILE\n"
+    "usage: vmp pprof [--no-ranges] [--inlines] [--vm-frames] [--raw] [--stats]\n"
+    "                 -o OUT.pb.gz FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
     "attribute every sample to the code at its pc when it was taken (its\n"
@@ -54,7 +55,9 @@ static const char pprof_usage[] =
     "                -tagleaf=jit_unit (the trace as the innermost frame)\n"
     "Memory grows with the distinct stacks, not with the samples.\n"
     "\n"
-    "options:\n"
+    "options:\n";
+/* the rest (a C string literal has a portable length limit) */
+static const char pprof_options[] =
     "  -o FILE       write to FILE ('-' = standard output, the default)\n"
     "  --no-ranges   no bytecode range Lines: frames are functions only\n"
     "  --inlines     expand the inlining records of JIT code: the functions\n"
@@ -64,18 +67,23 @@ static const char pprof_usage[] =
     "                such a sample is then the innermost inlined one\n"
     "  --raw         write the protobuf message without gzip\n"
     "  --stats       print the conversion's figures to standard "
-    "error\n" VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
+    "error\n" VMP_CLI_VM_FRAMES_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
+    "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (nothing useful is\n"
     "written; an output file is removed) or write error; 2 usage error.\n";
 
 int vmp_cmd_pprof(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"no-ranges", no_argument, NULL, 'n'},
-        {"inlines", no_argument, NULL, 'I'},      {"raw", no_argument, NULL, 'r'},
-        {"stats", no_argument, NULL, 's'},        {"no-group-hidden", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"no-ranges", no_argument, NULL, 'n'},
+                                             {"inlines", no_argument, NULL, 'I'},
+                                             {"raw", no_argument, NULL, 'r'},
+                                             {"stats", no_argument, NULL, 's'},
+                                             {"no-group-hidden", no_argument, NULL, 'G'},
+                                             {"vm-frames", no_argument, NULL, 'V'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cmd = "pprof", *outpath = NULL, *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
@@ -97,6 +105,9 @@ int vmp_cmd_pprof(int argc, char **argv)
         case 'I':
             o.flags |= VMP_PPROF_INLINES;
             break;
+        case 'V':
+            o.flags |= VMP_PPROF_VM_FRAMES;
+            break;
         case 'G':
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
@@ -107,7 +118,8 @@ int vmp_cmd_pprof(int argc, char **argv)
             show_stats = 1;
             break;
         case 'h':
-            return vmp_cli_help(pprof_usage);
+            fputs(pprof_usage, stdout);
+            return vmp_cli_help(pprof_options);
         default:
             return vmp_cli_bad_option(cmd, argv, c);
         }

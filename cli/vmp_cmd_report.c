@@ -14,7 +14,8 @@
 #include "vmp_cli.h"
 
 static const char report_usage[] =
-    "usage: vmp report [--by function|module|thread|state|unit] [--top N]\n"
+    "usage: vmp report [--by function|module|thread|state|unit|vm-function]\n"
+    "                  [--top N]\n"
     "                  [--min-percent P] [--no-ranges]\n"
     "                  [--format text|json|csv] [-o FILE] FILE\n"
     "\n"
@@ -64,7 +65,13 @@ static const char report_usage[] =
     "  thread: the thread's name as above (threads of one name are one key);\n"
     "  state: the VM state;\n"
     "  unit: the JIT unit the pc ran in, named as above ('[not in generated\n"
-    "  code]' for the rest).\n"
+    "  code]' for the rest);\n"
+    "  vm-function: the innermost function of the VM's language on the stack\n"
+    "  (a Lua function, a Java method: a frame of a FUNCTION record), whatever\n"
+    "  C code ran above it, as luajit -jp=f and JFR count (spec.md R-VIEW-7),\n"
+    "  with 'own', the samples in its own code; a sample with no such frame\n"
+    "  counts as '[<vm> <state>]' ('[LuaJIT gc]', kind state), a failed one as\n"
+    "  '[failed: <reason>]' (kind failed); csv: kind,vm-function,samples,own.\n"
     "--top and --min-percent (of all samples) apply to text and json; csv has\n"
     "one row per key (KEY,samples) and sums to the total.\n"
     "A stack deeper than 65536 frames keeps its innermost 65535 under one\n"
@@ -75,7 +82,7 @@ static const char report_usage[] =
 static const char report_options[] =
     "options:\n"
     "  --by K            function (default: the full report), module, thread, state,\n"
-    "                    unit\n"
+    "                    unit, vm-function\n"
     "  --top N           list at most N entries per section (0 = all; default 30);\n"
     "                    the rest are summed as '...others...'\n"
     "  --min-percent P   list entries of at least P% of their section (default 0)\n"
@@ -101,7 +108,8 @@ enum {
     BY_MODULE,
     BY_THREAD,
     BY_STATE,
-    BY_UNIT
+    BY_UNIT,
+    BY_VM_FUNCTION
 };
 
 typedef struct rep_opts {
@@ -907,6 +915,8 @@ typedef struct kentry {
     const char *name; /* borrowed from the analysis, static, or `owned` */
     char *owned;      /* malloc'd name, or NULL */
     uint64_t w;
+    const char *kind; /* --by vm-function: "function", "state" or "failed"; else NULL */
+    uint64_t own;     /* --by vm-function: the samples in the function's own code */
 } kentry;
 
 static void free_table(kentry *e, size_t n)
@@ -919,7 +929,9 @@ static void free_table(kentry *e, size_t n)
 
 static int cmp_kentry_name(const void *x, const void *y)
 {
-    return strcmp(((const kentry *)x)->name, ((const kentry *)y)->name);
+    const kentry *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c || !a->kind || !b->kind ? c : strcmp(a->kind, b->kind);
 }
 
 static int cmp_kentry_weight(const void *x, const void *y)
@@ -974,6 +986,8 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
         e[n].name = (NAME);                              \
         e[n].owned = (OWN);                              \
         e[n].w = (W);                                    \
+        e[n].kind = NULL;                                \
+        e[n].own = 0;                                    \
         sum += e[n].w;                                   \
         n++;                                             \
     } while (0)
@@ -987,6 +1001,43 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
         for (i = 0; i < m; i++)
             if (sw[i])
                 ADD_KEY(vmp_analysis_state_name(r->a, (uint32_t)i), NULL, sw[i]);
+    } else if (by == BY_VM_FUNCTION) { /* spec R-VIEW-7 */
+        const vmp_profile_key *keys = vmp_profile_keys(r->p, &m);
+        for (i = 0; i < m; i++) {
+            const vmp_profile_key *k = &keys[i];
+            uint32_t fr = 0;
+            int own = 0;
+            const char *kind = "function";
+            char *failed = NULL;
+            if (!k->weight)
+                continue;
+            if (k->failed)
+                fr = vmp_analysis_is_vm_frame(r->a, k->leaf) ? k->leaf : 0, own = fr != 0;
+            else
+                fr = vmp_analysis_vm_frame(r->a, k->stack, &own);
+            if (!fr && k->failed) {
+                const char *why = vmp_analysis_failure_reason_name(r->a, k->reason);
+                size_t len = strlen(why) + 11;
+                kind = "failed";
+                failed = malloc(len);
+                if (!failed) {
+                    free_table(e, n);
+                    return NULL;
+                }
+                snprintf(failed, len, "[failed: %s]", why);
+            } else if (!fr) {
+                kind = "state";
+                fr = vmp_analysis_vm_state_frame(r->a, k->state);
+                if (!fr) {
+                    free_table(e, n);
+                    return NULL;
+                }
+            }
+            ADD_KEY(failed ? failed : fn_of(r, vmp_analysis_frame(r->a, fr)->function)->name,
+                    failed, k->weight);
+            e[n - 1].kind = kind;
+            e[n - 1].own = own ? k->weight : 0;
+        }
     } else if (by == BY_UNIT) {
         const vmp_profile_code *c = vmp_profile_code_weights(r->p, &m);
         for (i = 0; i < m; i++)
@@ -1029,9 +1080,10 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
 #undef ADD_KEY
     qsort(e, n, sizeof *e, cmp_kentry_name);
     for (i = 0, m = 0; i < n; i++) {
-        if (m && strcmp(e[m - 1].name, e[i].name) == 0) {
+        if (m && cmp_kentry_name(&e[m - 1], &e[i]) == 0) {
             e[m - 1].w += e[i].w;
-            free(e[i].owned); /* owned names are unique: never taken here */
+            e[m - 1].own += e[i].own;
+            free(e[i].owned); /* a duplicate's own copy of the name */
         } else
             e[m++] = e[i];
     }
@@ -1040,7 +1092,8 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
     return e;
 }
 
-static const char *const by_names[] = {"function", "module", "thread", "state", "unit"};
+static const char *const by_names[] = {"function", "module", "thread",
+                                       "state",    "unit",   "vm-function"};
 
 static void by_report(
     FILE *f, const report *r, const rep_opts *o, const char *path, const kentry *e, size_t n)
@@ -1052,6 +1105,15 @@ static void by_report(
         k++;
     for (i = k; i < n; i++)
         rest += e[i].w;
+    if (o->format == FMT_CSV && o->by == BY_VM_FUNCTION) { /* spec R-VIEW-7 */
+        fprintf(f, "kind,%s,samples,own\n", what);
+        for (i = 0; i < n; i++) {
+            fprintf(f, "%s,", e[i].kind);
+            vmp_cli_put_csv_field(f, e[i].name);
+            fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", e[i].w, e[i].own);
+        }
+        return;
+    }
     if (o->format == FMT_CSV) {
         fprintf(f, "%s,samples\n", what);
         for (i = 0; i < n; i++) {
@@ -1068,8 +1130,11 @@ static void by_report(
             cum += e[i].w;
             fprintf(f, "%s{\"name\":", i ? "," : "");
             json_str(f, e[i].name);
-            fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"cumulative\":%.4f}", e[i].w,
+            fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"cumulative\":%.4f", e[i].w,
                     pct(e[i].w, total), pct(cum, total));
+            if (e[i].kind)
+                fprintf(f, ",\"kind\":\"%s\",\"own\":%" PRIu64, e[i].kind, e[i].own);
+            fputc('}', f);
         }
         fprintf(f, "],\"others\":{\"%ss\":%zu,\"samples\":%" PRIu64 "},\"error\":", what, n - k,
                 rest);
@@ -1086,13 +1151,26 @@ static void by_report(
         fprintf(f, "  (none)\n");
         return;
     }
-    fprintf(f, "  %8s %10s %8s  %s\n", "%", "samples", "cumul.", what);
+    if (o->by == BY_VM_FUNCTION) {
+        fprintf(f, "  (each sample under the innermost function of the VM's language on its\n"
+                   "  stack, with the code it called; 'own': in the function's own code)\n");
+        fprintf(f, "  %8s %10s %8s %8s  %-8s  %s\n", "%", "samples", "cumul.", "own", "kind", what);
+    } else {
+        fprintf(f, "  %8s %10s %8s  %s\n", "%", "samples", "cumul.", what);
+    }
     for (i = 0; i < k; i++) {
         cum += e[i].w;
-        fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%%  %s\n", pct(e[i].w, total), e[i].w,
-                pct(cum, total), e[i].name);
+        if (o->by == BY_VM_FUNCTION)
+            fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%% %7.2f%%  %-8s  %s\n", pct(e[i].w, total),
+                    e[i].w, pct(cum, total), pct(e[i].own, e[i].w), e[i].kind, e[i].name);
+        else
+            fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%%  %s\n", pct(e[i].w, total), e[i].w,
+                    pct(cum, total), e[i].name);
     }
-    if (k < n)
+    if (k < n && o->by == BY_VM_FUNCTION)
+        fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%% %8s  %-8s  ...others... (%zu)\n",
+                pct(rest, total), rest, 100.0, "", "", n - k);
+    else if (k < n)
         fprintf(f, "  %7.2f%% %10" PRIu64 " %7.2f%%  ...others... (%zu)\n", pct(rest, total), rest,
                 100.0, n - k);
 }

@@ -80,6 +80,10 @@ typedef struct vmp_flame vmp_flame;
 #define VMP_FLAME_RANGES      4u  /* "name A->B" frame below each frame that has a range */
 #define VMP_FLAME_TIERS       8u  /* _[j] _[i] _[0] _[k] suffixes */
 #define VMP_FLAME_UNITS       16u /* "[JIT unit]" frame below the innermost one */
+/* The VM's view (vmp_analysis_vm_stack(), spec R-VIEW-7): VM frames, and
+ * inner of the innermost one the code it called, by name or "[<vm> <state>]".
+ * Added in 0.7. */
+#define VMP_FLAME_VM_FRAMES 32u
 
 /** Flame options.  Zero means default for every field but `version`. */
 typedef struct vmp_flame_options {
@@ -364,6 +368,7 @@ typedef struct vmp_convert_stats {
 
 #define VMP_PPROF_NO_RANGES 1u /* no "<name> A->B" pseudo Lines */
 #define VMP_PPROF_INLINES   2u /* inline chains (VMP_ANALYSIS_INLINES) as Lines of one Location */
+#define VMP_PPROF_VM_FRAMES 4u /* the VM's view, as VMP_FLAME_VM_FRAMES; added in 0.7 */
 
 /** pprof export options.  Zero means default for every field but `version`. */
 typedef struct vmp_pprof_options {

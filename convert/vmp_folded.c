@@ -667,9 +667,21 @@ static vmp_status add_profile(vmp_flame *f, const vmp_profile *p, unsigned int c
             k.kind = E_FAILED;
             k.reason = s->reason;
             k.leaf = s->leaf;
+            if ((f->flags & VMP_FLAME_VM_FRAMES) && k.leaf) {
+                k.leaf = vmp_analysis_vm_leaf(a, k.leaf, s->state);
+                if (!k.leaf) {
+                    st = VMP_ERR_NOMEM;
+                    break;
+                }
+            }
         } else {
             k.kind = E_STACK;
             k.stack = s->stack;
+            if (f->flags & VMP_FLAME_VM_FRAMES) {
+                st = vmp_analysis_vm_stack(a, s->stack, s->state, &k.stack);
+                if (st != VMP_OK)
+                    break;
+            }
         }
         if (f->flags & VMP_FLAME_UNITS)
             k.code = s->code;

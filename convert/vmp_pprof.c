@@ -64,6 +64,7 @@ typedef struct pprof_conv {
     vmp_hmap unit_of; /* code id -> the unit name's index in `out` (> 0) */
     vmp_hmap pair_of; /* (stack or leaf, unit name index) -> pair number + 1 */
     uint32_t n_pairs;
+    int vm_frames; /* VMP_PPROF_VM_FRAMES: the VM's view of each key */
 } pprof_conv;
 
 static int64_t ostr(pprof_conv *c, const char *s);
@@ -106,13 +107,23 @@ static int base_key(pprof_conv *c, uint64_t code, uint32_t base, uint64_t *key, 
 /* Add the samples of profile key k to their Profile sample (aggregate):
  * keys differ in what a Profile sample does not show (a leaf under its
  * stack, code objects of one unit name).  -1 on no memory. */
-static int take_key(pprof_conv *c, const vmp_profile_key *k)
+static int take_key(pprof_conv *c, const vmp_profile_key *key_in)
 {
+    vmp_profile_key view = *key_in;
+    const vmp_profile_key *k = &view;
     uint64_t key, st = k->state > 0xffff ? 0xffff : k->state;
     uint32_t idx;
     int64_t unit;
     agg *g;
     vmp_hmap *map;
+    if (c->vm_frames && k->failed && k->leaf) { /* spec R-VIEW-7 */
+        view.leaf = vmp_analysis_vm_leaf(c->a, k->leaf, k->state);
+        if (!view.leaf)
+            return -1;
+    } else if (c->vm_frames && !k->failed &&
+               vmp_analysis_vm_stack(c->a, k->stack, k->state, &view.stack) != VMP_OK) {
+        return -1;
+    }
     if (!base_key(c, k->code, k->failed ? k->leaf : k->stack, &key, &unit))
         return -1;
     if (k->failed)
@@ -851,6 +862,7 @@ vmp_status vmp_pprof_write(vmp_reader *r,
         return st;
     }
     c.a = vmp_profile_analysis(prof);
+    c.vm_frames = (o.flags & VMP_PPROF_VM_FRAMES) != 0;
     st = vmp_conv__read_profile(r, &c.m, prof);
     if (st == VMP_END && take_kinds(&c) < 0)
         st = VMP_ERR_NOMEM;

@@ -1451,7 +1451,44 @@ typedef struct native_acc {
     const char *stripped;               /* a stripped library's name prefix, or NULL */
     uint64_t under, mixed, stub, in_so; /* weights: under the method, native leaf, stub leaf,
                                            leaf in `stripped` */
+    /* the VM's view (spec R-VIEW-7) of the stacks under the method: weight
+     * whose innermost Java method is a Deflater method with native code
+     * above it; views with a C frame between Java frames, or a stripped
+     * library's frame left unnamed; "[HotSpot <state>]" frames */
+    uint64_t vm_deflater_native, vm_bad, vm_labels;
 } native_acc;
+
+/* Check the VM's view of stack `stack` (state `state`) under acc->method. */
+static void native_vm_view(native_acc *acc, uint32_t stack, uint32_t state, uint64_t w)
+{
+    uint32_t view = 0, id, inner;
+    int own = 0, past_inner = 0;
+    if (vmp_analysis_vm_stack(acc->a, stack, state, &view) != VMP_OK) {
+        acc->vm_bad += w;
+        return;
+    }
+    inner = vmp_analysis_vm_frame(acc->a, view, &own);
+    CHECK_EQ_U64(inner, vmp_analysis_vm_frame(acc->a, stack, NULL));
+    for (id = view; id != 0; id = vmp_analysis_stack(acc->a, id)->parent) {
+        const vmp_astack *st = vmp_analysis_stack(acc->a, id);
+        const vmp_afunction *f =
+            vmp_analysis_function(acc->a, vmp_analysis_frame(acc->a, st->frame)->function);
+        if (st->frame == inner)
+            past_inner = 1;
+        if (past_inner && !vmp_analysis_is_vm_frame(acc->a, st->frame))
+            acc->vm_bad += w; /* a C frame between Java frames */
+        if (!past_inner && acc->stripped != NULL &&
+            strncmp(f->name, acc->stripped, strlen(acc->stripped)) == 0)
+            acc->vm_bad += w; /* a stripped library's frame not labelled */
+        if (!past_inner && strcmp(f->kind, "vm state") == 0 &&
+            strncmp(f->name, "[HotSpot ", 9) == 0)
+            acc->vm_labels += w;
+    }
+    if (inner && !own &&
+        strstr(vmp_analysis_function(acc->a, vmp_analysis_frame(acc->a, inner)->function)->name,
+               "Deflater.") != NULL)
+        acc->vm_deflater_native += w;
+}
 
 static int native_visit(const vmp_profile_stack_entry *e, void *payload)
 {
@@ -1472,6 +1509,7 @@ static int native_visit(const vmp_profile_stack_entry *e, void *payload)
     }
     if (under) {
         acc->under += e->weight;
+        native_vm_view(acc, e->stack, e->state, e->weight);
         if (leaf != NULL && leaf->code_class == VMP_CLASS_NATIVE)
             acc->mixed += e->weight;
         if (leaf != NULL && strcmp(leaf->kind, "stub") == 0)
@@ -1526,6 +1564,18 @@ static void check_native_mode(const char *mode,
          * libz.so.1+0x<start> (spec R-RES-2) */
         if (stripped != NULL)
             CHECK(acc.in_so > 0);
+        /* spec R-VIEW-7: the VM's view has the Java methods alone below the
+         * innermost one, which for deflate is a Deflater method (native)
+         * with zlib's code above it, the stripped part as [HotSpot state] */
+        printf("  %s: VM's view: innermost Java method a Deflater one with native code above "
+               "%.1f%%, [HotSpot <state>] frames %.1f%%, bad views %" PRIu64 "\n",
+               mode, acc.under ? 100.0 * (double)acc.vm_deflater_native / (double)acc.under : 0.0,
+               acc.under ? 100.0 * (double)acc.vm_labels / (double)acc.under : 0.0, acc.vm_bad);
+        CHECK_EQ_U64(acc.vm_bad, 0);
+        if (stripped != NULL) {
+            CHECK((double)acc.vm_deflater_native >= native_floor * (double)acc.under);
+            CHECK(acc.vm_labels > 0);
+        }
     } else {
         CHECK(!"the analysis library read the profile");
     }

@@ -24,9 +24,18 @@
 #   coroutines: work run inside coroutine.wrap producers, inside a
 #           coroutine resumed by another one, and inside a coroutine that
 #           then errors: each sample has the coroutine's stack (the work
-#           function under the coroutine's body) above the main thread's.
+#           function under the coroutine's body) above the main thread's;
+#           the innermost function's share against -jp=f's.
+#   names:  a local function, a table field T.f, a method obj:m, a function
+#           named by its local, one no code names, one called under two
+#           names: each named as -jp=f names it (spec R-VIEW-7's view).
+#   hot also checks the VM's view (report --by vm-function, flame and
+#   pprof --vm-frames): shares against -jp=f, sums, C and GC time under
+#   the Lua caller, no module+offset frame.
 #
 # usage: test_luajit.py VMP LUAJIT EXAMPLES_DIR WORKDIR
+import csv
+import io
 import json
 import os
 import re
@@ -90,6 +99,30 @@ def table(out, title):
     return rows
 
 
+def jp_functions(script, *args):
+    """luajit -jp=f's shares by function name, {name: %}."""
+    p = subprocess.run([LUAJIT, "-jp=f", script, *args], cwd=WORK, capture_output=True,
+                       text=True, timeout=120)
+    return {m.group(2): float(m.group(1))
+            for m in re.finditer(r"^\s*(\d+)%\s+(\S+)\s*$", p.stdout, re.M)}
+
+
+def vm_functions(path):
+    """vmp report --by vm-function (spec R-VIEW-7): the total, and per row
+    name: (kind, samples, own)."""
+    rc, out, err = vmp("report", "--by", "vm-function", "--format", "csv", path)
+    rows = {}
+    for row in list(csv.reader(io.StringIO(out)))[1:]:
+        rows[row[1]] = (row[0], int(row[2]), int(row[3]))
+    rc, out, err = vmp("report", "--by", "vm-function", "--format", "json", path)
+    return json.loads(out)["samples"], rows
+
+
+def short(name):
+    """'hot (hot.lua:10)' -> 'hot' (the name -jp=f prints); 'co.lua:0' stays."""
+    return name.split(" (")[0]
+
+
 def states_of(path):
     rc, out, err = vmp("report", "--by", "state", path)
     return {name: share for (share, name) in table(out, "samples by state")}
@@ -136,6 +169,38 @@ print("hot: folded stacks: %.1f%% main chunk > %s, %.1f%% main chunk > %s" %
       (under_hot * 100.0 / total_w, HOT, under_tables * 100.0 / total_w, TABLES))
 check(under_hot > 0.5 * total_w, "hot: Lua stacks: most weight under main chunk > hot function")
 check(under_tables > 0.1 * total_w, "hot: Lua stacks: the GC's time under the tables function")
+
+# The VM's view (spec R-VIEW-7): each sample under its innermost Lua
+# function, C and GC time included, against luajit -jp=f on the same
+# workload (separate runs: 8 points here; bench/run section 10 prints the
+# medians of alternating runs)
+jp = jp_functions(hot_lua)
+total, rows = vm_functions(path)
+print("hot: vm-function view %s of %d; luajit -jp=f %s" % (rows, total, jp))
+check(sum(w for (_, w, _) in rows.values()) == total and total > 0,
+      "hot: the vm-function rows sum to the total (R-VIEW-1)")
+for name in (HOT, TABLES, "strings (hot.lua:%d)" % defined["strings"]):
+    kind, w, own = rows.get(name, ("", 0, 0))
+    theirs = jp.get(short(name), 0.0)
+    check(kind == "function" and abs(100.0 * w / total - theirs) <= 8,
+          "hot: %s %.1f%% of the samples, -jp=f's %s %.0f%%" %
+          (name, 100.0 * w / total, short(name), theirs))
+# the table builder's time is mostly the GC and C helpers it calls
+kind, w, own = rows.get(TABLES, ("", 0, 0))
+check(w > 0 and w - own >= 0.5 * w,
+      "hot: C and GC time counts under the Lua caller (%s: %d samples, %d in its own code)" %
+      (TABLES, w, own))
+rc, out, err = vmp("flame", "--vm-frames", path)
+view = [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1]))
+        for line in out.splitlines() if " " in line]
+unnamed = sum(w for (fr, w) in view if any("+0x" in f for f in fr))
+labelled = sum(w for (fr, w) in view
+               if fr[-1].startswith("[LuaJIT ") and len(fr) >= 2 and fr[-2] == TABLES)
+check(rc == 0 and unnamed == 0, "hot: flame --vm-frames has no module+offset frame (%d)" % unnamed)
+check(labelled >= 0.5 * w, "hot: flame --vm-frames puts [LuaJIT <state>] under %s (%d of %d)" %
+      (TABLES, labelled, w))
+rc, out, err = vmp("pprof", "--vm-frames", "--raw", "-o", os.path.join(WORK, "hot-vm.pb"), path)
+check(rc == 0, "hot: pprof --vm-frames writes the view: %s" % err.strip())
 
 # GC cycles as events
 rc, out, err = vmp("report", path)
@@ -427,6 +492,66 @@ for work, body in ((co_line("function work_wrap"), co_line("coroutine.wrap(funct
 alone = sum(w for (fr, w) in folded if all(f in ("co.lua:0", co_line("function phase")) for f in fr))
 check(alone < 0.1 * total_w, "coroutines: %.1f%% on the main thread's frames alone" %
       (alone * 100.0 / total_w))
+# the VM's view: the work's innermost function (spin) against -jp=f
+jp = jp_functions(co_lua)
+total, rows = vm_functions(path)
+spin = "spin (%s)" % co_line("local function spin")
+mine = 100.0 * rows.get(spin, ("", 0, 0))[1] / (total or 1)
+print("coroutines: vm-function view %s; luajit -jp=f %s" % (rows, jp))
+check(abs(mine - jp.get("spin", 0.0)) <= 5,
+      "coroutines: %s %.1f%% of the samples, -jp=f's spin %.0f%%" % (spin, mine, jp.get("spin", 0.0)))
+
+# ---- names ------------------------------------------------------------------------
+NAMES_TEXT = """local function spin(n) local s = 0 for i = 1, n do s = s + (i * 7) % 13 end return s end
+local function plain(n) return spin(n) + 1 end
+local T = {}
+function T.field(n) local s = 0 for i = 1, n do s = s + (i * 7) % 13 end return s end
+local Obj = {}
+Obj.__index = Obj
+function Obj:method(n) local s = 0 for i = 1, n do s = s + (i * 5) % 11 end return s end
+local obj = setmetatable({}, Obj)
+local anon = (function() return function(n) local s = 0 for i = 1, n do s = s + (i * 3) % 7 end return s end end)()
+local function twice(n) local s = 0 for i = 1, n do s = s + (i * 9) % 17 end return s end
+local first, second = twice, twice
+local lam = {function(n) local s = 0 for i = 1, n do s = s + (i * 3) % 7 end return s end}
+local t0, total = os.clock(), 0
+while os.clock() - t0 < 1.0 do
+  total = total + plain(100000) + T.field(100000) + obj:method(100000) + anon(100000)
+  total = total + first(50000) + second(50000) + lam[1](100000)
+end
+print(total)
+"""
+names_lua = write_script("names.lua", NAMES_TEXT)
+
+
+def names_line(text):
+    return next(i + 1 for i, l in enumerate(NAMES_TEXT.splitlines()) if text in l)
+
+
+rc, path = record("names.vmp", names_lua)
+total, rows = vm_functions(path)
+jp = jp_functions(names_lua)
+print("names: vm-function view %s; luajit -jp=f %s" % (rows, jp))
+# a local function, a table field T.f, a method obj:m, an anonymous
+# function's local name; a function called under two names is one function
+# (one FUNCTION per prototype) named by the first name it was seen with
+for name, line in (("spin", "local function spin"), ("field", "function T.field"),
+                   ("method", "function Obj:method"), ("anon", "local anon ="),
+                   ("first", "local function twice")):
+    want = "%s (names.lua:%d)" % (name, names_line(line))
+    check(rows.get(want, ("", 0))[1] >= 0.05 * total and name in jp,
+          "names: %s named as -jp=f names it (%s: %d samples)" %
+          (want, name, rows.get(want, ("", 0))[1]))
+# a function no code names (called as lam[1]): its chunk and line, as -jp=f
+unnamed = "names.lua:%d" % names_line("local lam =")
+check(rows.get(unnamed, ("", 0))[1] >= 0.05 * total and unnamed in jp,
+      "names: an unnamed function is %s, as -jp=f names it (%d samples)" %
+      (unnamed, rows.get(unnamed, ("", 0))[1]))
+check(not any(n.startswith("second") or n.startswith("twice") for n in rows),
+      "names: the function called as first and as second is listed once")
+check(not any(n.startswith("plain") for n in rows) or
+      rows.get("plain (names.lua:%d)" % names_line("local function plain"), ("", 0))[1] <
+      0.05 * total, "names: plain's time is spin's, the innermost function")
 
 path = os.path.join(WORK, "kill.vmp")
 if os.path.exists(path):

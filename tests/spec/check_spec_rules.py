@@ -60,8 +60,8 @@ NODE, SAMPLE, FAILED, CODE_MAP, BLOCK = 13, 14, 15, 18, 19
 def rec(rtype, **fields):
     """A record; fields by the spec's key names."""
     keys = {
-        HEADER: dict(states=10, code_kinds=11, failure_reasons=15, name_separator=18, interval=8,
-                     sample_time_unit=19),
+        HEADER: dict(vm_name=2, states=10, code_kinds=11, failure_reasons=15, name_separator=18,
+                     interval=8, sample_time_unit=19),
         MODULE: dict(id=1, path=2, bias=4, start=5, end=6),
         SYMBOLS: dict(module=1, symbols=2),
         THREAD: dict(id=1, name=2, time=3, end_time=4),
@@ -457,6 +457,55 @@ memcpy 4
 memcpy;C.F 6
 memcpy;C.say "hi", then:?go 2
 stub 2
+"""),
+])
+
+
+# R-VIEW-7: the VM's view.  liba.so is mapped at [0x10000, 0x14000) with one
+# symbol, memcpy at [0x10100, 0x10200); its other addresses have no name.
+VM_VIEW = BASE + [
+    rec(MODULE, id=1, path="/lib/liba.so", bias=0x10000, start=0x10000, end=0x14000),
+    rec(SYMBOLS, module=1, symbols=[0x100, 0x100, "memcpy"]),
+    rec(CODE, id=5, zone=1, kind=0, name="stub", start=0x6000, size=0x10),  # no function
+    rec(NODE, id=1, function=1, bcpc=4),        # C.F
+    rec(NODE, id=2, parent=1, pc=0x10051),      # liba.so+0x50 as a caller, +0x51 innermost
+    rec(NODE, id=3, parent=2, function=2, bcpc=1),  # C.G, called through liba.so
+    rec(NODE, id=4, parent=3, pc=0x10111),      # memcpy
+    rec(NODE, id=5, parent=4, pc=0x10051),      # liba.so+0x50
+    rec(NODE, id=6, parent=5, pc=0x10061),      # liba.so+0x61, innermost
+    rec(NODE, id=7, pc=0x10061),                # no VM frame, no name
+    rec(NODE, id=8, pc=0x10110),                # no VM frame: memcpy
+    rec(NODE, id=9, parent=1, pc=0x6004),       # a code object without a function
+    sample(6, weight=5),
+    sample(3, weight=2),
+    sample(2, state=1, weight=3),
+    sample(7, state=1, weight=1),
+    sample(8, weight=1),
+    sample(9, weight=1),
+    rec(FAILED, time_delta=10, thread=1, pc=0x1010, reason=0, weight=2),   # C.F's own code
+    rec(FAILED, time_delta=10, thread=1, pc=0x10061, reason=0, weight=1),  # no name
+    sample(0, weight=1),                        # no frame
+]
+VM_VIEW[0] = header(vm_name="Sim")
+case("vm-view", ["R-VIEW-7"], VM_VIEW, [
+    (FOLDED + ["--vm-frames"], """\
+C.F;C.G 2
+C.F;C.G;memcpy;[Sim jit] 5
+C.F;[Sim interp] 3
+C.F;stub 1
+[Sim interp] 1
+[failed: walk failed];C.F 2
+[failed: walk failed];[Sim jit] 1
+[unknown] 1
+memcpy 1
+"""),
+    (["report", "--by", "vm-function", "--format", "csv"], """\
+kind,vm-function,samples,own
+function,C.G,7,2
+function,C.F,6,2
+state,[Sim jit],2,0
+state,[Sim interp],1,0
+failed,[failed: walk failed],1,0
 """),
 ])
 
