@@ -695,7 +695,7 @@ static void pend_flush(
 static uint64_t function_for(
     lua_State *L, const char *source, int first, int last, const char *called);
 static void new_gc_sentinel(lua_State *L);
-static uint64_t frame_function(lua_State *L, const lua_Debug *ar);
+static uint64_t frame_function(lua_State *L, lua_State *of, lua_Debug *ar);
 
 /* The Lua frames of coroutine `of` (innermost first, Lua functions only),
  * at most `max`, described through `L` (the running one). */
@@ -706,10 +706,10 @@ static uint32_t lua_frames(lua_State *L, lua_State *of, vmp_frame *out, uint32_t
     int level;
 
     for (level = 0; n < max && lua_getstack(of, level, &ar); level++) {
-        if (!lua_getinfo(of, "Sln", &ar) || ar.what == NULL || ar.what[0] == 'C')
+        if (!lua_getinfo(of, "Sl", &ar) || ar.what == NULL || ar.what[0] == 'C')
             continue;
         out[n].kind = VMP_FRAME_FUNCTION;
-        out[n].value = frame_function(L, &ar);
+        out[n].value = frame_function(L, of, &ar);
         out[n].bcpc = ar.currentline > 0 ? (uint32_t)ar.currentline : VMP_BCPC_NONE;
         if (out[n].value != 0)
             n++;
@@ -755,13 +755,19 @@ static struct {
     uint64_t id;
 } fn_cache[FN_CACHE];
 
-static uint64_t frame_function(lua_State *L, const lua_Debug *ar)
+/* The FUNCTION id of frame `ar` of coroutine `of` (lua_getinfo "Sl" done):
+ * its name ("n", the calling code's, which decodes the caller's bytecode)
+ * is asked for only when the function is new here. */
+static uint64_t frame_function(lua_State *L, lua_State *of, lua_Debug *ar)
 {
     uintptr_t h = ((uintptr_t)ar->source >> 4) ^ (uintptr_t)ar->linedefined * 2654435761u;
     size_t i = (size_t)(h ^ (h >> 13)) % FN_CACHE;
     if (fn_cache[i].source == ar->source && fn_cache[i].first == ar->linedefined &&
         fn_cache[i].last == ar->lastlinedefined && fn_cache[i].id != 0)
         return fn_cache[i].id;
+    ar->name = NULL;
+    if (!lua_getinfo(of, "n", ar))
+        ar->name = NULL;
     fn_cache[i].id = function_for(L, ar->source, ar->linedefined, ar->lastlinedefined, ar->name);
     fn_cache[i].source = ar->source;
     fn_cache[i].first = ar->linedefined;
