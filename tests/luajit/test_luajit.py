@@ -25,7 +25,8 @@
 #           coroutine resumed by another one, and inside a coroutine that
 #           then errors: each sample has the coroutine's stack (the work
 #           function under the coroutine's body) above the main thread's;
-#           the innermost function's share against -jp=f's.
+#           the innermost function's share against -jp=f's; and a
+#           coroutine resumed from C (lua_resume in vmp_test_resumer.so).
 #   names:  a local function, a table field T.f, a method obj:m, a function
 #           named by its local, one no code names, one called under two
 #           names: each named as -jp=f names it (spec R-VIEW-7's view).
@@ -33,7 +34,7 @@
 #   pprof --vm-frames): shares against -jp=f, sums, C and GC time under
 #   the Lua caller, no module+offset frame.
 #
-# usage: test_luajit.py VMP LUAJIT EXAMPLES_DIR WORKDIR
+# usage: test_luajit.py VMP LUAJIT EXAMPLES_DIR WORKDIR [RESUMER_DIR]
 import csv
 import io
 import json
@@ -45,6 +46,8 @@ import sys
 import time
 
 VMP, LUAJIT, EXAMPLES, WORK = sys.argv[1:5]
+# the directory of vmp_test_resumer.so (a coroutine resumed from C), if given
+RESUMER_DIR = sys.argv[5] if len(sys.argv) > 5 else None
 failures = 0
 
 
@@ -500,6 +503,36 @@ mine = 100.0 * rows.get(spin, ("", 0, 0))[1] / (total or 1)
 print("coroutines: vm-function view %s; luajit -jp=f %s" % (rows, jp))
 check(abs(mine - jp.get("spin", 0.0)) <= 5,
       "coroutines: %s %.1f%% of the samples, -jp=f's spin %.0f%%" % (spin, mine, jp.get("spin", 0.0)))
+
+# a coroutine that C code resumes (lua_resume, as a C library or an
+# embedding program does): its samples have its frames above the main chunk
+if RESUMER_DIR:
+    CO_C_TEXT = """package.cpath = %r .. "/?.so;" .. package.cpath
+local resume = require("vmp_test_resumer")
+local function spin(n) local s = 0 for i = 1, n do s = s + (i * 7) %% 13 end return s end
+local function work_c(n) local r = spin(n) return r end
+local co = coroutine.create(function()
+  while true do coroutine.yield(work_c(20000)) end
+end)
+local t0, total = os.clock(), 0
+while os.clock() - t0 < 0.8 do total = total + resume(co) end
+print(total)
+""" % RESUMER_DIR
+    co_c_lua = write_script("co_c.lua", CO_C_TEXT)
+    rc, path = record("co_c.vmp", co_c_lua)
+    check(rc == 0, "coroutines: resumed from C: vmp record exits 0 (%d)" % rc)
+    rc, out, err = vmp("flame", path)
+    lines = [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1]))
+             for line in out.splitlines() if " " in line]
+    body = "co_c.lua:%d" % next(i + 1 for i, l in enumerate(CO_C_TEXT.splitlines())
+                                if "coroutine.create" in l)
+    total_c = sum(w for (_, w) in lines) or 1
+    under = sum(w for (fr, w) in lines if fr[0] == "co_c.lua:0" and body in fr and
+                any(f.startswith("work_c (") for f in fr[fr.index(body):]))
+    print("coroutines: resumed from C: %.1f%% of the weight in main chunk > %s > work_c" %
+          (under * 100.0 / total_c, body))
+    check(under > 0.6 * total_c, "coroutines: resumed from C: the work under the coroutine's "
+          "body under the main chunk (%.1f%%)" % (under * 100.0 / total_c))
 
 # ---- names ------------------------------------------------------------------------
 NAMES_TEXT = """local function spin(n) local s = 0 for i = 1, n do s = s + (i * 7) % 13 end return s end
