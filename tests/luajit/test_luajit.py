@@ -175,8 +175,12 @@ check(under_tables > 0.1 * total_w, "hot: Lua stacks: the GC's time under the ta
 
 # The VM's view (spec R-VIEW-7): each sample under its innermost Lua
 # function, C and GC time included, against luajit -jp=f on the same
-# workload (separate runs: 8 points here; bench/run section 10 prints the
-# medians of alternating runs)
+# workload.  One -jp run is not a reference to 5 points: it counts a batch
+# of signals under the first one's stack, so its share of the table
+# builder (whose time is mostly GC) moves from run to run (24% to 34% here
+# under ctest -j2, as its GC share does: bench/NOTES.md).  So a floor of 15
+# points, as for the states above; bench/run section 10 prints the medians
+# of alternating runs (within 2 points).
 jp = jp_functions(hot_lua)
 total, rows = vm_functions(path)
 print("hot: vm-function view %s of %d; luajit -jp=f %s" % (rows, total, jp))
@@ -185,7 +189,7 @@ check(sum(w for (_, w, _) in rows.values()) == total and total > 0,
 for name in (HOT, TABLES, "strings (hot.lua:%d)" % defined["strings"]):
     kind, w, own = rows.get(name, ("", 0, 0))
     theirs = jp.get(short(name), 0.0)
-    check(kind == "function" and abs(100.0 * w / total - theirs) <= 8,
+    check(kind == "function" and abs(100.0 * w / total - theirs) <= 15,
           "hot: %s %.1f%% of the samples, -jp=f's %s %.0f%%" %
           (name, 100.0 * w / total, short(name), theirs))
 # the table builder's time is mostly the GC and C helpers it calls
