@@ -159,25 +159,6 @@ void vmp_cli_output_abandon(vmp_cli_output *out, const char *path);
 /** Remove a partial output at `path` if it is a regular file. */
 void vmp_cli_remove_partial(const char *path);
 
-/* ---- Text and JSON formatting -------------------------------------------- */
-
-/** Write `len` bytes of `s` as a double-quoted string with C-like escapes:
- *  \" \\ \n \r \t, other control bytes and bytes that are not valid UTF-8
- *  as \xNN.  Valid UTF-8 is copied. */
-void vmp_cli_put_quoted(FILE *f, const char *s, size_t len);
-
-/** Write `len` bytes of `s` as a JSON string (RFC 8259).  Bytes that are not
- *  valid UTF-8 become U+FFFD, so the output is always valid JSON. */
-void vmp_cli_put_json_string(FILE *f, const char *s, size_t len);
-
-/** Write `s` as one CSV field (RFC 4180): as is, or in double quotes with
- *  quotes doubled when it holds a comma, quote or line break. */
-void vmp_cli_put_csv_field(FILE *f, const char *s);
-
-/** Format `ns` since the Unix epoch as "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (UTC)
- *  into `buf` (at least 40 bytes). */
-void vmp_cli_format_utc(char *buf, size_t size, uint64_t ns);
-
 /* ---- Shared by `vmp flame` and `vmp diff` (cli/vmp_cmd_flame.c) --------- */
 
 struct vmp_flame;

@@ -487,15 +487,15 @@ static void print_rows(FILE *f, const vmp_archive_row *rows, size_t n, int forma
                 "labels  file");
     for (i = 0; i < n; i++) {
         const vmp_archive_row *r = &rows[i];
-        vmp_cli_format_utc(when, sizeof when, r->start_ns);
+        vmp_format_utc(when, sizeof when, r->start_ns);
         if (format == VMP_CLI_DIFFSTAT_CSV) {
             fprintf(f, "%lld,%s,%llu,", (long long)r->run_id, when,
                     (unsigned long long)r->total_weight);
-            vmp_cli_put_csv_field(f, r->vm_name);
+            vmp_put_csv_field(f, r->vm_name);
             fputc(',', f);
-            vmp_cli_put_csv_field(f, r->labels);
+            vmp_put_csv_field(f, r->labels);
             fprintf(f, ",%d,%d,%s,", r->complete, r->ranges, r->sha256);
-            vmp_cli_put_csv_field(f, r->path);
+            vmp_put_csv_field(f, r->path);
             fputc('\n', f);
         } else if (format == VMP_CLI_DIFFSTAT_JSON) {
             fprintf(f,
@@ -503,12 +503,12 @@ static void print_rows(FILE *f, const vmp_archive_row *rows, size_t n, int forma
                     "\"vm\":",
                     i ? "," : "", (long long)r->run_id, when, (unsigned long long)r->start_ns,
                     (unsigned long long)r->total_weight);
-            vmp_cli_put_json_string(f, r->vm_name, strlen(r->vm_name));
+            vmp_put_json_string(f, r->vm_name, strlen(r->vm_name));
             fputs(",\"labels\":", f);
-            vmp_cli_put_json_string(f, r->labels, strlen(r->labels));
+            vmp_put_json_string(f, r->labels, strlen(r->labels));
             fprintf(f, ",\"complete\":%s,\"ranges\":%s,\"sha256\":\"%s\",\"path\":",
                     r->complete ? "true" : "false", r->ranges ? "true" : "false", r->sha256);
-            vmp_cli_put_json_string(f, r->path, strlen(r->path));
+            vmp_put_json_string(f, r->path, strlen(r->path));
             fputc('}', f);
         } else {
             fprintf(f, "%6lld %-30s %12llu %-10s %s  %s%s\n", (long long)r->run_id, when,
@@ -802,7 +802,7 @@ static void print_trend_head(FILE *f,
     }
     if (o->format == VMP_CLI_DIFFSTAT_JSON) {
         fputs("{\"function\":", f);
-        vmp_cli_put_json_string(f, o->function, strlen(o->function));
+        vmp_put_json_string(f, o->function, strlen(o->function));
         fprintf(f, ",\"alpha\":%g,\"changes\":[", o->alpha);
         for (k = 0; k < n_ch; k++)
             fprintf(f,
@@ -850,13 +850,13 @@ static void print_trend(FILE *f,
         double self = pct_of(r->executing, r->total_weight);
         double total = pct_of(r->total, r->total_weight);
         double inner = pct_of(r->self, r->total_weight);
-        vmp_cli_format_utc(when, sizeof when, r->start_ns);
+        vmp_format_utc(when, sizeof when, r->start_ns);
         if (o->format == VMP_CLI_DIFFSTAT_CSV) {
             fprintf(f, "%lld,%s,%llu,%.4f,%.4f,%.4f,%d,", (long long)r->run_id, when,
                     (unsigned long long)r->total_weight, self, total, inner, c != NULL);
-            vmp_cli_put_csv_field(f, r->labels);
+            vmp_put_csv_field(f, r->labels);
             fputc(',', f);
-            vmp_cli_put_csv_field(f, r->path);
+            vmp_put_csv_field(f, r->path);
             fputc('\n', f);
         } else if (o->format == VMP_CLI_DIFFSTAT_JSON) {
             fprintf(f,
@@ -865,9 +865,9 @@ static void print_trend(FILE *f,
                     "\"change\":%s,\"labels\":",
                     i ? "," : "", (long long)r->run_id, when, (unsigned long long)r->total_weight,
                     self, total, inner, c ? "true" : "false");
-            vmp_cli_put_json_string(f, r->labels, strlen(r->labels));
+            vmp_put_json_string(f, r->labels, strlen(r->labels));
             fputs(",\"path\":", f);
-            vmp_cli_put_json_string(f, r->path, strlen(r->path));
+            vmp_put_json_string(f, r->path, strlen(r->path));
             fputc('}', f);
         } else {
             fprintf(f, "%6lld %-30s %10llu %8.3f %8.3f %9.3f %6s  %s  %s\n", (long long)r->run_id,

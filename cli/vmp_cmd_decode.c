@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "vmp_cli.h"
+#include "vmp_convert.h"
 
 static const char decode_usage[] =
     "usage: vmp decode [--json] [-o FILE] FILE\n"
@@ -65,9 +66,9 @@ static void key(const emitter *e, const char *name)
 static void put_s(const emitter *e, const vmp_str *s)
 {
     if (e->json)
-        vmp_cli_put_json_string(e->f, s->s, s->len);
+        vmp_put_json_string(e->f, s->s, s->len);
     else
-        vmp_cli_put_quoted(e->f, s->s, s->len);
+        vmp_put_quoted(e->f, s->s, s->len);
 }
 
 static void f_u64(const emitter *e, const char *name, uint64_t v)

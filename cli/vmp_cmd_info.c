@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "vmp_cli.h"
+#include "vmp_convert.h"
 #include "vmp_search.h"
 
 static const char info_usage[] =
@@ -315,9 +316,9 @@ static void summary_free(summary *sum)
 static void put_str(FILE *f, int json, const char *s, size_t len)
 {
     if (json)
-        vmp_cli_put_json_string(f, s ? s : "", s ? len : 0);
+        vmp_put_json_string(f, s ? s : "", s ? len : 0);
     else
-        vmp_cli_put_quoted(f, s ? s : "", s ? len : 0);
+        vmp_put_quoted(f, s ? s : "", s ? len : 0);
 }
 
 /* Most samples first, then by id. */
@@ -358,7 +359,7 @@ static void print_text(FILE *f,
         fputc('\n', f);
     }
     if (sum->hdr.start_realtime_ns) {
-        vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
+        vmp_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
         fprintf(f, "start:            %s\n", utc);
     } else {
         fprintf(f, "start:            unknown\n");
@@ -476,7 +477,7 @@ static void print_json(FILE *f,
             ",\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"start_utc\":", sum->hdr.pid,
             sum->hdr.start_realtime_ns);
     if (sum->hdr.start_realtime_ns) {
-        vmp_cli_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
+        vmp_format_utc(utc, sizeof utc, sum->hdr.start_realtime_ns);
         fprintf(f, "\"%s\"", utc);
     } else {
         fputs("null", f);

@@ -25,7 +25,7 @@ static void json_names(FILE *f, const char *const *names, size_t n)
     for (i = 0; i < n; i++) {
         if (i)
             fputc(',', f);
-        vmp_cli_put_json_string(f, names[i], strlen(names[i]));
+        vmp_put_json_string(f, names[i], strlen(names[i]));
     }
     fputc(']', f);
 }
@@ -61,7 +61,7 @@ void vmp_cli_diffstat_print(FILE *f,
               f);
         for (i = 0; i < n; i++) {
             const vmp_diffstat_row *r = &rows[i];
-            vmp_cli_put_csv_field(f, r->name);
+            vmp_put_csv_field(f, r->name);
             fprintf(
                 f, ",%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.3g,%.3g,%.4f,%.4f,%.4f,%.4f,%.4f,%.3g,%.3g\n",
                 r->significant != 0, pp(r->self[0]), pp(r->self[1]), pp(r->d_self), pp(r->self_lo),
@@ -80,7 +80,7 @@ void vmp_cli_diffstat_print(FILE *f,
         for (i = 0; i < n; i++) {
             const vmp_diffstat_row *r = &rows[i];
             fputs(i ? ",\n{\"function\":" : "\n{\"function\":", f);
-            vmp_cli_put_json_string(f, r->name, strlen(r->name));
+            vmp_put_json_string(f, r->name, strlen(r->name));
             fprintf(f,
                     ",\"significant\":%s,\"self_base_pct\":%.4f,\"self_new_pct\":%.4f,"
                     "\"d_self_pp\":%.4f,\"d_self_ci_pp\":[%.4f,%.4f],\"p_self\":%.3g,"

@@ -492,6 +492,85 @@ VMP_API vmp_status vmp_pprof_import(const void *data,
                                     char *err,
                                     size_t err_size);
 
+/* ---- The report (`vmp report`) ---------------------------------------------
+ *
+ * The VMProfiler-style report of a profile, or one ranked table of its
+ * samples, as text, JSON or CSV (spec.md Appendix D: R-VIEW-2, R-VIEW-3,
+ * R-VIEW-7; `vmp report --help` describes every section).  Added in 0.7. */
+
+enum vmp_report_format {
+    VMP_REPORT_TEXT = 0,
+    VMP_REPORT_JSON = 1,
+    VMP_REPORT_CSV = 2
+};
+
+/** What the report ranks: the whole report, or one table of all samples. */
+enum vmp_report_by {
+    VMP_REPORT_FULL = 0, /* the whole report ("function") */
+    VMP_REPORT_BY_MODULE,
+    VMP_REPORT_BY_THREAD,
+    VMP_REPORT_BY_STATE,
+    VMP_REPORT_BY_UNIT,
+    VMP_REPORT_BY_VM_FUNCTION
+};
+
+/** Report options.  Zero means default for every field but `version`. */
+typedef struct vmp_report_options {
+    unsigned int version; /* VMP_REPORT_OPTIONS_VERSION */
+    int format;           /* enum vmp_report_format */
+    int by;               /* enum vmp_report_by */
+    size_t top;           /* entries per section; the rest summed as "...others..."; 0 = all */
+    double min_percent;   /* list entries of at least this share of their section */
+    int no_ranges;        /* 1: no bytecode ranges under the functions */
+    const char *path;     /* the input's name for the heading; NULL = "-" */
+    /* The reader's message when the input is damaged (the report covers the
+     * input up to it and says so), else NULL. */
+    const char *error;
+} vmp_report_options;
+
+#define VMP_REPORT_OPTIONS_VERSION 1
+#define VMP_REPORT_OPTIONS_INIT                                 \
+    {                                                           \
+        VMP_REPORT_OPTIONS_VERSION, 0, 0, 0, 0.0, 0, NULL, NULL \
+    }
+
+/** The vmp_report_by value of a --by name ("function", "module", "thread",
+ *  "state", "unit", "vm-function"), or -1 when there is none. */
+VMP_API int vmp_report_by_key(const char *name);
+
+/** Write the report of profile `p` (fed by the caller, vmp_profile_read();
+ *  it may hold the samples of a damaged input up to the damage: give
+ *  opts->error) to `out`.
+ * @param p     borrowed; the report's tables may add resolved frames to its
+ *              analysis (the VM's view).
+ * @param out   borrowed stream; write errors are left in it (ferror()).
+ * @param opts  borrowed for the call; NULL for defaults.
+ * @return VMP_OK; VMP_ERR_NOMEM (the output may be partial);
+ *         VMP_ERR_INVALID_ARG.
+ * Thread safety: any thread, one call at a time per profile. */
+VMP_API vmp_status vmp_report_write(vmp_profile *p, FILE *out, const vmp_report_options *opts);
+
+/* ---- Text output: how the report, the archive and the commands write text ---
+ *
+ * Thread safety: any thread; each call writes to its stream alone.  Added in 0.7. */
+
+/** Write `len` bytes of `s` as a double-quoted string with C-like escapes:
+ *  \" \\ \n \r \t, other control bytes and bytes that are not valid UTF-8
+ *  as \xNN.  Valid UTF-8 is copied. */
+VMP_API void vmp_put_quoted(FILE *f, const char *s, size_t len);
+
+/** Write `len` bytes of `s` as a JSON string (RFC 8259).  Bytes that are not
+ *  valid UTF-8 become U+FFFD, so the output is always valid JSON. */
+VMP_API void vmp_put_json_string(FILE *f, const char *s, size_t len);
+
+/** Write `s` as one CSV field (RFC 4180): as is, or in double quotes with
+ *  quotes doubled when it holds a comma, quote or line break. */
+VMP_API void vmp_put_csv_field(FILE *f, const char *s);
+
+/** Format `ns` since the Unix epoch as "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (UTC)
+ *  into `buf` (at least 40 bytes). */
+VMP_API void vmp_format_utc(char *buf, size_t size, uint64_t ns);
+
 #ifdef __cplusplus
 }
 #endif
