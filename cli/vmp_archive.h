@@ -95,6 +95,25 @@ int vmp_archive_add(vmp_archive *a,
                     int64_t *run_id,
                     char *err);
 
+/** What vmp_archive_add_file() did with a file. */
+enum vmp_archive_outcome {
+    VMP_ARCHIVE_ADDED,  /* indexed as a new run */
+    VMP_ARCHIVE_KNOWN,  /* a file of the same bytes is indexed already */
+    VMP_ARCHIVE_DAMAGED /* not a profile that reads to its end: skipped */
+};
+
+/** Index the profile file at `path`: its bytes read once, its SHA-256, and
+ *  with vmp_archive_add() its run, labels and the weights of every kind of
+ *  sample (`ranges`: with its bytecode range rows).  The analysis uses the
+ *  process defaults (vmp_analysis_add_default_flags(): `vmp archive add`
+ *  groups hidden classes without their count).
+ * @param[out] outcome  receives enum vmp_archive_outcome when 0 is returned;
+ *                      for VMP_ARCHIVE_DAMAGED `err` says why in one line
+ *                      naming the file (and the offset, for bad bytes).
+ * @return 0, or -1 (the archive failed or memory ran out; `err` says so,
+ *         nothing of the file was added). */
+int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outcome, char *err);
+
 /** Runs selected by labels: those with every key=value pair given. */
 typedef struct vmp_archive_filter {
     const char **keys; /* n keys, borrowed */

@@ -74,6 +74,15 @@ struct vmp_flame {
 /* Build totals and sorted child lists.  @return VMP_OK or VMP_ERR_NOMEM. */
 vmp_status vmp_flame__finalize(vmp_flame *f);
 
+/* A growable text buffer for building names (vmp_folded.c). */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+/* Append n bytes of s to b (NUL-terminated); -1 on no memory. */
+int vmp_flame__sb_add(sbuf *b, const char *s, size_t n);
+
 /* Write `s` escaped for XML text and attributes: & < > " ' as entities,
  * control characters as '?', bytes that are not valid UTF-8 as U+FFFD.  At
  * most `max` bytes of `s` (SIZE_MAX: all). */

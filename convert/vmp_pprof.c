@@ -20,6 +20,7 @@
 #include "profile.pb-c.h"
 #include "vmp_convert.h"
 #include "vmp_convmeta.h"
+#include "vmp_gzsink.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -187,81 +188,6 @@ static int take_kinds(pprof_conv *c)
 static int64_t ostr(pprof_conv *c, const char *s)
 {
     return vmp_strtab__intern(&c->out, s ? s : "", s ? strlen(s) : 0);
-}
-
-/* ---- gzip output through a ProtobufCBuffer --------------------------------------------- */
-
-typedef struct gz_sink {
-    ProtobufCBuffer base;
-    z_stream z;
-    FILE *f;
-    int raw; /* no compression */
-    int failed;
-    uint64_t bytes;
-    size_t n_in;
-    unsigned char in[1 << 16]; /* appended, not yet deflated: protobuf-c appends
-                                * a few bytes at a time, deflate() is for more */
-    unsigned char buf[1 << 16];
-} gz_sink;
-
-static void sink_write(gz_sink *g, const void *p, size_t n)
-{
-    if (g->failed || n == 0)
-        return;
-    if (fwrite(p, 1, n, g->f) != n)
-        g->failed = 1;
-    g->bytes += n;
-}
-
-static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush);
-
-/* Deflate what sink_append() gathered. */
-static void sink_drain(gz_sink *g, int flush)
-{
-    size_t n = g->n_in;
-    g->n_in = 0;
-    deflate_some(g, g->in, n, flush);
-}
-
-static void deflate_some(gz_sink *g, const uint8_t *data, size_t len, int flush)
-{
-    if (g->raw) {
-        sink_write(g, data, len);
-        return;
-    }
-    while (len > 0 || flush == Z_FINISH) {
-        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        int zr;
-        g->z.next_in = (Bytef *)(uintptr_t)data;
-        g->z.avail_in = chunk;
-        do {
-            g->z.next_out = g->buf;
-            g->z.avail_out = sizeof g->buf;
-            zr = deflate(&g->z, len - chunk == 0 ? flush : Z_NO_FLUSH);
-            if (zr == Z_STREAM_ERROR) {
-                g->failed = 1;
-                return;
-            }
-            sink_write(g, g->buf, sizeof g->buf - g->z.avail_out);
-        } while (g->z.avail_out == 0);
-        len -= chunk;
-        if (len == 0)
-            break;
-        data += chunk;
-    }
-}
-
-static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-    gz_sink *g = (gz_sink *)b;
-    if (g->n_in + len > sizeof g->in)
-        sink_drain(g, Z_NO_FLUSH);
-    if (len >= sizeof g->in) {
-        deflate_some(g, data, len, Z_NO_FLUSH);
-        return;
-    }
-    memcpy(g->in + g->n_in, data, len);
-    g->n_in += len;
 }
 
 /* ---- building the Profile ---------------------------------------------------------------- */
@@ -507,7 +433,7 @@ static void put_varint(gz_sink *g, uint64_t v)
             buf[n] |= 0x80;
         n++;
     } while (v);
-    sink_append(&g->base, n, buf);
+    vmp_gz_sink__append(&g->base, n, buf);
 }
 
 /* Build and write every Sample, one at a time: a serialized Profile is a
@@ -794,26 +720,19 @@ static vmp_status write_profile(pprof_conv *c,
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
-    g->base.append = sink_append;
-    g->f = out;
-    g->raw = o->gzip_level < 0;
-    if (!g->raw && deflateInit2(&g->z, o->gzip_level ? o->gzip_level : 1, Z_DEFLATED, 15 + 16, 8,
-                                Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (vmp_gz_sink__init(g, out, o->gzip_level ? o->gzip_level : 1) != 0) {
         vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
     if (stream_samples(c, &b, g, o->flags) || finish_profile(c, &b)) {
-        if (!g->raw)
-            deflateEnd(&g->z);
+        vmp_gz_sink__end(g);
         vmp_set_err__(err, err_size, "out of memory");
         st = VMP_ERR_NOMEM;
         goto cleanup;
     }
     protobuf_c_message_pack_to_buffer(&b.prof.base, &g->base);
-    sink_drain(g, Z_FINISH);
-    if (!g->raw)
-        deflateEnd(&g->z);
+    vmp_gz_sink__finish(g);
     if (g->failed || fflush(out) != 0 || ferror(out)) {
         vmp_set_err__(err, err_size, "write error: %s", strerror(errno ? errno : EIO));
         st = VMP_ERR_IO;

@@ -137,8 +137,17 @@ vmp_status vmp_chunk__write(vmp_writer *w, const void *data, size_t size);
 vmp_status vmp_chunk__seek_table(vmp_writer *w);
 uint64_t vmp_chunk__mono_ns(void);
 
-/* vmp_writer.c: the writer's clock, ns since the time origin. */
+/* vmp_writer.c: the writer's clock, ns since the time origin; a time of
+ * the VM's clock (raw ns) on it. */
 uint64_t vmp_writer__now(const vmp_writer *w);
+uint64_t vmp_writer__from_clock(const vmp_writer *w, uint64_t raw);
+
+/* vmp_drain.c: merge the record queue and the published samples into
+ * chunks; `wait`: wait for claimed slots to be published (flush, close).
+ * Takes out_mu. */
+void vmp_writer__drain(vmp_writer *w, int wait);
+/* The background thread's body (pthread_create), `arg` the writer. */
+void *vmp_writer__background(void *arg);
 
 /* vmp_writer.c: the record queue.  meta_lock() takes meta_mu and reads the
  * ring head as the stamp of the records queued until meta_unlock(); it
