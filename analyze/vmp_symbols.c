@@ -10,9 +10,11 @@
 
 #include "vmp_analysis_int.h"
 #include "vmp_search.h"
+#include "vmp_symchoice.h"
 
-/* Symbols a lookup inspects at most on its way out of nested symbols. */
-#define SYM_CHAIN_MAX 256
+/* spec R-RES-6's choice, as the writer makes it (format/vmp_symchoice.h) */
+static const vmp_symchoice_layout sym_layout = {
+    sizeof(sym), offsetof(sym, addr), offsetof(sym, end), offsetof(sym, seq), offsetof(sym, up)};
 
 /* Put module index `k` (the last one taken) into the interval index: after
  * every module that starts at or before it.  O(modules) a MODULE record;
@@ -191,46 +193,17 @@ static int sort_syms(vmp_analysis *a)
         }
     }
     free(nx);
-    /* up: the nearest earlier symbol that ends past this one's start.  The
-     * chain from the last symbol starting at or before a pc passes through
-     * every symbol covering that pc (each covers the start of every later
-     * symbol up to the pc).  Found by walking the previous symbols' chains:
-     * the symbols a chain skips end at or before this one's start. */
-    for (i = 0; i < a->n_syms; i++) {
-        sym *s = &a->syms[i];
-        uint32_t j = (uint32_t)i; /* candidate + 1 */
-        while (j && a->syms[j - 1].end <= s->addr)
-            j = a->syms[j - 1].up;
-        s->up = j;
-    }
+    vmp_symchoice_link(a->syms, a->n_syms, &sym_layout);
     a->syms_sorted = 1;
     return 0;
 }
 
-/* The symbol of addr (spec R-RES-6), or NULL; the symbols must be sorted. */
+/* The symbol of addr (spec R-RES-6, as the writer chooses it), or NULL; the
+ * symbols must be sorted. */
 static const sym *find_sym(const vmp_analysis *a, uint64_t addr)
 {
-    size_t lo = vmp_upper_bound(a->syms, a->n_syms, sizeof *a->syms, offsetof(sym, addr), addr);
-    if (lo == 0)
-        return NULL;
-    /* spec R-RES-6: the smallest symbol covering addr; of equal sizes the
-     * one starting last, then the first in the file */
-    {
-        const sym *best = NULL;
-        size_t k = lo, steps = 0;
-        while (k && steps++ < SYM_CHAIN_MAX) {
-            const sym *s = &a->syms[k - 1];
-            if (addr < s->end) {
-                uint64_t sz = s->end - s->addr, bsz = best ? best->end - best->addr : 0;
-                if (!best || sz < bsz ||
-                    (sz == bsz &&
-                     (s->addr > best->addr || (s->addr == best->addr && s->seq < best->seq))))
-                    best = s;
-            }
-            k = s->up;
-        }
-        return best;
-    }
+    size_t k = vmp_symchoice_find(a->syms, a->n_syms, &sym_layout, addr);
+    return k ? &a->syms[k - 1] : NULL;
 }
 
 static uint32_t unknown_func(vmp_analysis *a)

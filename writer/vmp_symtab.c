@@ -4,11 +4,16 @@
  */
 #include "vmp_symtab.h"
 
-#include "vmp_search.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHAIN_MAX 256 /* as R-RES-6 readers walk (analyze/vmp_symbols.c) */
+#include "vmp_symchoice.h"
+
+/* spec R-RES-6's choice, as the analysis makes it (format/vmp_symchoice.h) */
+static const vmp_symchoice_layout layout = {
+    sizeof(vmp_symtab_sym), offsetof(vmp_symtab_sym, addr), offsetof(vmp_symtab_sym, end),
+    offsetof(vmp_symtab_sym, seq), offsetof(vmp_symtab_sym, up)};
 
 static int cmp_sym(const void *x, const void *y)
 {
@@ -71,14 +76,7 @@ vmp_symtab *vmp_symtab__build(uint64_t module_id,
         if (s->end == UINT64_MAX && s->addr < UINT64_MAX)
             s->end = s->addr + 1;
     }
-    /* up: the nearest earlier symbol that ends past this one's start (the
-     * chain from a pc's last symbol passes every symbol covering it) */
-    for (i = 0; i < n; i++) {
-        uint32_t j = (uint32_t)i;
-        while (j && t->syms[j - 1].end <= t->syms[i].addr)
-            j = t->syms[j - 1].up;
-        t->syms[i].up = j;
-    }
+    vmp_symchoice_link(t->syms, n, &layout);
     return t;
 fail:
     vmp_symtab__free(t);
@@ -88,20 +86,7 @@ fail:
 /* Index of the symbol R-RES-6 chooses for `pc`, or -1. */
 static long choose(const vmp_symtab *t, uint64_t pc)
 {
-    size_t lo = vmp_upper_bound(t->syms, t->n, sizeof *t->syms, offsetof(vmp_symtab_sym, addr), pc);
-    size_t k, steps = 0;
-    long best = -1;
-    for (k = lo; k && steps++ < CHAIN_MAX; k = t->syms[k - 1].up) {
-        const vmp_symtab_sym *s = &t->syms[k - 1];
-        if (pc < s->end) {
-            const vmp_symtab_sym *b = best >= 0 ? &t->syms[best] : NULL;
-            uint64_t sz = s->end - s->addr, bsz = b ? b->end - b->addr : 0;
-            if (!b || sz < bsz ||
-                (sz == bsz && (s->addr > b->addr || (s->addr == b->addr && s->seq < b->seq))))
-                best = (long)(k - 1);
-        }
-    }
-    return best;
+    return (long)vmp_symchoice_find(t->syms, t->n, &layout, pc) - 1;
 }
 
 static size_t take(vmp_symtab *t, size_t i, vmp_buf *out)
