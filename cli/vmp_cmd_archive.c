@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_cmd_archive.c - `vmp archive`: an index of many profiles in an SQLite
- * database (cli/vmp_archive.h, docs/archive.md): add profiles, list runs,
+ * database (archive/vmp_archive.h, docs/archive.md): add profiles, list runs,
  * compare runs selected by label with the repeated-run statistics of
  * `vmp diff BASE... -- NEW...` without reopening the files.
  */
@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "vmp_archive.h"
-#include "vmp_archive_trend.h"
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 

@@ -1,6 +1,8 @@
-# The two installed libraries, assembled from the layers' object libraries:
+# The installed libraries, assembled from the layers' object libraries:
 #   libvmp-writer  format + writer                 (what a VM links)
 #   libvmp         format + reader + analyze + convert (what tools link)
+#   libvmp-archive archive (on libvmp, SQLite, libcrypto; archive/CMakeLists.txt,
+#                  built with the vmp command)
 # each shared and static, with a pkg-config file and the exported CMake
 # package vmp (find_package(vmp) gives vmp::writer, vmp::vmp and their
 # _static twins).

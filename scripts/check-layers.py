@@ -9,8 +9,9 @@ folders listed for it and of no other:
   writer/    on format: what a VM links (never the reader or the analysis)
   reader/    on format: streaming, seeking and validating files
   analyze/   on reader: resolution, profiles, filter, merge
-  convert/   on analyze (and the writer, to write a vmp file): flame
-             graphs, pprof, speedscope, diff statistics
+  convert/   on analyze (and the writer, to write a vmp file): the report,
+             flame graphs, pprof, speedscope, diff statistics
+  archive/   on convert: the index of benchmark profiles (SQLite)
   agents/    on writer: the VMs' agents
   cli/       on everything below, and the agents' attach protocol header
 
@@ -30,8 +31,9 @@ ALLOWED = {
     "reader": {"format", "reader"},
     "analyze": {"format", "reader", "analyze"},
     "convert": {"format", "reader", "writer", "analyze", "convert"},
+    "archive": {"format", "reader", "analyze", "convert", "archive"},
     "agents": {"format", "writer", "agents"},
-    "cli": {"format", "reader", "writer", "analyze", "convert", "cli"},
+    "cli": {"format", "reader", "writer", "analyze", "convert", "archive", "cli"},
 }
 # single headers a folder may include from a folder otherwise above or beside it
 EXCEPTIONS = {

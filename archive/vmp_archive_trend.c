@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_archive_trend.c - change points in a function's share over a series
- * of runs, and its SVG chart (vmp_archive_trend.h).
+ * of runs, and its SVG chart (vmp_archive.h).
  */
-#include "vmp_archive_trend.h"
+#include "vmp_archive.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "vmp_cli.h"
 
 typedef struct segmenter {
     vmp_run_weights *w; /* the runs with samples, in time order */

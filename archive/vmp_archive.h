@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_archive.h - the index of `vmp archive`: an SQLite database of profiles
+ * vmp_archive.h - libvmp-archive, the index of `vmp archive`: an SQLite
+ * database of profiles
  * (one row per run: the file's content hash, its header and labels, and the
  * self and total weight of every function, the per-run input of the
  * repeated-run statistics of vmp_diffstat()).  The schema is documented for
@@ -19,9 +20,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmp_convert.h"
 #include "vmp_record.h"
+#include "vmp_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /** The schema version written in table archive, key 'schema'. */
 #define VMP_ARCHIVE_SCHEMA 2
@@ -41,11 +48,11 @@ typedef struct vmp_archive vmp_archive;
  * @param[out] out  receives the handle; the caller closes it.
  * @param err  receives the message on failure (VMP_ARCHIVE_ERR_SIZE bytes).
  * @return 0 or -1. */
-int vmp_archive_open(vmp_archive **out, const char *path, int create, char *err);
+VMP_API int vmp_archive_open(vmp_archive **out, const char *path, int create, char *err);
 
 /** Close the handle (the database is consistent after every call).  Accepts
  *  NULL. */
-void vmp_archive_close(vmp_archive *a);
+VMP_API void vmp_archive_close(vmp_archive *a);
 
 /** What `vmp archive add` stores about one profile besides its weights. */
 typedef struct vmp_archive_run {
@@ -61,7 +68,7 @@ typedef struct vmp_archive_run {
 /** Look up a profile by content hash.
  * @param[out] run_id  receives its run id when found.
  * @return 1 found, 0 not found, -1 error. */
-int vmp_archive_find(vmp_archive *a, const char *sha256, int64_t *run_id, char *err);
+VMP_API int vmp_archive_find(vmp_archive *a, const char *sha256, int64_t *run_id, char *err);
 
 /** The weight of the samples whose pc was executing in each function,
  *  failed samples included (the samples column of `vmp report`). */
@@ -86,14 +93,14 @@ typedef struct vmp_archive_kind {
  *  crash or a kill the database holds all of it or none of it.
  * @param[out] run_id  receives the new run's id.
  * @return 0 or -1 (nothing added). */
-int vmp_archive_add(vmp_archive *a,
-                    const vmp_archive_run *run,
-                    const vmp_run_weights *w,
-                    const vmp_archive_executing *ex,
-                    const vmp_archive_kind *kinds,
-                    size_t n_kinds,
-                    int64_t *run_id,
-                    char *err);
+VMP_API int vmp_archive_add(vmp_archive *a,
+                            const vmp_archive_run *run,
+                            const vmp_run_weights *w,
+                            const vmp_archive_executing *ex,
+                            const vmp_archive_kind *kinds,
+                            size_t n_kinds,
+                            int64_t *run_id,
+                            char *err);
 
 /** What vmp_archive_add_file() did with a file. */
 enum vmp_archive_outcome {
@@ -112,7 +119,8 @@ enum vmp_archive_outcome {
  *                      naming the file (and the offset, for bad bytes).
  * @return 0, or -1 (the archive failed or memory ran out; `err` says so,
  *         nothing of the file was added). */
-int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outcome, char *err);
+VMP_API int vmp_archive_add_file(
+    vmp_archive *a, const char *path, int ranges, int *outcome, char *err);
 
 /** Runs selected by labels: those with every key=value pair given. */
 typedef struct vmp_archive_filter {
@@ -147,15 +155,15 @@ typedef struct vmp_archive_row {
  * @param[out] rows    receives an array; release with vmp_archive_rows_free().
  * @param[out] n_rows  its length.
  * @return 0 or -1. */
-int vmp_archive_select(vmp_archive *a,
-                       const vmp_archive_filter *filter,
-                       const char *function,
-                       vmp_archive_row **rows,
-                       size_t *n_rows,
-                       char *err);
+VMP_API int vmp_archive_select(vmp_archive *a,
+                               const vmp_archive_filter *filter,
+                               const char *function,
+                               vmp_archive_row **rows,
+                               size_t *n_rows,
+                               char *err);
 
 /** Release the array of vmp_archive_select().  Accepts NULL. */
-void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
+VMP_API void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
 
 /** Load run `run_id`'s weights as vmp_run_weights_read() read them from its
  *  file: the run's total weight and one row per function (with `ranges`,
@@ -164,7 +172,53 @@ void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
  *  the kind has none, total 0).
  * @param[out] out  filled; release with vmp_run_weights_free().
  * @return 0 or -1. */
-int vmp_archive_weights(
+VMP_API int vmp_archive_weights(
     vmp_archive *a, int64_t run_id, int ranges, const char *kind, vmp_run_weights *out, char *err);
+
+/* ---- Trends (`vmp archive trend`): where a function's share over a series
+ * of runs changes (binary segmentation with the repeated-run test of
+ * vmp_diffstat(), docs/archive.md), and the SVG chart of the series.  Pure
+ * functions of their arguments. */
+
+/** A run where a significant change of the function's share begins. */
+typedef struct vmp_archive_change {
+    size_t at;                /* index in the rows of the first run of the new level */
+    double self[2], total[2]; /* mean shares of the runs before and after (in the
+                               * segment that was split), in [0, 1] */
+    double q;                 /* the test's p-value, adjusted for the two shares
+                               * and the splits tried */
+} vmp_archive_change;
+
+/** Find the runs of `rows` (in time order, each with the function's weights:
+ *  vmp_archive_select() with a function) where the function's share changes:
+ *  the split of the runs into two groups of at least two whose difference
+ *  (self share: `executing`; total share: `total`; both over the run's total
+ *  weight) vmp_diffstat() finds strongest is a change when its p-value times
+ *  2 (two shares) times the number of splits tried is at most `alpha`; then
+ *  each side is searched again.  Runs with no samples are left out.
+ * @param[out] out    receives the changes in time order; free() it.
+ * @param[out] n_out  their number.
+ * @return 0, or -1 when out of memory. */
+VMP_API int vmp_archive_changes(const vmp_archive_row *rows,
+                                size_t n,
+                                const char *function,
+                                double alpha,
+                                vmp_archive_change **out,
+                                size_t *n_out);
+
+/** Draw the self and total share of each run as a line chart (SVG 1.1) with
+ *  a dashed vertical line at each change (class "change"), each run a point
+ *  with a tooltip (class "run").
+ * @return 0, or -1 when a write failed (errno set). */
+VMP_API int vmp_archive_trend_svg(FILE *f,
+                                  const char *function,
+                                  const vmp_archive_row *rows,
+                                  size_t n,
+                                  const vmp_archive_change *changes,
+                                  size_t n_changes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
