@@ -18,6 +18,7 @@
 
 #include "vmp_convert.h"
 #include "vmp_convmeta.h"
+#include "vmp_textout.h"
 
 #define SPOOL_RECS 1024 /* records per block: 24 KiB per thread */
 
@@ -127,34 +128,6 @@ static int take_sample(void *arg, const vmp_asample *s)
 
 /* ---- JSON output --------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len, i;
-    uint32_t cp;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0)
-        len = 2, cp = s[0] & 0x1f;
-    else if ((s[0] & 0xf0) == 0xe0)
-        len = 3, cp = s[0] & 0x0f;
-    else if ((s[0] & 0xf8) == 0xf0)
-        len = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 static void put_json_string(FILE *f, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -169,7 +142,7 @@ static void put_json_string(FILE *f, const char *str, size_t n)
         } else if (s[i] < 0x20) {
             fprintf(f, "\\u%04x", s[i]);
             i++;
-        } else if ((l = utf8_len(s + i, n - i)) != 0) {
+        } else if ((l = vmp_utf8__seq(s + i, n - i)) != 0) {
             fwrite(s + i, 1, l, f);
             i += l;
         } else {

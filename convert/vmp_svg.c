@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "vmp_flame_int.h"
+#include "vmp_textout.h"
 
 #define PAD      10.0
 #define ROW      16
@@ -32,34 +33,12 @@
 
 /* ---- XML text ----------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), or 0. */
+/* Length of the valid UTF-8 sequence at s (n bytes available) that XML
+ * allows (not U+FFFE or U+FFFF: EF BF BE, EF BF BF), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-    size_t len, i;
-    uint32_t cp;
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        len = 2;
-        cp = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        len = 3;
-        cp = s[0] & 0x0fu;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        len = 4;
-        cp = s[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || cp == 0xfffe || cp == 0xffff)
+    size_t len = vmp_utf8__seq(s, n);
+    if (len == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
         return 0;
     return len;
 }

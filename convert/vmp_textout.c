@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "vmp_convert.h"
+#include "vmp_textout.h"
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t vmp_utf8__seq(const unsigned char *s, size_t n)
 {
     size_t len, i;
     uint32_t cp;
@@ -64,7 +64,7 @@ static void put_escaped(FILE *f, const char *s, size_t len, int json)
             fputs(esc, f);
         } else if (c < 0x20 || (!json && c == 0x7F)) {
             fprintf(f, json ? "\\u%04x" : "\\x%02x", c);
-        } else if ((n = utf8_seq(p + i, len - i)) == 0) {
+        } else if ((n = vmp_utf8__seq(p + i, len - i)) == 0) {
             n = 1;
             if (json)
                 fputs("\\ufffd", f);
