@@ -200,38 +200,7 @@ typedef struct vmp_flame_delta {
  * @return VMP_OK or VMP_ERR_NOMEM. */
 VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n_out);
 
-/* ---- Repeated runs: which change is real -----------------------------------
- *
- * vmp_diffstat() compares two groups of runs (BASE and NEW, one or more
- * profiles each) function by function and says which changes of share stand
- * out of the noise.  The model (docs/diff-statistics.md): for run r of a side
- * and function f, the share p_r = w_rf / W_r (self: f is the innermost frame;
- * total: f anywhere on the stack, once per sample).  A side's share is the
- * mean m of its runs' p_r; the variance of m is the larger of
- *   between-run:  s^2 / n   (s^2 the sample variance of the p_r, n >= 2), and
- *   sampling:     p0 (1 - p0) mean_r(1 / W_r) / n   (p0 the share pooled over
- *                 both sides: the binomial noise of counting samples when
- *                 nothing changed),
- * since the spread between runs already holds their sampling noise but five
- * runs can underestimate it.  The difference d = m_new - m_base has variance
- * v_base + v_new; t = d / sqrt(v) with Welch-Satterthwaite degrees of freedom
- * (n - 1 per side whose variance came from the runs; a side on the sampling
- * floor counts as normal), two-sided p-value from Student's t.  Self and
- * total are tested for every function: 2 x F tests, adjusted by
- * Benjamini-Hochberg at `alpha`; a function is significant when either is.
- * The interval is d +- t_(1 - alpha/2, df) sqrt(v) (not adjusted). */
-
-/** One run's per-function weights: the input of vmp_diffstat(). */
-typedef struct vmp_run_weights {
-    uint64_t total;          /* the run's total sample weight (failed samples included) */
-    size_t n;                /* functions */
-    char **names;            /* n names (as `vmp diff` names frames) */
-    uint64_t *self;          /* n self weights */
-    uint64_t *inclusive;     /* n total weights (once per sample) */
-    unsigned char *is_range; /* n flags: 1 for a bytecode range row ("name A->B"),
-                              * 0 for a function; NULL == all functions.  Added
-                              * in 0.5 (vmp_run_weights_read() sets it). */
-} vmp_run_weights;
+/* ---- Repeated runs: the runs' weights (vmp_diffstat() is in vmp_analyze.h) -- */
 
 /** Read one profile into per-function weights, with the frame names of a
  *  flame graph made with `opts` (vmp_flame_create(); NULL == defaults) and
@@ -252,40 +221,6 @@ VMP_API vmp_status vmp_run_weights_read(vmp_run_weights *out,
 VMP_API vmp_status vmp_run_weights_of_profile(vmp_run_weights *out,
                                               const vmp_profile *p,
                                               const vmp_flame_options *opts);
-
-/** Release what vmp_run_weights_read() or the caller allocated with malloc()
- *  in `w` (names, self, inclusive, is_range); leaves it empty.  Accepts NULL. */
-VMP_API void vmp_run_weights_free(vmp_run_weights *w);
-
-/** One function of a repeated-run comparison.  Shares in [0, 1]. */
-typedef struct vmp_diffstat_row {
-    const char *name;          /* borrowed from the runs */
-    double self[2], total[2];  /* mean share: [0] BASE, [1] NEW */
-    double d_self, d_total;    /* NEW - BASE */
-    double self_lo, self_hi;   /* (1 - alpha) interval of d_self */
-    double total_lo, total_hi; /* ... of d_total */
-    double p_self, p_total;    /* two-sided p-values, before adjustment */
-    double q_self, q_total;    /* Benjamini-Hochberg adjusted p-values */
-    double score;              /* the larger |t|: rows are sorted by it */
-    int significant;           /* 1: self, 2: total, 3: both (q <= alpha) */
-} vmp_diffstat_row;
-
-/** Compare runs[0 .. n_base) (BASE) with runs[n_base .. n_base + n_new)
- *  (NEW) as described above.  Rows: every function with weight in some run;
- *  first those whose self share changed significantly, then those whose
- *  total share alone did (a callee's change), then the others; each group by
- *  decreasing score, then by name.
- * @param alpha  in (0, 1).
- * @param[out] out    receives an array the caller frees with free(); names
- *                    borrowed from `runs`.
- * @param[out] n_out  its length.
- * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_INVALID_ARG (no run on a side). */
-VMP_API vmp_status vmp_diffstat(const vmp_run_weights *runs,
-                                size_t n_base,
-                                size_t n_new,
-                                double alpha,
-                                vmp_diffstat_row **out,
-                                size_t *n_out);
 
 /* ---- pprof and speedscope --------------------------------------------------
  *
