@@ -677,6 +677,14 @@ typedef struct vmp_profile_key {
  *  valid until the next feed or vmp_profile_free().  Added in 0.5. */
 VMP_API const vmp_profile_key *vmp_profile_keys(const vmp_profile *p, size_t *n_out);
 
+/** The VM's view (spec R-VIEW-7) of profile key `k`, in place: a failed
+ *  key's frame of its pc as vmp_analysis_vm_leaf() shows it, any other
+ *  key's stack as vmp_analysis_vm_stack() makes it, both in the key's state.
+ *  `a` is the profile's analysis (vmp_profile_analysis()).
+ * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_LIMIT (`k` partly changed).
+ *  Added in 0.7. */
+VMP_API vmp_status vmp_analysis_vm_key(vmp_analysis *a, vmp_profile_key *k);
+
 /* ---- Repeated runs: which change is real -----------------------------------
  *
  * vmp_diffstat() compares two groups of runs (BASE and NEW, one or more

@@ -97,10 +97,10 @@ vmp_status vmp_analysis_vm_stack(vmp_analysis *a, uint32_t stack, uint32_t state
     for (i = n; i-- > 0;) {
         uint32_t fr = a->chain[i];
         const vmp_afunction *fn = func_of_frame(a, fr);
-        if (inner_vm != SIZE_MAX && i > inner_vm) {
+        if (i > inner_vm) { /* outer of the innermost VM frame (none: SIZE_MAX) */
             if (!vmp_analysis_is_vm_frame(a, fr) && !(fn && is_truncated_root(fn)))
                 continue;
-        } else if (i < inner_vm || inner_vm == SIZE_MAX) {
+        } else if (i < inner_vm) {
             fr = vmp_analysis_vm_leaf(a, fr, state);
             if (!fr)
                 return VMP_ERR_NOMEM;
@@ -113,5 +113,17 @@ vmp_status vmp_analysis_vm_stack(vmp_analysis *a, uint32_t stack, uint32_t state
         last = fr;
     }
     *out = base;
+    return VMP_OK;
+}
+
+vmp_status vmp_analysis_vm_key(vmp_analysis *a, vmp_profile_key *k)
+{
+    if (!k->failed)
+        return vmp_analysis_vm_stack(a, k->stack, k->state, &k->stack);
+    if (k->leaf) {
+        k->leaf = vmp_analysis_vm_leaf(a, k->leaf, k->state);
+        if (!k->leaf)
+            return VMP_ERR_NOMEM;
+    }
     return VMP_OK;
 }

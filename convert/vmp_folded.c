@@ -655,8 +655,11 @@ static vmp_status add_profile(vmp_flame *f, const vmp_profile *p, unsigned int c
     /* the profile's keys in order of first sample: the entries are made in
      * the order the samples would make them */
     for (i = 0; i < n_keys; i++) {
-        const vmp_profile_key *s = &keys[i];
+        vmp_profile_key view = keys[i];
+        const vmp_profile_key *s = &view;
         fentry k;
+        if ((f->flags & VMP_FLAME_VM_FRAMES) && (st = vmp_analysis_vm_key(a, &view)) != VMP_OK)
+            break; /* spec R-VIEW-7 */
         memset(&k, 0, sizeof k);
         k.thread = s->thread;
         k.state = s->state;
@@ -664,21 +667,9 @@ static vmp_status add_profile(vmp_flame *f, const vmp_profile *p, unsigned int c
             k.kind = E_FAILED;
             k.reason = s->reason;
             k.leaf = s->leaf;
-            if ((f->flags & VMP_FLAME_VM_FRAMES) && k.leaf) {
-                k.leaf = vmp_analysis_vm_leaf(a, k.leaf, s->state);
-                if (!k.leaf) {
-                    st = VMP_ERR_NOMEM;
-                    break;
-                }
-            }
         } else {
             k.kind = E_STACK;
             k.stack = s->stack;
-            if (f->flags & VMP_FLAME_VM_FRAMES) {
-                st = vmp_analysis_vm_stack(a, s->stack, s->state, &k.stack);
-                if (st != VMP_OK)
-                    break;
-            }
         }
         if (f->flags & VMP_FLAME_UNITS)
             k.code = s->code;

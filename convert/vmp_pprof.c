@@ -117,14 +117,8 @@ static int take_key(pprof_conv *c, const vmp_profile_key *key_in)
     int64_t unit;
     agg *g;
     vmp_hmap *map;
-    if (c->vm_frames && k->failed && k->leaf) { /* spec R-VIEW-7 */
-        view.leaf = vmp_analysis_vm_leaf(c->a, k->leaf, k->state);
-        if (!view.leaf)
-            return -1;
-    } else if (c->vm_frames && !k->failed &&
-               vmp_analysis_vm_stack(c->a, k->stack, k->state, &view.stack) != VMP_OK) {
+    if (c->vm_frames && vmp_analysis_vm_key(c->a, &view) != VMP_OK) /* spec R-VIEW-7 */
         return -1;
-    }
     if (!base_key(c, k->code, k->failed ? k->leaf : k->stack, &key, &unit))
         return -1;
     if (k->failed)

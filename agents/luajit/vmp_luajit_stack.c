@@ -177,9 +177,8 @@ static uint64_t frame_function(lua_State *L, lua_State *of, lua_Debug *ar)
     if (fn_cache[i].source == ar->source && fn_cache[i].first == ar->linedefined &&
         fn_cache[i].last == ar->lastlinedefined && fn_cache[i].id != 0)
         return fn_cache[i].id;
-    ar->name = NULL;
-    if (!lua_getinfo(of, "n", ar))
-        ar->name = NULL;
+    ar->name = NULL; /* kept when LuaJIT finds no name */
+    (void)lua_getinfo(of, "n", ar);
     fn_cache[i].id =
         vmp_luajit__function_for(L, ar->source, ar->linedefined, ar->lastlinedefined, ar->name);
     fn_cache[i].source = ar->source;
