@@ -1,57 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_cli.c - helpers shared by the `vmp` commands: option errors, opening
+ * vmp_cli.c - helpers shared by the `vmp` commands: operands, usage errors, opening
  * inputs and outputs, write-error detection, string quoting (no spec section:
  * tool conventions, see vmp_cli.h).
  */
 #include "vmp_cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "vmp_convert.h"
-
-void vmp_cli_getopt_begin(void)
-{
-    optind = 0; /* glibc: 0 re-initialises getopt completely */
-    opterr = 0;
-}
-
-int vmp_cli_bad_option(const char *cmd, char **argv, int c)
-{
-    const char *arg = (optind > 0) ? argv[optind - 1] : "";
-    /* getopt_long() sets optopt to a long option's value, which is no
-     * character for the long-only options (values from 256): name those by
-     * the word on the command line. */
-    int short_opt = optopt > 0 && optopt < 256;
-    if (c == ':') {
-        if (short_opt)
-            return vmp_cli_usage_error(cmd, "option '-%c' needs a value", optopt);
-        return vmp_cli_usage_error(cmd, "option '%s' needs a value", arg);
-    }
-    if (short_opt)
-        return vmp_cli_usage_error(cmd, "unknown option '-%c'", optopt);
-    return vmp_cli_usage_error(cmd, "unknown option '%s'", arg);
-}
-
-int vmp_cli_help(const char *usage)
-{
-    fputs(usage, stdout);
-    return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
-}
-
-int vmp_cli_one_file(const char **path, const char *cmd, int argc, char **argv)
-{
-    if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing FILE");
-    if (argc - optind > 1)
-        return vmp_cli_usage_error(cmd, "too many arguments ('%s')", argv[optind + 1]);
-    *path = argv[optind];
-    return VMP_EXIT_OK;
-}
 
 /* "vmp CMD: <message>" on stderr, without the newline. */
 static void say(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -196,13 +156,13 @@ int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major)
 }
 
 int vmp_cli_flame_option(const char *cmd,
-                         char **argv,
-                         int c,
+                         int key,
+                         const char *arg,
                          struct vmp_flame_options *fo,
                          struct vmp_flame_svg_options *so)
 {
     double px;
-    switch (c) {
+    switch (key) {
     case VMP_CLI_OPT_THREAD_ROOT:
         fo->flags |= VMP_FLAME_THREAD_ROOT;
         break;
@@ -222,26 +182,26 @@ int vmp_cli_flame_option(const char *cmd,
         vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
         break;
     case VMP_CLI_OPT_KIND: /* spec §5.15: the samples of one kind */
-        vmp_analysis_set_default_kind(optarg);
+        vmp_analysis_set_default_kind(arg);
         break;
     case VMP_CLI_OPT_TITLE:
-        so->title = optarg;
+        so->title = arg;
         break;
     case VMP_CLI_OPT_ICICLE:
         so->icicle = 1;
         break;
     case VMP_CLI_OPT_WIDTH:
-        if (vmp_cli_parse_px(cmd, "--width", optarg, 200, 100000, &px))
+        if (vmp_cli_parse_px(cmd, "--width", arg, 200, 100000, &px))
             return VMP_EXIT_USAGE;
         so->width = (unsigned int)px;
         break;
     case VMP_CLI_OPT_MIN_WIDTH:
-        if (vmp_cli_parse_px(cmd, "--min-width", optarg, 0.01, 1000, &px))
+        if (vmp_cli_parse_px(cmd, "--min-width", arg, 0.01, 1000, &px))
             return VMP_EXIT_USAGE;
         so->min_width = px;
         break;
     default:
-        return vmp_cli_bad_option(cmd, argv, c);
+        return vmp_cli_usage_error(cmd, "option %d is not handled", key);
     }
     return VMP_EXIT_OK;
 }

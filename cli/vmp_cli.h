@@ -14,14 +14,19 @@
  *     to FILE, `-o -` (the default) to standard output.
  *
  * Adding a command: write cli/vmp_cmd_<name>.c with
- * `int vmp_cmd_<name>(int argc, char **argv)`, declare it below, add a line to
- * the table in vmp_main.c and the file to cli/CMakeLists.txt.
+ * `int vmp_cmd_<name>(int argc, char **argv)`, its options in a table of
+ * vmp_cli_option and its help around them in a vmp_cli_command (parsed with
+ * vmp_cli_begin() and vmp_cli_next(), which also answer --help and report
+ * usage errors); declare it below, add a line to the table in vmp_main.c and
+ * the file to cli/CMakeLists.txt.
  *
  * Thread safety: the CLI is single-threaded; nothing here is signal-safe.
  */
 #ifndef VMP_CLI_H
 #define VMP_CLI_H
 
+#include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -52,31 +57,209 @@ int vmp_cmd_speedscope(int argc, char **argv);
 int vmp_cmd_import(int argc, char **argv);
 int vmp_cmd_recompress(int argc, char **argv);
 
-/* ---- Option parsing ------------------------------------------------------
- * Commands parse with getopt_long().  Call vmp_cli_getopt_begin() first (it
- * resets getopt's global state and silences its own messages), then call
- * vmp_cli_bad_option() when getopt_long() returns '?' or ':'. */
+/* ---- Options ------------------------------------------------------------
+ * Each command declares its options once, in a table of vmp_cli_option: the
+ * spelling getopt_long() parses, the value it takes and the help line.  The
+ * parser (vmp_cli_next()) answers --help from the table and reports every
+ * usage error of an option (unknown, missing value) in one wording. */
 
-/** Reset getopt_long() for a new argument vector. */
-void vmp_cli_getopt_begin(void);
+/** One option of a command, or one entry of its help that is not an option
+ *  (key 0: a line naming several options, or free text). */
+typedef struct vmp_cli_option {
+    const char *name; /* long name without "--" ("format"), or NULL */
+    int key;          /* what vmp_cli_next() returns: below 256 also the
+                         short option's letter ('o' is -o); long-only
+                         options use keys from 256 (VMP_CLI_OPT_*); 0 for
+                         help-only entries */
+    const char *arg;  /* the value's name in help ("FILE"); NULL: no value */
+    const char *spec; /* how help spells it, when not "-c, --name ARG" */
+    const char *help; /* the help text, lines joined by '\n' (continued at
+                         the command's help column); NULL: not listed */
+} vmp_cli_option;
 
-/** Report the option getopt_long() just rejected as a usage error.
- *  @param cmd   command name ("info").
- *  @param argv  the vector being parsed (used to name the bad option).
- *  @param c     getopt_long()'s return value ('?' or ':').
- *  @return VMP_EXIT_USAGE. */
-int vmp_cli_bad_option(const char *cmd, char **argv, int c);
+/** A command's options and the help text around them. */
+typedef struct vmp_cli_command {
+    const char *name;              /* "flame", "archive add": messages */
+    const char *synopsis[2];       /* help before the options, in parts (a C
+                                      string literal has a portable length
+                                      limit); NULL: none */
+    const vmp_cli_option *options; /* its options and help entries */
+    size_t n_options;
+    const char *epilogue;                    /* help after the options, or NULL */
+    int column;                              /* where help texts start */
+    int stop_at_operand;                     /* 1: options end at the first operand
+                                                (`vmp record -- java -X`) */
+    const struct vmp_cli_command *help_page; /* print this command's help
+                                       instead (subcommands sharing a
+                                       page), or NULL */
+    void (*write_more)(FILE *f);             /* writes what follows the synopsis,
+                                                before the options (help made from
+                                                a registry), or NULL */
+} vmp_cli_command;
 
-/** Print a command's --help text `usage` to stdout (the `-h`/`--help` case).
+/** The command `cmd` of the tables <cmd>_synopsis, <cmd>_options and
+ *  <cmd>_epilogue, its help texts at column `col`. */
+#define VMP_CLI_COMMAND(cmd, col)                                                                \
+    {                                                                                            \
+        .name = #cmd, .synopsis = {cmd##_synopsis}, .options = cmd##_options,                    \
+        .n_options = sizeof cmd##_options / sizeof cmd##_options[0], .epilogue = cmd##_epilogue, \
+        .column = (col)                                                                          \
+    }
+
+/** The most options one command's table may hold. */
+#define VMP_CLI_MAX_OPTIONS 40
+
+/** Keys of the long-only options several commands take; each command
+ *  numbers its own long-only options from VMP_CLI_OPT_END. */
+enum {
+    VMP_CLI_OPT_THREAD_ROOT = 256, /* the flame options (vmp_cli_flame_option()) */
+    VMP_CLI_OPT_STATE,
+    VMP_CLI_OPT_TIERS,
+    VMP_CLI_OPT_TITLE,
+    VMP_CLI_OPT_ICICLE,
+    VMP_CLI_OPT_WIDTH,
+    VMP_CLI_OPT_MIN_WIDTH,
+    VMP_CLI_OPT_NO_GROUP_HIDDEN,
+    VMP_CLI_OPT_KIND,
+    VMP_CLI_OPT_UNITS,
+    VMP_CLI_OPT_VM_FRAMES,
+    VMP_CLI_OPT_FORMAT_VERSION, /* --format 1.2|2.0 */
+    VMP_CLI_OPT_END
+};
+
+/** Options that several commands take, with their help lines. */
+#define VMP_CLI_OPTION_HELP                                \
+    {                                                      \
+        "help", 'h', NULL, "-h, --help", "print this help" \
+    }
+#define VMP_CLI_OPTION_OUTPUT                                                                  \
+    {                                                                                          \
+        "output", 'o', "FILE", "-o FILE", "write to FILE ('-' = standard output, the default)" \
+    }
+#define VMP_CLI_OPTION_OUTPUT_OUT                               \
+    {                                                           \
+        "output", 'o', "OUT", NULL, "where to write the result" \
+    }
+
+/* --format for commands that write profiles */
+#define VMP_CLI_OPTION_FORMAT_VERSION                              \
+    {                                                              \
+        "format", VMP_CLI_OPT_FORMAT_VERSION, "1.2|2.0", NULL,     \
+            "the output's format: 2.0 stores the samples column\n" \
+            "by column (spec.md §5.14), several times smaller;\n" \
+            "1.2 keeps SAMPLE records for readers older than\n"    \
+            "format 2.0 (default 2.0)"                             \
+    }
+
+/* --kind NAME, for the views that show one sample kind (spec.md §5.15) */
+#define VMP_CLI_OPTION_KIND                                             \
+    {                                                                   \
+        "kind", VMP_CLI_OPT_KIND, "NAME", NULL,                         \
+            "the kind of sample to show (spec.md 5.15): cpu (the\n"     \
+            "default), or one the file declares, as 'vmp info' lists\n" \
+            "them: alloc (bytes allocated), live, lock (ns waited)"     \
+    }
+
+/* --vm-frames: the VM's view (spec.md R-VIEW-7), for flame, diff and pprof */
+#define VMP_CLI_OPTION_VM_FRAMES                                         \
+    {                                                                    \
+        "vm-frames", VMP_CLI_OPT_VM_FRAMES, NULL, NULL,                  \
+            "the VM's view (spec.md R-VIEW-7): only the frames of the\n" \
+            "VM's language (Lua functions, Java methods) and, above\n"   \
+            "the innermost one, the C code it called by its symbol,\n"   \
+            "or as [<vm> <state>] ('[LuaJIT gc]') where no symbol\n"     \
+            "names it; C frames between VM frames are left out"          \
+    }
+
+/* --no-group-hidden, for every command that names functions */
+#define VMP_CLI_OPTION_NO_GROUP_HIDDEN                                   \
+    {                                                                    \
+        "no-group-hidden", VMP_CLI_OPT_NO_GROUP_HIDDEN, NULL, NULL,      \
+            "show the methods of each hidden class (HotSpot lambdas,\n"  \
+            "MethodHandle forms, defineHiddenClass) apart; by default\n" \
+            "they are one name with their count: 'Name.m [x1000]'"       \
+    }
+
+/* The flame options of `vmp flame` and `vmp diff`, each with its help line
+ * (NULL: listed by a line of several). */
+#define VMP_CLI_OPTION_THREAD_ROOT(help)                         \
+    {                                                            \
+        "thread-root", VMP_CLI_OPT_THREAD_ROOT, NULL, NULL, help \
+    }
+#define VMP_CLI_OPTION_STATE(help)                   \
+    {                                                \
+        "state", VMP_CLI_OPT_STATE, NULL, NULL, help \
+    }
+#define VMP_CLI_OPTION_UNITS(help)                   \
+    {                                                \
+        "units", VMP_CLI_OPT_UNITS, NULL, NULL, help \
+    }
+#define VMP_CLI_OPTION_TIERS(help)                   \
+    {                                                \
+        "tiers", VMP_CLI_OPT_TIERS, NULL, NULL, help \
+    }
+#define VMP_CLI_OPTION_TITLE(help)                     \
+    {                                                  \
+        "title", VMP_CLI_OPT_TITLE, "TEXT", NULL, help \
+    }
+#define VMP_CLI_OPTION_ICICLE(help)                    \
+    {                                                  \
+        "icicle", VMP_CLI_OPT_ICICLE, NULL, NULL, help \
+    }
+#define VMP_CLI_OPTION_WIDTH(help)                   \
+    {                                                \
+        "width", VMP_CLI_OPT_WIDTH, "PX", NULL, help \
+    }
+#define VMP_CLI_OPTION_MIN_WIDTH(help)                       \
+    {                                                        \
+        "min-width", VMP_CLI_OPT_MIN_WIDTH, "PX", NULL, help \
+    }
+
+/** The parser of one command line (vmp_cli_begin(), then vmp_cli_next()). */
+typedef struct vmp_cli_parser {
+    const vmp_cli_command *cmd;
+    int argc;
+    char **argv;
+    const char *arg;    /* the value of the option vmp_cli_next() returned */
+    const char *output; /* -o FILE (key 'o'), which vmp_cli_next() keeps
+                           here instead of returning it; NULL: none */
+    int exit;           /* when vmp_cli_next() returned -1: the exit status */
+    struct option longopts[VMP_CLI_MAX_OPTIONS + 1]; /* getopt_long()'s */
+    char shortopts[3 * VMP_CLI_MAX_OPTIONS + 3];
+} vmp_cli_parser;
+
+/** Begin parsing argv[1..argc) by the table of `cmd` (resets getopt_long()'s
+ *  global state; the parser borrows `cmd` and `argv`). */
+void vmp_cli_begin(vmp_cli_parser *p, const vmp_cli_command *cmd, int argc, char **argv);
+
+/** The next option but -o: its key (the value in p->arg); 0 when the options
+ *  end (the operands are argv[optind..argc)); -1 when the command is done,
+ *  with p->exit its exit status: after printing the help for -h/--help
+ *  (VMP_EXIT_OK, or VMP_EXIT_FAIL when stdout failed), or a usage error
+ *  (VMP_EXIT_USAGE: "unknown option '--x'", "option '-o' needs a value",
+ *  "out of memory" for a table too long). */
+int vmp_cli_next(vmp_cli_parser *p);
+
+/** How an option of `cmd` is spelled on the command line, for messages:
+ *  "--name", or "-c" for a short-only option; "?" for an unknown key. */
+const char *vmp_cli_option_name(const vmp_cli_command *cmd, int key, char *buf, size_t size);
+
+/** Print the help of `cmd` to stdout (vmp_cli_write_help()).
  *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL when stdout could not be flushed. */
-int vmp_cli_help(const char *usage);
+int vmp_cli_print_help(const vmp_cli_command *cmd);
 
-/** After option parsing, check that exactly one operand FILE is left in
- *  argv[optind..argc): with none, reports "missing FILE"; with more, "too many
- *  arguments ('<the second>')" (usage errors).
- *  @param[out] path  receives argv[optind] (borrowed) on success.
- *  @return VMP_EXIT_OK or VMP_EXIT_USAGE. */
-int vmp_cli_one_file(const char **path, const char *cmd, int argc, char **argv);
+/** Write the help of `cmd` to `f`: the synopsis, each listed option as
+ *  "  <spec>" then its text at cmd->column (on the next line when the spec
+ *  does not fit), free text as it is, then the epilogue. */
+void vmp_cli_write_help(FILE *f, const vmp_cli_command *cmd);
+
+/** After vmp_cli_next() returned `c` (0 or -1): check that exactly one
+ *  operand FILE follows the options; with none, reports "missing FILE"; with
+ *  more, "too many arguments ('<the second>')" (usage errors).
+ *  @param[out] path  receives it (borrowed from argv).
+ *  @return -1 to go on with `*path`, else the exit status: p->exit when `c`
+ *          is -1 (after --help or a usage error), VMP_EXIT_USAGE. */
+int vmp_cli_file_operand(vmp_cli_parser *p, int c, const char **path);
 
 /** Print "vmp <cmd>: <problem>" and the --help hint to stderr.
  *  @return VMP_EXIT_USAGE. */
@@ -144,13 +327,6 @@ int vmp_cli_open_writer(
  *  error (exit 2, reported) for anything else. */
 int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major);
 
-/** The help line of --format, for commands that write profiles. */
-#define VMP_CLI_FORMAT_HELP                                                        \
-    "  --format 1.2|2.0      the output's format: 2.0 stores the samples column\n" \
-    "                        by column (spec.md §5.14), several times smaller;\n" \
-    "                        1.2 keeps SAMPLE records for readers older than\n"    \
-    "                        format 2.0 (default 2.0)\n"
-
 /** Give up an output after an error was already reported: close it without
  *  another message and remove the partial file, but only when `path` names a
  *  regular file (never a device such as /dev/full, a pipe or a socket). */
@@ -165,71 +341,15 @@ struct vmp_flame;
 struct vmp_flame_options;
 struct vmp_flame_svg_options;
 
-/** getopt_long() values of the options both commands take (--thread-root,
- *  --state, --units, --tiers, --vm-frames, --title, --icicle, --width, --min-width); each command
- *  numbers its own long-only options from VMP_CLI_OPT_FLAME_END. */
-enum {
-    VMP_CLI_OPT_THREAD_ROOT = 256,
-    VMP_CLI_OPT_STATE,
-    VMP_CLI_OPT_TIERS,
-    VMP_CLI_OPT_TITLE,
-    VMP_CLI_OPT_ICICLE,
-    VMP_CLI_OPT_WIDTH,
-    VMP_CLI_OPT_MIN_WIDTH,
-    VMP_CLI_OPT_NO_GROUP_HIDDEN,
-    VMP_CLI_OPT_KIND,
-    VMP_CLI_OPT_UNITS,
-    VMP_CLI_OPT_VM_FRAMES,
-    VMP_CLI_OPT_FLAME_END
-};
-
-/** The help line of --no-group-hidden, for every command that names
- *  functions. */
-/* --kind NAME, for the views that show one sample kind (spec.md §5.15) */
-#define VMP_CLI_KIND_HELP                                                           \
-    "  --kind NAME       the kind of sample to show (spec.md 5.15): cpu (the\n"     \
-    "                    default), or one the file declares, as 'vmp info' lists\n" \
-    "                    them: alloc (bytes allocated), live, lock (ns waited)\n"
-
-/* --vm-frames: the VM's view (spec.md R-VIEW-7), for flame, diff and pprof */
-#define VMP_CLI_VM_FRAMES_HELP                                                       \
-    "  --vm-frames       the VM's view (spec.md R-VIEW-7): only the frames of the\n" \
-    "                    VM's language (Lua functions, Java methods) and, above\n"   \
-    "                    the innermost one, the C code it called by its symbol,\n"   \
-    "                    or as [<vm> <state>] ('[LuaJIT gc]') where no symbol\n"     \
-    "                    names it; C frames between VM frames are left out\n"
-
-#define VMP_CLI_NO_GROUP_HIDDEN_HELP                                                 \
-    "  --no-group-hidden show the methods of each hidden class (HotSpot lambdas,\n"  \
-    "                    MethodHandle forms, defineHiddenClass) apart; by default\n" \
-    "                    they are one name with their count: 'Name.m [x1000]'\n"
-
-/** The `struct option` entries (getopt.h) of those options, for the long
- *  option table of `vmp flame` and `vmp diff`. */
-/* clang-format off */
-#define VMP_CLI_FLAME_LONGOPTS                                       \
-    {"thread-root", no_argument, NULL, VMP_CLI_OPT_THREAD_ROOT},     \
-    {"state", no_argument, NULL, VMP_CLI_OPT_STATE},                 \
-    {"units", no_argument, NULL, VMP_CLI_OPT_UNITS},                 \
-    {"tiers", no_argument, NULL, VMP_CLI_OPT_TIERS},                 \
-    {"vm-frames", no_argument, NULL, VMP_CLI_OPT_VM_FRAMES},         \
-    {"title", required_argument, NULL, VMP_CLI_OPT_TITLE},           \
-    {"icicle", no_argument, NULL, VMP_CLI_OPT_ICICLE},               \
-    {"width", required_argument, NULL, VMP_CLI_OPT_WIDTH},           \
-    {"min-width", required_argument, NULL, VMP_CLI_OPT_MIN_WIDTH},   \
-    {"no-group-hidden", no_argument, NULL, VMP_CLI_OPT_NO_GROUP_HIDDEN}, \
-    {"kind", required_argument, NULL, VMP_CLI_OPT_KIND}
-/* clang-format on */
-
-/** Apply the option getopt_long() returned as `c` (argument in optarg) to
- *  `fo` and `so` when it is one of the VMP_CLI_OPT_* flame options; --width
- *  and --min-width are checked with vmp_cli_parse_px().  Any other `c` is
- *  reported as vmp_cli_bad_option() does.
- *  @param so  its title borrows optarg (argv).
- *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
+/** Apply the flame option `key` (VMP_CLI_OPT_THREAD_ROOT to _VM_FRAMES) with
+ *  value `arg` to `fo` and `so`; --width and --min-width are checked with
+ *  vmp_cli_parse_px().
+ *  @param so  its title borrows `arg` (argv).
+ *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error
+ *          (also for a key that is no flame option). */
 int vmp_cli_flame_option(const char *cmd,
-                         char **argv,
-                         int c,
+                         int key,
+                         const char *arg,
                          struct vmp_flame_options *fo,
                          struct vmp_flame_svg_options *so);
 

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,7 +17,7 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char archive_usage[] =
+static const char archive_synopsis[] =
     "usage: vmp archive add [--ranges] ARCHIVE.db FILE...\n"
     "       vmp archive ls [--label K=V]... [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
     "       vmp archive trend [--label K=V]... [--alpha A] [--format text|csv|json|svg]\n"
@@ -60,13 +59,9 @@ static const char archive_usage[] =
     "        --base K=V, --new K=V  the labels of each side (repeatable)\n"
     "        --alpha A    significance level, 0 < A < 1 (default 0.01)\n"
     "        --ranges     also compare bytecode ranges (runs added with --ranges)\n"
-    "\n"
-    "  --format FMT  text (default), csv or json (trend: or svg)\n"
-    "  --kind NAME   ls, trend and diff: the weights of one kind of sample\n"
-    "                (spec.md 5.15): cpu (the default), alloc, live, lock;\n"
-    "                add stores every kind of each file\n"
-    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
-    "  -h, --help    print this help\n"
+    "\n";
+
+static const char archive_epilogue[] =
     "\n"
     "Exit status: 0 success, 1 failure (a damaged profile skipped, an\n"
     "unreadable archive, a write error), 2 usage error.\n";
@@ -85,6 +80,44 @@ enum {
     OPT_FORMAT,
     OPT_KIND
 };
+
+/* The page of `vmp archive --help`, which every subcommand prints. */
+static const vmp_cli_option archive_options[] = {
+    {"format", OPT_FORMAT, "FMT", NULL, "text (default), csv or json (trend: or svg)"},
+    {"kind", OPT_KIND, "NAME", NULL,
+     "ls, trend and diff: the weights of one kind of sample\n"
+     "(spec.md 5.15): cpu (the default), alloc, live, lock;\n"
+     "add stores every kind of each file"},
+    VMP_CLI_OPTION_OUTPUT,
+    VMP_CLI_OPTION_HELP};
+
+static const vmp_cli_command archive_command = VMP_CLI_COMMAND(archive, 16);
+
+/* The subcommands' options, described on that page. */
+static const vmp_cli_option add_options[] = {{"ranges", OPT_RANGES, NULL, NULL, NULL},
+                                             VMP_CLI_OPTION_HELP};
+
+static const vmp_cli_option query_options[] = {{"label", OPT_LABEL, "K=V", NULL, NULL},
+                                               {"base", OPT_BASE, "K=V", NULL, NULL},
+                                               {"new", OPT_NEW, "K=V", NULL, NULL},
+                                               {"alpha", OPT_ALPHA, "A", NULL, NULL},
+                                               {"ranges", OPT_RANGES, NULL, NULL, NULL},
+                                               {"format", OPT_FORMAT, "FMT", NULL, NULL},
+                                               {"kind", OPT_KIND, "NAME", NULL, NULL},
+                                               VMP_CLI_OPTION_OUTPUT,
+                                               VMP_CLI_OPTION_HELP};
+
+/* The subcommand `word` with the options `table`, which prints the page. */
+#define SUBCOMMAND(word, table)                                                                 \
+    {                                                                                           \
+        .name = "archive " word, .options = table, .n_options = sizeof table / sizeof table[0], \
+        .help_page = &archive_command                                                           \
+    }
+
+static const vmp_cli_command add_command = SUBCOMMAND("add", add_options);
+static const vmp_cli_command ls_command = SUBCOMMAND("ls", query_options);
+static const vmp_cli_command diff_command = SUBCOMMAND("diff", query_options);
+static const vmp_cli_command trend_command = SUBCOMMAND("trend", query_options);
 
 /* ---- options shared by the subcommands -------------------------------------------- */
 
@@ -221,24 +254,19 @@ static int add_one(vmp_archive *a, const char *cmd, const char *path, int ranges
 
 static int cmd_add(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"ranges", no_argument, NULL, OPT_RANGES},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *cmd = "archive add";
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     add_counts counts = {0, 0, 0};
     vmp_archive *a = NULL;
+    vmp_cli_parser p;
     int c, rc, i, progress, n_files;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h')
-            return vmp_cli_help(archive_usage);
+    vmp_cli_begin(&p, &add_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0)
         if (c == OPT_RANGES)
             fo.flags |= VMP_FLAME_RANGES;
-        else
-            return vmp_cli_bad_option(cmd, argv, c);
-    }
+    if (c < 0)
+        return p.exit;
     if (optind >= argc)
         return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
     if (optind + 1 >= argc)
@@ -323,14 +351,6 @@ typedef struct query_opts {
     const char *kind; /* --kind: NULL, the CPU samples */
 } query_opts;
 
-static const char *option_name(const struct option *o, int c)
-{
-    for (; o->name; o++)
-        if (o->val == c)
-            return o->name;
-    return "?";
-}
-
 enum {
     MODE_LS,
     MODE_DIFF,
@@ -354,63 +374,53 @@ static int option_applies(int c, int mode)
     }
 }
 
-static int parse_query(int argc, char **argv, const char *cmd, int mode, query_opts *o)
+static int parse_query(
+    int argc, char **argv, const vmp_cli_command *command, int mode, query_opts *o)
 {
-    static const struct option longopts[] = {{"label", required_argument, NULL, OPT_LABEL},
-                                             {"base", required_argument, NULL, OPT_BASE},
-                                             {"new", required_argument, NULL, OPT_NEW},
-                                             {"alpha", required_argument, NULL, OPT_ALPHA},
-                                             {"ranges", no_argument, NULL, OPT_RANGES},
-                                             {"format", required_argument, NULL, OPT_FORMAT},
-                                             {"kind", required_argument, NULL, OPT_KIND},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    const char *cmd = command->name;
+    vmp_cli_parser p;
+    char name[64];
     const char *format = NULL;
     int c, rc;
 
     memset(o, 0, sizeof *o);
     o->alpha = 0.01;
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         rc = VMP_EXIT_OK;
         if (!option_applies(c, mode))
-            return vmp_cli_usage_error(cmd, "--%s does not apply to %s", option_name(longopts, c),
-                                       cmd);
+            return vmp_cli_usage_error(cmd, "%s does not apply to %s",
+                                       vmp_cli_option_name(command, c, name, sizeof name), cmd);
         switch (c) {
-        case 'h':
-            return vmp_cli_help(archive_usage);
-        case 'o':
-            o->outpath = optarg;
-            break;
         case OPT_FORMAT:
-            format = optarg;
+            format = p.arg;
             break;
         case OPT_KIND:
-            o->kind = optarg;
+            o->kind = p.arg;
             break;
         case OPT_LABEL:
-            rc = labels_add(&o->label, cmd, "--label", optarg);
+            rc = labels_add(&o->label, cmd, "--label", p.arg);
             break;
         case OPT_BASE:
-            rc = labels_add(&o->base, cmd, "--base", optarg);
+            rc = labels_add(&o->base, cmd, "--base", p.arg);
             break;
         case OPT_NEW:
-            rc = labels_add(&o->new_runs, cmd, "--new", optarg);
+            rc = labels_add(&o->new_runs, cmd, "--new", p.arg);
             break;
         case OPT_RANGES:
             o->ranges = 1;
             break;
         case OPT_ALPHA:
-            if (vmp_cli_parse_alpha(cmd, optarg, &o->alpha) != VMP_EXIT_OK)
+            if (vmp_cli_parse_alpha(cmd, p.arg, &o->alpha) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
         if (rc != VMP_EXIT_OK)
             return rc;
     }
+    if (c < 0)
+        return p.exit;
+    o->outpath = p.output;
     if (mode == MODE_TREND &&
         ((format && !strcmp(format, "svg")) || (!format && vmp_cli_ends_with_svg(o->outpath))))
         o->format = FORMAT_SVG;
@@ -447,7 +457,7 @@ static int cmd_ls(int argc, char **argv)
     vmp_cli_output out;
     query_opts o;
     size_t n = 0;
-    int rc = parse_query(argc, argv, cmd, MODE_LS, &o);
+    int rc = parse_query(argc, argv, &ls_command, MODE_LS, &o);
 
     if (rc >= 0) {
         query_free(&o);
@@ -530,7 +540,7 @@ static int cmd_diff(int argc, char **argv)
     size_t n = 0, n_base = 0, n_rows = 0, i;
     vmp_cli_output out;
     query_opts o;
-    int rc = parse_query(argc, argv, cmd, MODE_DIFF, &o);
+    int rc = parse_query(argc, argv, &diff_command, MODE_DIFF, &o);
 
     if (rc >= 0) {
         query_free(&o);
@@ -683,7 +693,7 @@ static int cmd_trend(int argc, char **argv)
     vmp_cli_output out;
     query_opts o;
     size_t n = 0, n_ch = 0;
-    int rc = parse_query(argc, argv, cmd, MODE_TREND, &o);
+    int rc = parse_query(argc, argv, &trend_command, MODE_TREND, &o);
 
     if (rc >= 0) {
         query_free(&o);
@@ -718,7 +728,7 @@ int vmp_cmd_archive(int argc, char **argv)
     if (argc < 2)
         return vmp_cli_usage_error("archive", "missing subcommand (add, ls, trend or diff)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-        return vmp_cli_help(archive_usage);
+        return vmp_cli_print_help(&archive_command);
     if (!strcmp(argv[1], "add"))
         return cmd_add(argc - 1, argv + 1);
     if (!strcmp(argv[1], "ls"))

@@ -3,14 +3,17 @@
  * vmp_cmd_decode.c - `vmp decode`: every record of a profile as one line of
  * text or one JSON object (JSON Lines); the records of spec.md §5.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char decode_usage[] =
+enum {
+    OPT_JSON = VMP_CLI_OPT_END,
+};
+
+static const char decode_synopsis[] =
     "usage: vmp decode [--json] [-o FILE] FILE\n"
     "\n"
     "Print every record of the profile FILE ('-' = standard input), in file\n"
@@ -28,26 +31,18 @@ static const char decode_usage[] =
     "\n"
     "Fields per record type (optional ones in brackets):\n";
 
-/* After the list of fields, which the record registry gives. */
-static const char decode_usage_tail[] =
-    "Times (t, time, end_time, duration) are ns since the file's time origin.\n"
-    "\n"
-    "options:\n"
-    "  --json        JSON Lines: one object per record with the keys \"chunk\",\n"
-    "                \"offset\", \"type\" (the name above), \"raw_type\" (for\n"
-    "                UNKNOWN only), then the fields named above as keys.  All\n"
-    "                numbers are decimal integers (addresses too); strings are\n"
-    "                JSON strings (invalid UTF-8 becomes U+FFFD); pairs are\n"
-    "                2-element arrays; symbols are [value, size, name]; inline\n"
-    "                is [[offset, [[function, bcpc], ...]], ...]; labels is an\n"
-    "                object; build_id is a hex string.\n"
-    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
-    "  -h, --help    print this help\n"
+static const char decode_epilogue[] =
     "\n"
     "Exit status: 0 when every record was printed and the input ended cleanly\n"
     "(with or without an END record); 1 when the input is unreadable or\n"
     "damaged (the records before the damage are printed, then the error goes\n"
     "to standard error) or the output cannot be written; 2 usage error.\n";
+
+/* After the list of fields, which the record registry gives. */
+static const char decode_synopsis_tail[] =
+    "Times (t, time, end_time, duration) are ns since the file's time origin.\n"
+    "\n"
+    "options:\n";
 
 /* Emits "name=value" (text) or "\"name\":value" (JSON) fields. */
 typedef struct emitter {
@@ -259,15 +254,14 @@ static void emit_record(const emitter *e, const vmp_record *rec)
     fputs(e->json ? "}\n" : "\n", e->f);
 }
 
-/* The help: its head, the fields of every record type from the registry
- * (wrapped at 78 columns), its tail. */
-static int print_help(void)
+/* The fields of every record type from the registry (wrapped at 78
+ * columns), then the rest of the synopsis. */
+static void write_fields(FILE *out)
 {
     int type;
-    fputs(decode_usage, stdout);
     for (type = 1; type <= VMP_REC_TYPE_MAX; type++) {
         const vmp_record_desc *d = vmp_record_desc_of((uint64_t)type);
-        size_t i, col = (size_t)printf("  %-15s", d->name);
+        size_t i, col = (size_t)fprintf(out, "  %-15s", d->name);
         for (i = 0; i <= d->n_fields; i++) {
             const vmp_field *f = i < d->n_fields ? vmp_record_field(d, print_key(d, i)) : NULL;
             char item[96];
@@ -283,24 +277,43 @@ static int print_help(void)
                 snprintf(item, sizeof item, "%s%s%s%s%s", optional ? "[" : "", f->name,
                          optional ? "]" : "", f->shape ? " " : "", f->shape ? f->shape : "");
             if (col + 1 + strlen(item) > 78) {
-                fputs("\n                 ", stdout);
+                fputs("\n                 ", out);
                 col = 17;
             }
-            col += (size_t)printf(" %s", item);
+            col += (size_t)fprintf(out, " %s", item);
         }
-        fputc('\n', stdout);
+        fputc('\n', out);
     }
-    fputs(decode_usage_tail, stdout);
-    return fflush(stdout) == 0 ? VMP_EXIT_OK : VMP_EXIT_FAIL;
+    fputs(decode_synopsis_tail, out);
 }
+
+static const vmp_cli_option decode_options[] = {
+    {"json", OPT_JSON, NULL, NULL,
+     "JSON Lines: one object per record with the keys \"chunk\",\n"
+     "\"offset\", \"type\" (the name above), \"raw_type\" (for\n"
+     "UNKNOWN only), then the fields named above as keys.  All\n"
+     "numbers are decimal integers (addresses too); strings are\n"
+     "JSON strings (invalid UTF-8 becomes U+FFFD); pairs are\n"
+     "2-element arrays; symbols are [value, size, name]; inline\n"
+     "is [[offset, [[function, bcpc], ...]], ...]; labels is an\n"
+     "object; build_id is a hex string."},
+    VMP_CLI_OPTION_OUTPUT,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command decode_command = {
+    .name = "decode",
+    .synopsis = {decode_synopsis},
+    .options = decode_options,
+    .n_options = sizeof decode_options / sizeof decode_options[0],
+    .epilogue = decode_epilogue,
+    .column = 16,
+    .write_more = write_fields,
+};
 
 int vmp_cmd_decode(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "decode", *outpath = NULL, *path;
+    vmp_cli_parser p;
+    const char *cmd = "decode", *path;
     int c, rc, rc_close;
     vmp_reader *r;
     vmp_record rec;
@@ -308,25 +321,18 @@ int vmp_cmd_decode(int argc, char **argv)
     vmp_cli_output out;
     emitter e = {NULL, 0};
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &decode_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'j':
+        case OPT_JSON:
             e.json = 1;
             break;
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'h':
-            return print_help();
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
 
-    rc = vmp_cli_open_io(&r, &out, cmd, path, outpath);
+    rc = vmp_cli_open_io(&r, &out, cmd, path, p.output);
     if (rc != VMP_EXIT_OK)
         return rc;
     e.f = out.f;

@@ -5,7 +5,6 @@
  * flame graph (samples of spec.md §5.12 resolved as in vmp_analyze.h,
  * compared by convert/vmp_convert.h).
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,7 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char diff_usage[] =
+static const char diff_synopsis[] =
     "usage: vmp diff [options] BASE NEW\n"
     "       vmp diff [options] BASE... -- NEW...\n"
     "\n"
@@ -33,49 +32,9 @@ static const char diff_usage[] =
     "points, and n_ the sample weights.  A profile compared with itself gives\n"
     "0.00 on every line.\n"
     "\n"
-    "options:\n"
-    "  --normalize       scale BASE's sample weights to NEW's total (counts in\n"
-    "                    the text and folded outputs; shares are unchanged)\n"
-    "  --folded          write two-column folded stacks instead:\n"
-    "                      frame;frame;... count_base count_new\n"
-    "                    (what difffolded.pl writes and flamegraph.pl draws as\n"
-    "                    a differential flame graph)\n"
-    "  --format FMT      text (default), folded, or svg; an output file whose\n"
-    "                    name ends in .svg implies svg\n"
-    "  -o FILE           write to FILE ('-' = standard output, the default)\n"
-    "  --thread-root, --state, --units, --tiers, --vm-frames\n"
-    "                    frames as for `vmp flame`\n"
-    "  --title TEXT      SVG title (default \"Differential flame graph: BASE ->\n"
-    "                    NEW\")\n"
-    "  --icicle, --width PX, --min-width PX\n"
-    "                    SVG layout as for `vmp flame`\n"
-    "  --no-group-hidden as for `vmp flame` (grouped names carry no count\n"
-    "                    here, so that the two files' groups compare)\n"
-    "  --kind NAME       compare the samples of one kind (spec.md 5.15) of\n"
-    "                    both files: cpu (the default), alloc, live, lock\n"
-    "  -h, --help        print this help\n"
-    "\n"
-    "The differential flame graph has the layout of NEW's flame graph (frame\n"
-    "widths are NEW's samples; stacks only in BASE are not drawn) and colours\n"
-    "each frame by the change of its inclusive share: red grew, blue shrank,\n"
-    "white unchanged, deeper for larger changes (relative to the largest).\n"
-    "Hover, zoom and search work as in `vmp flame`.\n"
-    "\n"
-    "Repeated runs (the second form: one or more profiles on each side of --,\n"
-    "options before the --): which changes are real and which are noise.  Per\n"
-    "function: the mean self and total share of each side's runs, the change\n"
-    "with its (1 - alpha) interval, accounting for the sampling noise within a\n"
-    "run and the spread between runs, and whether it is significant at\n"
-    "--alpha after the Benjamini-Hochberg correction over the functions\n"
-    "compared (the model: docs/diff-statistics.md).  With one run on a side\n"
-    "the run-to-run noise is unknown and sampling noise alone is used (the\n"
-    "output says so).  Options of this form:\n"
-    "  --alpha A         significance level, 0 < A < 1 (default 0.01)\n"
-    "  --ranges          also compare each bytecode range (\"name A->B\")\n"
-    "  --format FMT      text (default), csv, json, or svg: the differential\n"
-    "                    flame graph of the pooled runs where only functions\n"
-    "                    with a significant change are coloured; an output\n"
-    "                    file whose name ends in .svg implies svg\n"
+    "options:\n";
+
+static const char diff_epilogue[] =
     "Text lines: sig (** self and total, *s self, *t total significant),\n"
     "d_self [interval] d_total [interval] (percentage points), self_b self_n\n"
     "total_b total_n (percent), q_self q_total (adjusted p-values), function;\n"
@@ -86,12 +45,73 @@ static const char diff_usage[] =
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
 
 enum {
-    OPT_NORMALIZE = VMP_CLI_OPT_FLAME_END,
+    OPT_NORMALIZE = VMP_CLI_OPT_END,
     OPT_FOLDED,
     OPT_FORMAT,
     OPT_ALPHA,
     OPT_RANGES
 };
+
+static const vmp_cli_option diff_options[] = {
+    {"normalize", OPT_NORMALIZE, NULL, NULL,
+     "scale BASE's sample weights to NEW's total (counts in\n"
+     "the text and folded outputs; shares are unchanged)"},
+    {"folded", OPT_FOLDED, NULL, NULL,
+     "write two-column folded stacks instead:\n"
+     "  frame;frame;... count_base count_new\n"
+     "(what difffolded.pl writes and flamegraph.pl draws as\n"
+     "a differential flame graph)"},
+    {"format", OPT_FORMAT, "FMT", NULL,
+     "text (default), folded, or svg; an output file whose\n"
+     "name ends in .svg implies svg"},
+    VMP_CLI_OPTION_OUTPUT,
+    {NULL, 0, NULL, "--thread-root, --state, --units, --tiers, --vm-frames",
+     "frames as for `vmp flame`"},
+    VMP_CLI_OPTION_THREAD_ROOT(NULL),
+    VMP_CLI_OPTION_STATE(NULL),
+    VMP_CLI_OPTION_UNITS(NULL),
+    VMP_CLI_OPTION_TIERS(NULL),
+    {"vm-frames", VMP_CLI_OPT_VM_FRAMES, NULL, NULL, NULL},
+    VMP_CLI_OPTION_TITLE("SVG title (default \"Differential flame graph: BASE ->\n"
+                         "NEW\")"),
+    {NULL, 0, NULL, "--icicle, --width PX, --min-width PX", "SVG layout as for `vmp flame`"},
+    VMP_CLI_OPTION_ICICLE(NULL),
+    VMP_CLI_OPTION_WIDTH(NULL),
+    VMP_CLI_OPTION_MIN_WIDTH(NULL),
+    {"no-group-hidden", VMP_CLI_OPT_NO_GROUP_HIDDEN, NULL, NULL,
+     "as for `vmp flame` (grouped names carry no count\n"
+     "here, so that the two files' groups compare)"},
+    {"kind", VMP_CLI_OPT_KIND, "NAME", NULL,
+     "compare the samples of one kind (spec.md 5.15) of\n"
+     "both files: cpu (the default), alloc, live, lock"},
+    VMP_CLI_OPTION_HELP,
+    {NULL, 0, NULL, NULL,
+     "\n"
+     "The differential flame graph has the layout of NEW's flame graph (frame\n"
+     "widths are NEW's samples; stacks only in BASE are not drawn) and colours\n"
+     "each frame by the change of its inclusive share: red grew, blue shrank,\n"
+     "white unchanged, deeper for larger changes (relative to the largest).\n"
+     "Hover, zoom and search work as in `vmp flame`.\n"
+     "\n"
+     "Repeated runs (the second form: one or more profiles on each side of --,\n"
+     "options before the --): which changes are real and which are noise.  Per\n"
+     "function: the mean self and total share of each side's runs, the change\n"
+     "with its (1 - alpha) interval, accounting for the sampling noise within a\n"
+     "run and the spread between runs, and whether it is significant at\n"
+     "--alpha after the Benjamini-Hochberg correction over the functions\n"
+     "compared (the model: docs/diff-statistics.md).  With one run on a side\n"
+     "the run-to-run noise is unknown and sampling noise alone is used (the\n"
+     "output says so).  Options of this form:\n"},
+    {"alpha", OPT_ALPHA, "A", NULL, "significance level, 0 < A < 1 (default 0.01)"},
+    {"ranges", OPT_RANGES, NULL, NULL, "also compare each bytecode range (\"name A->B\")"},
+    {NULL, 0, NULL, "--format FMT",
+     "text (default), csv, json, or svg: the differential\n"
+     "flame graph of the pooled runs where only functions\n"
+     "with a significant change are coloured; an output\n"
+     "file whose name ends in .svg implies svg"},
+};
+
+static const vmp_cli_command diff_command = VMP_CLI_COMMAND(diff, 20);
 
 static double pct(uint64_t w, uint64_t total)
 {
@@ -233,16 +253,8 @@ typedef struct diff_opts {
  * status (after --help or a usage error). */
 static int parse_options(int argc, char **argv, int runs, diff_opts *o)
 {
-    static const struct option longopts[] = {{"alpha", required_argument, NULL, OPT_ALPHA},
-                                             {"ranges", no_argument, NULL, OPT_RANGES},
-                                             {"normalize", no_argument, NULL, OPT_NORMALIZE},
-                                             {"folded", no_argument, NULL, OPT_FOLDED},
-                                             {"format", required_argument, NULL, OPT_FORMAT},
-                                             {"output", required_argument, NULL, 'o'},
-                                             VMP_CLI_FLAME_LONGOPTS,
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     const char *cmd = "diff";
+    vmp_cli_parser p;
     int c;
 
     memset(o, 0, sizeof *o);
@@ -253,8 +265,8 @@ static int parse_options(int argc, char **argv, int runs, diff_opts *o)
     o->so.min_width = 0.1;
     /* hidden classes grouped by name alone: the counts of two runs differ */
     vmp_analysis_add_default_flags(VMP_ANALYSIS_GROUP_NO_COUNT);
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &diff_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         if ((c == OPT_ALPHA || c == OPT_RANGES) && !runs)
             return vmp_cli_usage_error(cmd, "%s compares repeated runs (BASE... -- NEW...)",
                                        c == OPT_ALPHA ? "--alpha" : "--ranges");
@@ -263,7 +275,7 @@ static int parse_options(int argc, char **argv, int runs, diff_opts *o)
                                        c == OPT_NORMALIZE ? "--normalize" : "--folded");
         switch (c) {
         case OPT_ALPHA:
-            if (vmp_cli_parse_alpha(cmd, optarg, &o->alpha) != VMP_EXIT_OK)
+            if (vmp_cli_parse_alpha(cmd, p.arg, &o->alpha) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
         case OPT_RANGES:
@@ -276,20 +288,16 @@ static int parse_options(int argc, char **argv, int runs, diff_opts *o)
             o->folded = 1;
             break;
         case OPT_FORMAT:
-            o->format = optarg;
+            o->format = p.arg;
             break;
-        case 'o':
-            o->outpath = optarg;
-            break;
-        case 'h':
-            return vmp_cli_help(diff_usage);
         default:
-            if (vmp_cli_flame_option(cmd, argv, c, &o->fo, &o->so) != VMP_EXIT_OK)
+            if (vmp_cli_flame_option(cmd, c, p.arg, &o->fo, &o->so) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
         }
     }
-    return -1;
+    o->outpath = p.output;
+    return c < 0 ? p.exit : -1;
 }
 
 static int diff_runs(int argc, char **argv, int sep)

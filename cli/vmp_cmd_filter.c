@@ -5,7 +5,6 @@
  * spec.md §5).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,17 @@
 #include "vmp_cli.h"
 #include "vmp_rewrite.h"
 
-static const char filter_usage[] =
+enum {
+    OPT_THREAD = VMP_CLI_OPT_END,
+    OPT_FROM,
+    OPT_TO,
+    OPT_STATE,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
+    OPT_GENERATIONS,
+};
+
+static const char filter_synopsis[] =
     "usage: vmp filter [options] FILE -o OUT\n"
     "\n"
     "Copy the profile FILE ('-' = standard input) to OUT ('-' = standard\n"
@@ -27,27 +36,39 @@ static const char filter_usage[] =
     "counts, time and generation are the input's.  The output passes\n"
     "`vmp validate` when the input does.  One streaming pass, bounded memory.\n"
     "\n"
-    "options:\n"
-    "  --thread ID|NAME      a thread id, or a name a THREAD record gave it\n"
-    "                        before the sample (the writer names a thread\n"
-    "                        before its first sample)\n"
-    "  --state NAME          a VM state of the header (\"gc\", \"jit\", ...)\n"
-    "  --from S, --to S      keep times in [from, to), in seconds (decimals\n"
-    "                        allowed) since the time origin; a negative value\n"
-    "                        counts back from the end, the time of the last\n"
-    "                        sample (from the seek table, or a first pass over\n"
-    "                        FILE when it has none: FILE must then be a file,\n"
-    "                        not standard input)\n"
-    "  --include RE          keep samples whose executing frame or stack has a\n"
-    "                        function whose resolved name matches the POSIX\n"
-    "                        extended regex RE (names as `vmp_analyze.h` gives\n"
-    "                        them: \"Integer>>benchFib\", demangled C names)\n"
-    "  --exclude RE          drop samples with such a frame\n"
-    "  --generations A..B    generations A to B inclusive (\"A..\" or \"..B\" "
-    "too)\n" VMP_CLI_FORMAT_HELP "  -o, --output OUT      where to write the result\n"
-    "  -h, --help            print this help\n"
+    "options:\n";
+
+static const char filter_epilogue[] =
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+static const vmp_cli_option filter_options[] = {
+    {"thread", OPT_THREAD, "ID|NAME", NULL,
+     "a thread id, or a name a THREAD record gave it\n"
+     "before the sample (the writer names a thread\n"
+     "before its first sample)"},
+    {"state", OPT_STATE, "NAME", NULL, "a VM state of the header (\"gc\", \"jit\", ...)"},
+    {NULL, 0, NULL, "--from S, --to S",
+     "keep times in [from, to), in seconds (decimals\n"
+     "allowed) since the time origin; a negative value\n"
+     "counts back from the end, the time of the last\n"
+     "sample (from the seek table, or a first pass over\n"
+     "FILE when it has none: FILE must then be a file,\n"
+     "not standard input)"},
+    {"from", OPT_FROM, "S", NULL, NULL},
+    {"to", OPT_TO, "S", NULL, NULL},
+    {"include", OPT_INCLUDE, "RE", NULL,
+     "keep samples whose executing frame or stack has a\n"
+     "function whose resolved name matches the POSIX\n"
+     "extended regex RE (names as `vmp_analyze.h` gives\n"
+     "them: \"Integer>>benchFib\", demangled C names)"},
+    {"exclude", OPT_EXCLUDE, "RE", NULL, "drop samples with such a frame"},
+    {"generations", OPT_GENERATIONS, "A..B", NULL,
+     "generations A to B inclusive (\"A..\" or \"..B\" too)"},
+    VMP_CLI_OPTION_FORMAT_VERSION,
+    VMP_CLI_OPTION_OUTPUT_OUT,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command filter_command = VMP_CLI_COMMAND(filter, 24);
 
 #define MAX_ARGS 256
 
@@ -94,18 +115,8 @@ static int parse_gens(const char *s, uint64_t *a, uint64_t *b)
 
 int vmp_cmd_filter(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"thread", required_argument, NULL, 't'},
-                                             {"state", required_argument, NULL, 's'},
-                                             {"from", required_argument, NULL, 'f'},
-                                             {"to", required_argument, NULL, 'T'},
-                                             {"include", required_argument, NULL, 'i'},
-                                             {"exclude", required_argument, NULL, 'x'},
-                                             {"generations", required_argument, NULL, 'g'},
-                                             {"format", required_argument, NULL, 'F'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "filter", *out_path = NULL, *in_path;
+    vmp_cli_parser p;
+    const char *cmd = "filter", *in_path;
     static uint64_t tids[MAX_ARGS];
     static const char *tnames[MAX_ARGS], *states[MAX_ARGS], *inc[MAX_ARGS], *exc[MAX_ARGS];
     vmp_filter_options o = VMP_FILTER_OPTIONS_INIT;
@@ -117,63 +128,56 @@ int vmp_cmd_filter(int argc, char **argv)
     int warned;
     int c, rc;
     unsigned major = 0; /* --format: 0 = 2.0 */
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &filter_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         uint64_t id;
         switch (c) {
-        case 'h':
-            return vmp_cli_help(filter_usage);
-        case 't':
+        case OPT_THREAD:
             if (o.n_thread_ids >= MAX_ARGS || o.n_thread_names >= MAX_ARGS)
                 return vmp_cli_usage_error(cmd, "too many --thread options");
-            if (parse_u64(optarg, &id) == 0)
+            if (parse_u64(p.arg, &id) == 0)
                 tids[o.n_thread_ids++] = id;
             else
-                tnames[o.n_thread_names++] = optarg;
+                tnames[o.n_thread_names++] = p.arg;
             break;
-        case 's':
+        case OPT_STATE:
             if (o.n_states >= MAX_ARGS)
                 return vmp_cli_usage_error(cmd, "too many --state options");
-            states[o.n_states++] = optarg;
+            states[o.n_states++] = p.arg;
             break;
-        case 'f':
-        case 'T':
-            if (parse_seconds(optarg, c == 'f' ? &o.from_ns : &o.to_ns))
+        case OPT_FROM:
+        case OPT_TO:
+            if (parse_seconds(p.arg, c == OPT_FROM ? &o.from_ns : &o.to_ns))
                 return vmp_cli_usage_error(cmd, "--%s: not a number of seconds: '%s'",
-                                           c == 'f' ? "from" : "to", optarg);
-            if (c == 'f')
+                                           c == OPT_FROM ? "from" : "to", p.arg);
+            if (c == OPT_FROM)
                 o.has_from = 1;
             else
                 o.has_to = 1;
             break;
-        case 'i':
-        case 'x':
+        case OPT_INCLUDE:
+        case OPT_EXCLUDE:
             if (o.n_include >= MAX_ARGS || o.n_exclude >= MAX_ARGS)
                 return vmp_cli_usage_error(cmd, "too many --include/--exclude options");
-            if (c == 'i')
-                inc[o.n_include++] = optarg;
+            if (c == OPT_INCLUDE)
+                inc[o.n_include++] = p.arg;
             else
-                exc[o.n_exclude++] = optarg;
+                exc[o.n_exclude++] = p.arg;
             break;
-        case 'g':
-            if (parse_gens(optarg, &o.gen_first, &o.gen_last))
-                return vmp_cli_usage_error(cmd, "--generations: expected A..B, got '%s'", optarg);
+        case OPT_GENERATIONS:
+            if (parse_gens(p.arg, &o.gen_first, &o.gen_last))
+                return vmp_cli_usage_error(cmd, "--generations: expected A..B, got '%s'", p.arg);
             o.has_generations = 1;
             break;
-        case 'F':
-            if (vmp_cli_format_option(cmd, optarg, &major) != VMP_EXIT_OK)
+        case VMP_CLI_OPT_FORMAT_VERSION:
+            if (vmp_cli_format_option(cmd, p.arg, &major) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&in_path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
-    if (!out_path)
+    if ((rc = vmp_cli_file_operand(&p, c, &in_path)) >= 0)
+        return rc;
+    if (!p.output)
         return vmp_cli_usage_error(cmd, "missing -o OUT");
     o.thread_ids = tids;
     o.thread_names = tnames;
@@ -194,7 +198,7 @@ int vmp_cmd_filter(int argc, char **argv)
     if (rc != VMP_EXIT_OK)
         return rc;
     vmp_reader_get_info(r, &info);
-    rc = vmp_cli_open_writer(&w, cmd, out_path, major,
+    rc = vmp_cli_open_writer(&w, cmd, p.output, major,
                              info.format_major == 1 ? info.format_minor : 2);
     if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);

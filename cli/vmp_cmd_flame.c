@@ -4,14 +4,18 @@
  * graph of a profile (samples of spec.md §5.12 resolved as in vmp_analyze.h,
  * written by convert/vmp_convert.h).
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char flame_usage[] =
+enum {
+    OPT_FORMAT = VMP_CLI_OPT_END,
+    OPT_RANGES
+};
+
+static const char flame_synopsis[] =
     "usage: vmp flame [options] FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) once and write its samples as\n"
@@ -43,35 +47,8 @@ static const char flame_usage[] =
     "inside it).\n"
     "\n"
     "options:\n";
-/* the rest (a C string literal has a portable length limit) */
-static const char flame_options[] =
-    "  --format FMT      folded (default) or svg; an output file whose name ends\n"
-    "                    in .svg implies svg\n"
-    "  -o FILE           write to FILE ('-' = standard output, the default)\n"
-    "  --thread-root     put the thread's name as the outermost frame\n"
-    "  --state           put the VM state as a frame \"[state]\" under it\n"
-    "  --units           add a frame \"[JIT unit]\" below the innermost frame of\n"
-    "                    samples in generated code: the unit as `vmp report`\n"
-    "                    names it (a LuaJIT trace \"[TRACE 1 hot.lua:12 loop]\"),\n"
-    "                    failed samples with a pc included\n"
-    "  --ranges          add a frame \"name A->B\" (bytecode range) below each\n"
-    "                    frame that has one (spec.md R-RES-4, R-RES-11)\n"
-    "  --tiers           suffix frame names as async-profiler does:\n"
-    "                      _[j] JIT-compiled code (a code object)\n"
-    "                      _[i] inlined code (a method whose pc lies in code\n"
-    "                           inlined into another method), or a class\n"
-    "                      _[0] interpreted (a method whose pc lies in the\n"
-    "                           interpreter, or code of kind \"interpreter\")\n"
-    "                      _[k] C code (module symbols: the VM, libraries)\n"
-    "                    a symbolic frame whose tier nobody said (a caller\n"
-    "                    from AsyncGetCallTrace), unknown pcs and synthetic\n"
-    "                    frames get no suffix\n"
-    "  --title TEXT      SVG title (default \"Flame graph\")\n"
-    "  --icicle          SVG with the root at the top\n"
-    "  --width PX        SVG width in pixels (default 1200)\n"
-    "  --min-width PX    narrowest frame drawn, in pixels (default "
-    "0.1)\n" VMP_CLI_VM_FRAMES_HELP VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
-    "  -h, --help        print this help\n"
+
+static const char flame_epilogue[] =
     "\n"
     "Machine frames other than the innermost are return addresses and are\n"
     "resolved at address - 1 (see `vmp report --help`).  Memory grows with the\n"
@@ -80,6 +57,41 @@ static const char flame_options[] =
     "part.\n"
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+static const vmp_cli_option flame_options[] = {
+    {"format", OPT_FORMAT, "FMT", NULL,
+     "folded (default) or svg; an output file whose name ends\n"
+     "in .svg implies svg"},
+    VMP_CLI_OPTION_OUTPUT,
+    VMP_CLI_OPTION_THREAD_ROOT("put the thread's name as the outermost frame"),
+    VMP_CLI_OPTION_STATE("put the VM state as a frame \"[state]\" under it"),
+    VMP_CLI_OPTION_UNITS("add a frame \"[JIT unit]\" below the innermost frame of\n"
+                         "samples in generated code: the unit as `vmp report`\n"
+                         "names it (a LuaJIT trace \"[TRACE 1 hot.lua:12 loop]\"),\n"
+                         "failed samples with a pc included"),
+    {"ranges", OPT_RANGES, NULL, NULL,
+     "add a frame \"name A->B\" (bytecode range) below each\n"
+     "frame that has one (spec.md R-RES-4, R-RES-11)"},
+    VMP_CLI_OPTION_TIERS("suffix frame names as async-profiler does:\n"
+                         "  _[j] JIT-compiled code (a code object)\n"
+                         "  _[i] inlined code (a method whose pc lies in code\n"
+                         "       inlined into another method), or a class\n"
+                         "  _[0] interpreted (a method whose pc lies in the\n"
+                         "       interpreter, or code of kind \"interpreter\")\n"
+                         "  _[k] C code (module symbols: the VM, libraries)\n"
+                         "a symbolic frame whose tier nobody said (a caller\n"
+                         "from AsyncGetCallTrace), unknown pcs and synthetic\n"
+                         "frames get no suffix"),
+    VMP_CLI_OPTION_TITLE("SVG title (default \"Flame graph\")"),
+    VMP_CLI_OPTION_ICICLE("SVG with the root at the top"),
+    VMP_CLI_OPTION_WIDTH("SVG width in pixels (default 1200)"),
+    VMP_CLI_OPTION_MIN_WIDTH("narrowest frame drawn, in pixels (default 0.1)"),
+    VMP_CLI_OPTION_VM_FRAMES,
+    VMP_CLI_OPTION_KIND,
+    VMP_CLI_OPTION_NO_GROUP_HIDDEN,
+    VMP_CLI_OPTION_HELP,
+};
+
+static const vmp_cli_command flame_command = VMP_CLI_COMMAND(flame, 20);
 
 int vmp_cli_flame_read(vmp_flame *f, const char *cmd, const char *path, unsigned int column)
 {
@@ -124,55 +136,41 @@ int vmp_cli_ends_with_svg(const char *path)
     return n > 4 && strcmp(path + n - 4, ".svg") == 0;
 }
 
-enum {
-    OPT_FORMAT = VMP_CLI_OPT_FLAME_END,
-    OPT_RANGES
-};
-
 int vmp_cmd_flame(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"ranges", no_argument, NULL, OPT_RANGES},
-                                             VMP_CLI_FLAME_LONGOPTS,
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "flame", *outpath = NULL, *format = NULL, *path;
+    const char *cmd = "flame", *format = NULL, *path;
     vmp_flame_options fo = VMP_FLAME_OPTIONS_INIT;
     vmp_flame_svg_options so = VMP_FLAME_SVG_OPTIONS_INIT;
     vmp_flame *f = NULL;
+    vmp_cli_parser p;
     vmp_cli_output out;
     vmp_status st;
     int c, svg, rc;
 
     so.width = 1200;
     so.min_width = 0.1;
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &flame_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
         case OPT_FORMAT:
-            format = optarg;
-            break;
-        case 'o':
-            outpath = optarg;
+            format = p.arg;
             break;
         case OPT_RANGES:
             fo.flags |= VMP_FLAME_RANGES;
             break;
-        case 'h':
-            fputs(flame_usage, stdout);
-            return vmp_cli_help(flame_options);
         default:
-            if (vmp_cli_flame_option(cmd, argv, c, &fo, &so) != VMP_EXIT_OK)
+            if (vmp_cli_flame_option(cmd, c, p.arg, &fo, &so) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
         }
     }
+    if (c < 0)
+        return p.exit;
     if (format && strcmp(format, "folded") != 0 && strcmp(format, "svg") != 0)
         return vmp_cli_usage_error(cmd, "unknown format '%s' (folded or svg)", format);
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
-    svg = format ? strcmp(format, "svg") == 0 : vmp_cli_ends_with_svg(outpath);
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
+    svg = format ? strcmp(format, "svg") == 0 : vmp_cli_ends_with_svg(p.output);
     so.subtitle = strcmp(path, "-") == 0 ? "standard input" : path;
 
     if (vmp_flame_create(&f, &fo) != VMP_OK)
@@ -182,7 +180,7 @@ int vmp_cmd_flame(int argc, char **argv)
         vmp_flame_free(f);
         return rc;
     }
-    rc = vmp_cli_output_open(&out, cmd, outpath);
+    rc = vmp_cli_output_open(&out, cmd, p.output);
     if (rc != VMP_EXIT_OK) {
         vmp_flame_free(f);
         return rc;

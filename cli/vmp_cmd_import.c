@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +14,13 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char import_usage[] =
+enum {
+    OPT_SAMPLE_INDEX = VMP_CLI_OPT_END,
+    OPT_STATS,
+    OPT_FORMAT,
+};
+
+static const char import_synopsis[] =
     "usage: vmp import [--sample-index N] [--stats] -o OUT.vmp FILE\n"
     "\n"
     "Read the pprof profile FILE ('-' = standard input; gzip-compressed or\n"
@@ -45,20 +50,27 @@ static const char import_usage[] =
     "So `vmp pprof` then `vmp import` keeps `vmp report --no-ranges`'s function\n"
     "rows (names and samples); code kinds become 'function' and ranges A->A.\n"
     "\n"
-    "options:\n"
-    "  -o FILE            write to FILE (required; '-' = standard output)\n"
-    "  --sample-index N   which sample value becomes the weight (default 0)\n"
-    "  --stats            print the conversion's figures to standard error\n"
-    "  --format 1.2|2.0   the output's format: 2.0 stores the samples column by\n"
-    "                     column (spec.md §5.14), several times smaller, for\n"
-    "                     readers of format 2.0 (the default); 1.2 keeps\n"
-    "                     SAMPLE records for older readers\n"
-    "  -h, --help         print this help\n"
+    "options:\n";
+
+static const char import_epilogue[] =
     "\n"
     "Exit status: 0 success; 1 unreadable or invalid input (truncated gzip or\n"
     "protobuf, wrong field types, ids that point nowhere, negative or huge\n"
     "values: one line naming the file; an output file is removed) or write\n"
     "error; 2 usage error.\n";
+static const vmp_cli_option import_options[] = {
+    {"output", 'o', "FILE", "-o FILE", "write to FILE (required; '-' = standard output)"},
+    {"sample-index", OPT_SAMPLE_INDEX, "N", NULL,
+     "which sample value becomes the weight (default 0)"},
+    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
+    {"format", OPT_FORMAT, "1.2|2.0", NULL,
+     "the output's format: 2.0 stores the samples column by\n"
+     "column (spec.md §5.14), several times smaller, for\n"
+     "readers of format 2.0 (the default); 1.2 keeps\n"
+     "SAMPLE records for older readers"},
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command import_command = VMP_CLI_COMMAND(import, 21);
 
 /* Read all of `path` ("-" == stdin) into a malloc'd buffer. */
 static int slurp(const char *cmd, const char *path, unsigned char **out, size_t *size_out)
@@ -103,11 +115,8 @@ static int slurp(const char *cmd, const char *path, unsigned char **out, size_t 
 
 int vmp_cmd_import(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"sample-index", required_argument, NULL, 'i'},
-        {"stats", no_argument, NULL, 's'},        {"format", required_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    const char *cmd = "import", *outpath = NULL, *path;
+    vmp_cli_parser p;
+    const char *cmd = "import", *path;
     vmp_import_options o = VMP_IMPORT_OPTIONS_INIT;
     vmp_convert_stats stats;
     unsigned char *data = NULL;
@@ -115,61 +124,54 @@ int vmp_cmd_import(int argc, char **argv)
     vmp_status st;
     char err[512], *end;
     unsigned long v;
-    int c, fd, show_stats = 0, is_stdout;
+    int c, rc, fd, show_stats = 0, is_stdout;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &import_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'i':
+        case OPT_SAMPLE_INDEX:
             errno = 0;
-            v = strtoul(optarg, &end, 10);
-            if (errno || *end || end == optarg || optarg[0] == '-' || v > 1000000)
-                return vmp_cli_usage_error(cmd, "bad --sample-index '%s'", optarg);
+            v = strtoul(p.arg, &end, 10);
+            if (errno || *end || end == p.arg || p.arg[0] == '-' || v > 1000000)
+                return vmp_cli_usage_error(cmd, "bad --sample-index '%s'", p.arg);
             o.sample_index = (unsigned)v;
             break;
-        case 's':
+        case OPT_STATS:
             show_stats = 1;
             break;
-        case 'F': {
-            if (vmp_cli_format_option(cmd, optarg, &o.format_major) != VMP_EXIT_OK)
+        case OPT_FORMAT: {
+            if (vmp_cli_format_option(cmd, p.arg, &o.format_major) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
         }
-        case 'h':
-            return vmp_cli_help(import_usage);
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
-    if (!outpath)
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
+    if (!p.output)
         return vmp_cli_usage_error(cmd, "missing -o OUT.vmp");
 
     if (slurp(cmd, path, &data, &size) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
-    is_stdout = strcmp(outpath, "-") == 0;
-    fd = is_stdout ? STDOUT_FILENO : open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    is_stdout = strcmp(p.output, "-") == 0;
+    fd = is_stdout ? STDOUT_FILENO : open(p.output, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) {
         int e = errno;
         free(data);
-        return vmp_cli_fail(cmd, "%s: %s", outpath, strerror(e));
+        return vmp_cli_fail(cmd, "%s: %s", p.output, strerror(e));
     }
     memset(&stats, 0, sizeof stats);
     st = vmp_pprof_import(data, size, strcmp(path, "-") == 0 ? "standard input" : path, fd, &o,
                           &stats, err, sizeof err);
     free(data);
     if (!is_stdout && close(fd) != 0 && st >= 0) {
-        snprintf(err, sizeof err, "%s: %s", outpath, strerror(errno));
+        snprintf(err, sizeof err, "%s: %s", p.output, strerror(errno));
         st = VMP_ERR_IO;
     }
     if (st < 0) {
         vmp_cli_fail(cmd, "%s", err);
         if (!is_stdout)
-            vmp_cli_remove_partial(outpath);
+            vmp_cli_remove_partial(p.output);
         return VMP_EXIT_FAIL;
     }
     if (show_stats)

@@ -3,7 +3,6 @@
  * vmp_cmd_info.c - `vmp info`: one streaming pass over a profile and a human
  * (or JSON) summary of it (spec.md §5 records, §5.2 END, §6 seek table).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,12 @@
 #include "vmp_convert.h"
 #include "vmp_search.h"
 
-static const char info_usage[] =
+enum {
+    OPT_JSON = VMP_CLI_OPT_END,
+    OPT_THREADS,
+};
+
+static const char info_synopsis[] =
     "usage: vmp info [--json] [--threads] [-o FILE] FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) once and summarize it:\n"
@@ -36,30 +40,36 @@ static const char info_usage[] =
     "contradicts them counts as absent, with a warning on standard error that\n"
     "names the file and the table's offset.\n"
     "\n"
-    "options:\n"
-    "  --json        print one JSON object instead of text.  Keys: file, format,\n"
-    "                producer, vm_name, vm_version, labels ({key: value}; a\n"
-    "                repeated key keeps its last value), pid, start_realtime_ns,\n"
-    "                start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
-    "                samples, failed_samples, sample_weight, kinds ([{name,\n"
-    "                unit, samples, weight}]: the sample kinds other than CPU\n"
-    "                time, format 2.1; name null for undeclared kinds), dropped_full,\n"
-    "                dropped_write, truncated_stacks (the last three null without\n"
-    "                END), threads ([{id, name, samples}], all of them), zones,\n"
-    "                code_objects, code_maps,\n"
-    "                code_changes, generation, modules, symbols, functions,\n"
-    "                stack_nodes, events, counters, unknown_records, records,\n"
-    "                chunks, file_bytes, bytes_per_sample, complete, seek_table,\n"
-    "                status, error (null when none)\n"
-    "  --threads     list every thread in the text output\n"
-    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
-    "  -h, --help    print this help\n"
+    "options:\n";
+
+static const char info_epilogue[] =
     "\n"
     "Exit status: 0 when the file could be read, even if it is truncated (its\n"
     "complete chunks are usable; the status line says so); 1 when it cannot be\n"
     "read at all (not a vmp profile, unknown version, no readable record in a\n"
     "file that is not truncated) or\n"
     "the output cannot be written; 2 usage error.\n";
+static const vmp_cli_option info_options[] = {
+    {"json", OPT_JSON, NULL, NULL,
+     "print one JSON object instead of text.  Keys: file, format,\n"
+     "producer, vm_name, vm_version, labels ({key: value}; a\n"
+     "repeated key keeps its last value), pid, start_realtime_ns,\n"
+     "start_utc, clock, clock_res_ns, duration_ns, interval_ns,\n"
+     "samples, failed_samples, sample_weight, kinds ([{name,\n"
+     "unit, samples, weight}]: the sample kinds other than CPU\n"
+     "time, format 2.1; name null for undeclared kinds), dropped_full,\n"
+     "dropped_write, truncated_stacks (the last three null without\n"
+     "END), threads ([{id, name, samples}], all of them), zones,\n"
+     "code_objects, code_maps,\n"
+     "code_changes, generation, modules, symbols, functions,\n"
+     "stack_nodes, events, counters, unknown_records, records,\n"
+     "chunks, file_bytes, bytes_per_sample, complete, seek_table,\n"
+     "status, error (null when none)"},
+    {"threads", OPT_THREADS, NULL, NULL, "list every thread in the text output"},
+    VMP_CLI_OPTION_OUTPUT,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command info_command = VMP_CLI_COMMAND(info, 16);
 
 typedef struct thread_info {
     uint64_t id;
@@ -552,12 +562,8 @@ static void print_json(FILE *f,
 
 int vmp_cmd_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"threads", no_argument, NULL, 't'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "info", *outpath = NULL, *path;
+    vmp_cli_parser p;
+    const char *cmd = "info", *path;
     int json = 0, all_threads = 0, c, rc;
     vmp_reader *r;
     vmp_record rec;
@@ -569,26 +575,19 @@ int vmp_cmd_info(int argc, char **argv)
     struct stat sb;
     const char *error = NULL;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &info_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'j':
+        case OPT_JSON:
             json = 1;
             break;
-        case 't':
+        case OPT_THREADS:
             all_threads = 1;
             break;
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'h':
-            return vmp_cli_help(info_usage);
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
 
     if (vmp_cli_open_reader(&r, cmd, path) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
@@ -616,7 +615,7 @@ int vmp_cmd_info(int argc, char **argv)
     if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
         file_bytes = (uint64_t)sb.st_size;
 
-    rc = vmp_cli_output_open(&out, cmd, outpath);
+    rc = vmp_cli_output_open(&out, cmd, p.output);
     if (rc == VMP_EXIT_OK) {
         if (json)
             print_json(out.f, path, &sum, &ri, file_bytes, error);

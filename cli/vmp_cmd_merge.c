@@ -4,14 +4,13 @@
  * and runs into one valid profile (analyze/vmp_rewrite.h; spec.md "Merged
  * files").
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmp_cli.h"
 #include "vmp_rewrite.h"
 
-static const char merge_usage[] =
+static const char merge_synopsis[] =
     "usage: vmp merge FILE... -o OUT\n"
     "\n"
     "Merge the profiles FILE... (at most one '-' = standard input) into OUT\n"
@@ -42,43 +41,39 @@ static const char merge_usage[] =
     "    END counts are the output's, dropped counts the inputs' sums.\n"
     "Memory grows with the inputs' metadata and distinct stacks, not samples.\n"
     "\n"
-    "options:\n" VMP_CLI_FORMAT_HELP "  -o, --output OUT      where to write the result\n"
-    "  -h, --help            print this help\n"
+    "options:\n";
+
+static const char merge_epilogue[] =
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+static const vmp_cli_option merge_options[] = {VMP_CLI_OPTION_FORMAT_VERSION,
+                                               VMP_CLI_OPTION_OUTPUT_OUT, VMP_CLI_OPTION_HELP};
+static const vmp_cli_command merge_command = VMP_CLI_COMMAND(merge, 24);
 
 int vmp_cmd_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"format", required_argument, NULL, 'F'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "merge", *out_path = NULL;
+    vmp_cli_parser p;
+    const char *cmd = "merge";
     vmp_reader **rs;
     vmp_record_writer *w = NULL;
     vmp_status st;
     char err[1024];
     int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
     unsigned minor = 0, major = 0; /* the inputs' newest minor; --format (0 = 2.0) */
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &merge_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'h':
-            return vmp_cli_help(merge_usage);
-        case 'F':
-            if (vmp_cli_format_option(cmd, optarg, &major) != VMP_EXIT_OK)
+        case VMP_CLI_OPT_FORMAT_VERSION:
+            if (vmp_cli_format_option(cmd, p.arg, &major) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
+    if (c < 0)
+        return p.exit;
     if (optind >= argc)
         return vmp_cli_usage_error(cmd, "missing FILE");
-    if (!out_path)
+    if (!p.output)
         return vmp_cli_usage_error(cmd, "missing -o OUT");
     n = argc - optind;
     for (i = 0; i < n; i++)
@@ -98,7 +93,7 @@ int vmp_cmd_merge(int argc, char **argv)
         }
     }
     if (rc == VMP_EXIT_OK)
-        rc = vmp_cli_open_writer(&w, cmd, out_path, major, minor);
+        rc = vmp_cli_open_writer(&w, cmd, p.output, major, minor);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);

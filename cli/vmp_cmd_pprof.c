@@ -3,7 +3,6 @@
  * vmp_cmd_pprof.c - `vmp pprof`: convert a profile to pprof's gzip'd
  * profile.proto (resolution of spec.md §5 "Generations", §5.12 samples).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +10,14 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char pprof_usage[] =
+enum {
+    OPT_NO_RANGES = VMP_CLI_OPT_END,
+    OPT_INLINES,
+    OPT_RAW,
+    OPT_STATS,
+};
+
+static const char pprof_synopsis[] =
     "usage: vmp pprof [--no-ranges] [--inlines] [--vm-frames] [--raw] [--stats]\n"
     "                 -o OUT.pb.gz FILE\n"
     "\n"
@@ -56,35 +62,32 @@ static const char pprof_usage[] =
     "Memory grows with the distinct stacks, not with the samples.\n"
     "\n"
     "options:\n";
-/* the rest (a C string literal has a portable length limit) */
-static const char pprof_options[] =
-    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
-    "  --no-ranges   no bytecode range Lines: frames are functions only\n"
-    "  --inlines     expand the inlining records of JIT code: the functions\n"
-    "                inlined at a pc become Lines of their code object's\n"
-    "                Location, innermost first (pprof marks them '(inline)';\n"
-    "                -noinlines folds them back); the executing function of\n"
-    "                such a sample is then the innermost inlined one\n"
-    "  --raw         write the protobuf message without gzip\n"
-    "  --stats       print the conversion's figures to standard "
-    "error\n" VMP_CLI_VM_FRAMES_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
-    "  -h, --help    print this help\n"
+
+static const char pprof_epilogue[] =
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (nothing useful is\n"
     "written; an output file is removed) or write error; 2 usage error.\n";
+static const vmp_cli_option pprof_options[] = {
+    VMP_CLI_OPTION_OUTPUT,
+    {"no-ranges", OPT_NO_RANGES, NULL, NULL, "no bytecode range Lines: frames are functions only"},
+    {"inlines", OPT_INLINES, NULL, NULL,
+     "expand the inlining records of JIT code: the functions\n"
+     "inlined at a pc become Lines of their code object's\n"
+     "Location, innermost first (pprof marks them '(inline)';\n"
+     "-noinlines folds them back); the executing function of\n"
+     "such a sample is then the innermost inlined one"},
+    {"raw", OPT_RAW, NULL, NULL, "write the protobuf message without gzip"},
+    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
+    VMP_CLI_OPTION_VM_FRAMES,
+    VMP_CLI_OPTION_NO_GROUP_HIDDEN,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command pprof_command = VMP_CLI_COMMAND(pprof, 16);
 
 int vmp_cmd_pprof(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"no-ranges", no_argument, NULL, 'n'},
-                                             {"inlines", no_argument, NULL, 'I'},
-                                             {"raw", no_argument, NULL, 'r'},
-                                             {"stats", no_argument, NULL, 's'},
-                                             {"no-group-hidden", no_argument, NULL, 'G'},
-                                             {"vm-frames", no_argument, NULL, 'V'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "pprof", *outpath = NULL, *path;
+    vmp_cli_parser p;
+    const char *cmd = "pprof", *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
     vmp_cli_output out;
@@ -93,46 +96,38 @@ int vmp_cmd_pprof(int argc, char **argv)
     char err[512];
     int c, rc, show_stats = 0;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &pprof_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'n':
+        case OPT_NO_RANGES:
             o.flags |= VMP_PPROF_NO_RANGES;
             break;
-        case 'I':
+        case OPT_INLINES:
             o.flags |= VMP_PPROF_INLINES;
             break;
-        case 'V':
+        case VMP_CLI_OPT_VM_FRAMES:
             o.flags |= VMP_PPROF_VM_FRAMES;
             break;
-        case 'G':
+        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
-        case 'r':
+        case OPT_RAW:
             o.gzip_level = -1;
             break;
-        case 's':
+        case OPT_STATS:
             show_stats = 1;
             break;
-        case 'h':
-            fputs(pprof_usage, stdout);
-            return vmp_cli_help(pprof_options);
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
 
-    if (vmp_cli_open_io(&r, &out, cmd, path, outpath) != VMP_EXIT_OK)
+    if (vmp_cli_open_io(&r, &out, cmd, path, p.output) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
     memset(&stats, 0, sizeof stats);
     st = vmp_pprof_write(r, out.f, &o, &stats, err, sizeof err);
     vmp_reader_close(r);
-    rc = vmp_cli_output_finish(&out, cmd, outpath, st, err);
+    rc = vmp_cli_output_finish(&out, cmd, p.output, st, err);
     if (rc == VMP_EXIT_OK && show_stats)
         fprintf(stderr,
                 "vmp pprof: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64

@@ -5,7 +5,6 @@
  * boundaries unchanged (vmp_recompress_run(), analyze/vmp_rewrite.h;
  * spec.md §3-§6).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "vmp_cli.h"
 #include "vmp_rewrite.h"
 
-static const char recompress_usage[] =
+static const char recompress_synopsis[] =
     "usage: vmp recompress [--level N] FILE -o OUT\n"
     "\n"
     "Copy the profile FILE ('-' = standard input) to OUT ('-' = standard\n"
@@ -37,12 +36,17 @@ static const char recompress_usage[] =
     "(0.800, level 19)'.  A damaged or truncated FILE fails, naming the file and\n"
     "offset, and leaves no OUT.  OUT may not be FILE itself.\n"
     "\n"
-    "options:\n"
-    "  -l, --level N       zstd compression level, 1 (fast) to 22 (small)\n"
-    "  -o, --output OUT    where to write the result\n"
-    "  -h, --help          print this help\n"
+    "options:\n";
+
+static const char recompress_epilogue[] =
     "\n"
     "Exit status: 0 success, 1 unreadable input or write error, 2 usage error.\n";
+static const vmp_cli_option recompress_options[] = {
+    {"level", 'l', "N", NULL, "zstd compression level, 1 (fast) to 22 (small)"},
+    VMP_CLI_OPTION_OUTPUT_OUT,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command recompress_command = VMP_CLI_COMMAND(recompress, 22);
 
 #define DEFAULT_LEVEL 19
 
@@ -154,42 +158,32 @@ static int run(const char *cmd,
 
 int vmp_cmd_recompress(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"level", required_argument, NULL, 'l'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "recompress", *out_path = NULL, *in_path;
+    vmp_cli_parser p;
+    const char *cmd = "recompress", *in_path;
     int level = DEFAULT_LEVEL, c, rc;
     vmp_reader *r = NULL;
     vmp_cli_output out;
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":hl:o:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &recompress_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'h':
-            return vmp_cli_help(recompress_usage);
         case 'l':
-            if (parse_level(optarg, &level))
-                return vmp_cli_usage_error(cmd, "--level: expected 1 to 22, got '%s'", optarg);
+            if (parse_level(p.arg, &level))
+                return vmp_cli_usage_error(cmd, "--level: expected 1 to 22, got '%s'", p.arg);
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&in_path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
-    if (!out_path)
+    if ((rc = vmp_cli_file_operand(&p, c, &in_path)) >= 0)
+        return rc;
+    if (!p.output)
         return vmp_cli_usage_error(cmd, "missing -o OUT");
-    if (same_file(in_path, out_path))
+    if (same_file(in_path, p.output))
         return vmp_cli_usage_error(cmd,
                                    "the output (%s) is the input file itself (same device and "
                                    "inode); write to another file",
-                                   strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    if (vmp_cli_open_io(&r, &out, cmd, in_path, out_path) != VMP_EXIT_OK)
+                                   strcmp(p.output, "-") == 0 ? "standard output" : p.output);
+    if (vmp_cli_open_io(&r, &out, cmd, in_path, p.output) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
-    rc = run(cmd, r, &out, in_path, out_path, level);
+    rc = run(cmd, r, &out, in_path, p.output, level);
     vmp_reader_close(r);
     return rc;
 }

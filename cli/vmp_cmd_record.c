@@ -8,7 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -27,7 +26,27 @@
 #    define VMP_INSTALL_LIBDIR "lib"
 #endif
 
-static const char record_usage[] =
+enum {
+    OPT_PID = VMP_CLI_OPT_END,
+    OPT_DURATION,
+    OPT_STOP,
+    OPT_LOOP,
+    OPT_KEEP,
+    OPT_INTERVAL,
+    OPT_MODE,
+    OPT_SAMPLER,
+    OPT_THREADS,
+    OPT_LABEL,
+    OPT_METADATA,
+    OPT_DEPTH,
+    OPT_ALLOC,
+    OPT_LIVE,
+    OPT_LOCK,
+    OPT_FORMAT,
+    OPT_AGENT,
+};
+
+static const char record_synopsis[] =
     "usage: vmp record [options] -- COMMAND [ARGS...]\n"
     "       vmp record [options] --pid PID [--duration TIME]\n"
     "       vmp record --pid PID --stop\n"
@@ -48,68 +67,93 @@ static const char record_usage[] =
     "compiled and threads started before the attach are all in the profile.\n"
     "Run it as the JVM's user or as root.  The JVM writes the file.\n"
     "\n"
-    "options:\n"
-    "  -o FILE           write the profile to FILE (default: vmp-PID.vmp, PID\n"
-    "                    being the command's or the JVM's process id)\n"
-    "  --pid PID         record the running JVM PID instead of a command\n"
-    "  --duration TIME   with --pid: stop after TIME (a number with unit ms, s,\n"
-    "                    m or h; default: until Ctrl-C or --stop)\n"
-    "  --stop            with --pid: stop the JVM's recording now\n"
-    "  --loop TIME       record continuously: a new complete file every TIME\n"
-    "                    (100ms to 7 days), each readable alone, named FILE\n"
-    "                    with a counter (vmp-PID-000001.vmp, ...); no sample is\n"
-    "                    lost or written twice between two files\n"
-    "  --keep N          with --loop: keep only the newest N files\n"
-    "  --interval TIME   sampling interval: a number with unit ns, us, ms or s\n"
-    "                    (default 1ms)\n"
-    "  --mode MODE       cpu: sample each thread per interval of its CPU time\n"
-    "                    (default); wall: per interval of elapsed time\n"
-    "  --sampler S       cpu mode's clock: auto (default: a perf_event cpu-clock\n"
-    "                    per thread, the asked rate; POSIX CPU-time timers, at\n"
-    "                    most one signal per scheduler tick, where the kernel\n"
-    "                    refuses perf events), perf or posix; the header label\n"
-    "                    'sampler' says which ran (vmp info)\n"
-    "  --threads T       all: every thread of the process, the JVM's own (GC,\n"
-    "                    JIT compilers, VM thread) and native ones by their\n"
-    "                    kernel names; java: only Java threads (default: all\n"
-    "                    in cpu mode, java in wall mode; with --pid always all)\n"
-    "  --label KEY=VALUE a label for the profile's header (repeatable: bench=sieve,\n"
-    "                    commit=abc123); vmp info, report and pprof show them, and\n"
-    "                    they replace the agent's own labels of the same key\n"
-    "  --metadata M      used: the functions, symbols and code maps the samples\n"
-    "                    need (default); all: every one the JVM describes\n"
-    "  --depth N         keep at most N frames per stack (1-2048, default 128)\n";
-/* the rest (a C string literal has a portable length limit) */
-static const char record_options[] =
-    "  --alloc SIZE      also sample allocations, one every SIZE bytes on average\n"
-    "                    (512k, as async-profiler and JFR; 1 to 1g): samples of\n"
-    "                    kind alloc (format 2.1), weighing the bytes each stands\n"
-    "                    for, the allocated class as their innermost frame;\n"
-    "                    'vmp report --kind alloc' and 'vmp flame --kind alloc'\n"
-    "                    show them (JDK 11 and later)\n"
-    "  --live            with --alloc: also which sampled allocations are still\n"
-    "                    reachable when the recording ends (after a garbage\n"
-    "                    collection), as samples of kind live: the view of a\n"
-    "                    memory leak ('vmp report --kind live')\n"
-    "  --lock TIME       also record lock contention: every wait of at least\n"
-    "                    TIME (10us, as async-profiler) to enter a contended\n"
-    "                    monitor, as a sample of kind lock weighing the ns\n"
-    "                    waited, the monitor's class innermost (synchronized;\n"
-    "                    java.util.concurrent locks park, which JVMTI does not\n"
-    "                    report)\n"
-    "  --format 1.2|2.0  the profile's format: 2.0 stores the samples column by\n"
-    "                    column (spec.md §5.14), several times smaller, their\n"
-    "                    times in us at intervals of 10us or more (the\n"
-    "                    default); 1.2 is read by every version of vmp\n"
-    "  --agent PATH      the agent library (default: libvmp-jvmti.so, or\n"
-    "                    vmp_luajit.so for luajit, next to this program's\n"
-    "                    installation, or in its build tree)\n"
-    "  -h, --help        print this help\n"
+    "options:\n";
+
+static const char record_epilogue[] =
     "\n"
     "Exit status: the command's (128 + N when it died of signal N); 1 when the\n"
     "command could not be started or no agent was found; with --pid 0, or 1\n"
     "when the process is not a JVM, cannot be attached, is being recorded\n"
     "already, or exits during the recording; 2 usage error.\n";
+static const vmp_cli_option record_options[] = {
+    {NULL, 'o', "FILE", NULL,
+     "write the profile to FILE (default: vmp-PID.vmp, PID\n"
+     "being the command's or the JVM's process id)"},
+    {"pid", OPT_PID, "PID", NULL, "record the running JVM PID instead of a command"},
+    {"duration", OPT_DURATION, "TIME", NULL,
+     "with --pid: stop after TIME (a number with unit ms, s,\n"
+     "m or h; default: until Ctrl-C or --stop)"},
+    {"stop", OPT_STOP, NULL, NULL, "with --pid: stop the JVM's recording now"},
+    {"loop", OPT_LOOP, "TIME", NULL,
+     "record continuously: a new complete file every TIME\n"
+     "(100ms to 7 days), each readable alone, named FILE\n"
+     "with a counter (vmp-PID-000001.vmp, ...); no sample is\n"
+     "lost or written twice between two files"},
+    {"keep", OPT_KEEP, "N", NULL, "with --loop: keep only the newest N files"},
+    {"interval", OPT_INTERVAL, "TIME", NULL,
+     "sampling interval: a number with unit ns, us, ms or s\n"
+     "(default 1ms)"},
+    {"mode", OPT_MODE, "MODE", NULL,
+     "cpu: sample each thread per interval of its CPU time\n"
+     "(default); wall: per interval of elapsed time"},
+    {"sampler", OPT_SAMPLER, "S", NULL,
+     "cpu mode's clock: auto (default: a perf_event cpu-clock\n"
+     "per thread, the asked rate; POSIX CPU-time timers, at\n"
+     "most one signal per scheduler tick, where the kernel\n"
+     "refuses perf events), perf or posix; the header label\n"
+     "'sampler' says which ran (vmp info)"},
+    {"threads", OPT_THREADS, "T", NULL,
+     "all: every thread of the process, the JVM's own (GC,\n"
+     "JIT compilers, VM thread) and native ones by their\n"
+     "kernel names; java: only Java threads (default: all\n"
+     "in cpu mode, java in wall mode; with --pid always all)"},
+    {"label", OPT_LABEL, "KEY=VALUE", NULL,
+     "a label for the profile's header (repeatable: bench=sieve,\n"
+     "commit=abc123); vmp info, report and pprof show them, and\n"
+     "they replace the agent's own labels of the same key"},
+    {"metadata", OPT_METADATA, "M", NULL,
+     "used: the functions, symbols and code maps the samples\n"
+     "need (default); all: every one the JVM describes"},
+    {"depth", OPT_DEPTH, "N", NULL, "keep at most N frames per stack (1-2048, default 128)"},
+    {"alloc", OPT_ALLOC, "SIZE", NULL,
+     "also sample allocations, one every SIZE bytes on average\n"
+     "(512k, as async-profiler and JFR; 1 to 1g): samples of\n"
+     "kind alloc (format 2.1), weighing the bytes each stands\n"
+     "for, the allocated class as their innermost frame;\n"
+     "'vmp report --kind alloc' and 'vmp flame --kind alloc'\n"
+     "show them (JDK 11 and later)"},
+    {"live", OPT_LIVE, NULL, NULL,
+     "with --alloc: also which sampled allocations are still\n"
+     "reachable when the recording ends (after a garbage\n"
+     "collection), as samples of kind live: the view of a\n"
+     "memory leak ('vmp report --kind live')"},
+    {"lock", OPT_LOCK, "TIME", NULL,
+     "also record lock contention: every wait of at least\n"
+     "TIME (10us, as async-profiler) to enter a contended\n"
+     "monitor, as a sample of kind lock weighing the ns\n"
+     "waited, the monitor's class innermost (synchronized;\n"
+     "java.util.concurrent locks park, which JVMTI does not\n"
+     "report)"},
+    {"format", OPT_FORMAT, "1.2|2.0", NULL,
+     "the profile's format: 2.0 stores the samples column by\n"
+     "column (spec.md §5.14), several times smaller, their\n"
+     "times in us at intervals of 10us or more (the\n"
+     "default); 1.2 is read by every version of vmp"},
+    {"agent", OPT_AGENT, "PATH", NULL,
+     "the agent library (default: libvmp-jvmti.so, or\n"
+     "vmp_luajit.so for luajit, next to this program's\n"
+     "installation, or in its build tree)"},
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command record_command = {
+    .name = "record",
+    .synopsis = {record_synopsis},
+    .options = record_options,
+    .n_options = sizeof record_options / sizeof record_options[0],
+    .epilogue = record_epilogue,
+    .column = 20,
+    .stop_at_operand = 1,
+};
 
 /* The agent's size syntax (alloc=, vmp_jvmti_parse_size()): 1 to 1g. */
 static int valid_size(const char *s)
@@ -580,26 +624,8 @@ static int luajit_env(const char *agent, const char *file, const char *interval,
 
 int vmp_cmd_record(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"interval", required_argument, NULL, 'i'},
-                                             {"mode", required_argument, NULL, 'm'},
-                                             {"depth", required_argument, NULL, 'd'},
-                                             {"agent", required_argument, NULL, 'a'},
-                                             {"sampler", required_argument, NULL, 's'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"metadata", required_argument, NULL, 'M'},
-                                             {"label", required_argument, NULL, 'L'},
-                                             {"pid", required_argument, NULL, 'p'},
-                                             {"duration", required_argument, NULL, 'D'},
-                                             {"stop", no_argument, NULL, 'S'},
-                                             {"loop", required_argument, NULL, 'l'},
-                                             {"keep", required_argument, NULL, 'k'},
-                                             {"format", required_argument, NULL, 'F'},
-                                             {"alloc", required_argument, NULL, 'A'},
-                                             {"lock", required_argument, NULL, 'K'},
-                                             {"live", no_argument, NULL, 'V'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *out = NULL, *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
+    vmp_cli_parser p;
+    const char *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
     const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
     const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
     const char *loop = NULL, *keep = NULL, *alloc = NULL, *lock = NULL;
@@ -615,71 +641,68 @@ int vmp_cmd_record(int argc, char **argv)
     int c, status = 0;
     pid_t pid = 0;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &record_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'o':
-            out = optarg;
+        case OPT_INTERVAL:
+            interval = p.arg;
             break;
-        case 'i':
-            interval = optarg;
-            break;
-        case 'F':
-            if (vmp_cli_format_option("record", optarg, &major) != VMP_EXIT_OK)
+        case OPT_FORMAT:
+            if (vmp_cli_format_option("record", p.arg, &major) != VMP_EXIT_OK)
                 return VMP_EXIT_USAGE;
             break;
-        case 'm':
+        case OPT_MODE:
             java_only = "--mode";
-            mode = optarg;
+            mode = p.arg;
             break;
-        case 'd':
+        case OPT_DEPTH:
             java_only = "--depth";
-            depth = optarg;
+            depth = p.arg;
             break;
-        case 'a':
-            agent_opt = optarg;
+        case OPT_AGENT:
+            agent_opt = p.arg;
             break;
-        case 's':
+        case OPT_SAMPLER:
             java_only = "--sampler";
-            sampler = optarg;
+            sampler = p.arg;
             break;
-        case 't':
+        case OPT_THREADS:
             java_only = "--threads";
-            threads = optarg;
+            threads = p.arg;
             break;
-        case 'M':
+        case OPT_METADATA:
             java_only = "--metadata";
-            metadata = optarg;
+            metadata = p.arg;
             break;
-        case 'p':
-            pid_arg = optarg;
+        case OPT_PID:
+            pid_arg = p.arg;
             break;
-        case 'D':
-            duration = optarg;
+        case OPT_DURATION:
+            duration = p.arg;
             break;
-        case 'S':
+        case OPT_STOP:
             stop = 1;
             break;
-        case 'l':
+        case OPT_LOOP:
             java_only = "--loop";
-            loop = optarg;
+            loop = p.arg;
             break;
-        case 'k':
+        case OPT_KEEP:
             java_only = "--keep";
-            keep = optarg;
+            keep = p.arg;
             break;
-        case 'L': {
+        case OPT_LABEL: {
             java_only = "--label";
-            const char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg)
-                return vmp_cli_usage_error("record", "bad label '%s' (KEY=VALUE)", optarg);
+            const char *eq = strchr(p.arg, '=');
+            if (eq == NULL || eq == p.arg)
+                return vmp_cli_usage_error("record", "bad label '%s' (KEY=VALUE)", p.arg);
             if (++n_labels > 16)
                 return vmp_cli_usage_error("record", "more than 16 labels");
-            if (strlen(optarg) >= 256 || labels_len + 8 >= sizeof labels)
-                return vmp_cli_usage_error("record", "label '%s' is too long", optarg);
+            if (strlen(p.arg) >= 256 || labels_len + 8 >= sizeof labels)
+                return vmp_cli_usage_error("record", "label '%s' is too long", p.arg);
             memcpy(labels + labels_len, ",label=", 8);
             labels_len += 7;
-            if (append_escaped(labels, sizeof labels, &labels_len, optarg, (size_t)(eq - optarg)) !=
+            if (append_escaped(labels, sizeof labels, &labels_len, p.arg, (size_t)(eq - p.arg)) !=
                     0 ||
                 labels_len + 2 >= sizeof labels)
                 return vmp_cli_usage_error("record", "labels are too long");
@@ -688,25 +711,22 @@ int vmp_cmd_record(int argc, char **argv)
                 return vmp_cli_usage_error("record", "labels are too long");
             break;
         }
-        case 'A':
+        case OPT_ALLOC:
             java_only = "--alloc";
-            alloc = optarg;
+            alloc = p.arg;
             break;
-        case 'K':
+        case OPT_LOCK:
             java_only = "--lock";
-            lock = optarg;
+            lock = p.arg;
             break;
-        case 'V':
+        case OPT_LIVE:
             java_only = "--live";
             live = 1;
             break;
-        case 'h':
-            fputs(record_usage, stdout);
-            return vmp_cli_help(record_options);
-        default:
-            return vmp_cli_bad_option("record", argv, c);
         }
     }
+    if (c < 0)
+        return p.exit;
     if (pid_arg != NULL) {
         char *end;
         long v = strtol(pid_arg, &end, 10);
@@ -754,11 +774,11 @@ int vmp_cmd_record(int argc, char **argv)
     if (strspn(depth, "0123456789") != strlen(depth) || atoi(depth) < 1 || atoi(depth) > 2048 ||
         strlen(depth) > 4)
         return vmp_cli_usage_error("record", "bad depth '%s' (1 to 2048)", depth);
-    if (out != NULL && (*out == '\0' || unsafe_for_agent(out)))
+    if (p.output != NULL && (*p.output == '\0' || unsafe_for_agent(p.output)))
         return vmp_cli_usage_error("record",
                                    "output file '%s' must not contain spaces, "
                                    "quotes, '=' or ','",
-                                   out);
+                                   p.output);
     which = pid_arg == NULL && runs_luajit(argv[optind]) ? AGENT_LUAJIT : AGENT_JVMTI;
     if (which == AGENT_LUAJIT && java_only != NULL)
         return vmp_cli_usage_error("record", "%s applies to java, not to luajit", java_only);
@@ -803,10 +823,10 @@ int vmp_cmd_record(int argc, char **argv)
         char name[64];
         int n = -1;
         output_file(name, sizeof name, NULL, pid);
-        if (out != NULL && out[0] == '/')
-            n = snprintf(file, sizeof file, "%s", out);
+        if (p.output != NULL && p.output[0] == '/')
+            n = snprintf(file, sizeof file, "%s", p.output);
         else if (getcwd(cwd, sizeof cwd) != NULL && !unsafe_for_agent(cwd))
-            n = snprintf(file, sizeof file, "%s/%s", cwd, out != NULL ? out : name);
+            n = snprintf(file, sizeof file, "%s/%s", cwd, p.output != NULL ? p.output : name);
         if (n < 0 || (size_t)n >= sizeof file) {
             free(tail);
             return vmp_cli_fail("record", "give -o an absolute path without spaces, quotes or ','");
@@ -831,7 +851,7 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_fail("record", "fork: %s", strerror(errno));
     }
     if (pid == 0) {
-        output_file(file, sizeof file, out, getpid());
+        output_file(file, sizeof file, p.output, getpid());
         if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major)
                                    : java_env(agent, file, tail)) != 0)
             _exit(126);
@@ -840,7 +860,7 @@ int vmp_cmd_record(int argc, char **argv)
         _exit(errno == ENOENT ? 127 : 126);
     }
     free(tail);
-    output_file(file, sizeof file, out, pid);
+    output_file(file, sizeof file, p.output, pid);
     /* Ctrl-C reaches the JVM too, which exits cleanly and closes the profile;
      * stay alive to report on it. */
     signal(SIGINT, SIG_IGN);

@@ -3,7 +3,6 @@
  * vmp_cmd_report.c - `vmp report`: its options and files; the report itself
  * is vmp_report_write() (convert/vmp_report.c).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -13,7 +12,15 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char report_usage[] =
+enum {
+    OPT_BY = VMP_CLI_OPT_END,
+    OPT_TOP,
+    OPT_MIN_PERCENT,
+    OPT_NO_RANGES,
+    OPT_FORMAT,
+};
+
+static const char report_synopsis[] =
     "usage: vmp report [--by function|module|thread|state|unit|vm-function]\n"
     "                  [--top N]\n"
     "                  [--min-percent P] [--no-ranges]\n"
@@ -70,46 +77,55 @@ static const char report_usage[] =
     "  (a Lua function, a Java method: a frame of a FUNCTION record), whatever\n"
     "  C code ran above it, as luajit -jp=f and JFR count (spec.md R-VIEW-7),\n"
     "  with 'own', the samples in its own code; a sample with no such frame\n"
-    "  counts as '[<vm> <state>]' ('[LuaJIT gc]', kind state), a failed one as\n"
+    "  counts as '[<vm> <state>]' ('[LuaJIT gc]', kind state), a failed one as\n";
+/* the rest (a C string literal has a portable length limit) */
+static const char report_synopsis_more[] =
     "  '[failed: <reason>]' (kind failed); csv: kind,vm-function,samples,own.\n"
     "--top and --min-percent (of all samples) apply to text and json; csv has\n"
     "one row per key (KEY,samples) and sums to the total.\n"
     "A stack deeper than 65536 frames keeps its innermost 65535 under one\n"
     "'[truncated N frames]' frame; the report says how many stacks were (json:\n"
     "'truncated_stacks').\n"
-    "\n";
-/* the rest (a C string literal has a portable length limit) */
-static const char report_options[] =
-    "options:\n"
-    "  --by K            function (default: the full report), module, thread, state,\n"
-    "                    unit, vm-function\n"
-    "  --top N           list at most N entries per section (0 = all; default 30);\n"
-    "                    the rest are summed as '...others...'\n"
-    "  --min-percent P   list entries of at least P% of their section (default 0)\n"
-    "  --no-ranges       do not list bytecode ranges\n"
-    "  --format F        text (default), json (one object) or csv (one row per\n"
-    "                    function, or per function and range unless --no-ranges:\n"
-    "                    class,kind,function,range,samples)\n"
-    "  -o FILE           write to FILE ('-' = standard output, the "
-    "default)\n" VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP
-    "  -h, --help        print this help\n"
+    "\n"
+    "options:\n";
+
+static const char report_epilogue[] =
     "\n"
     "Exit status: 0 success (a truncated file is reported up to the damage, with\n"
     "a note); 1 unreadable input or write error; 2 usage error.\n";
+static const vmp_cli_option report_options[] = {
+    {"by", OPT_BY, "K", NULL,
+     "function (default: the full report), module, thread, state,\n"
+     "unit, vm-function"},
+    {"top", OPT_TOP, "N", NULL,
+     "list at most N entries per section (0 = all; default 30);\n"
+     "the rest are summed as '...others...'"},
+    {"min-percent", OPT_MIN_PERCENT, "P", NULL,
+     "list entries of at least P% of their section (default 0)"},
+    {"no-ranges", OPT_NO_RANGES, NULL, NULL, "do not list bytecode ranges"},
+    {"format", OPT_FORMAT, "F", NULL,
+     "text (default), json (one object) or csv (one row per\n"
+     "function, or per function and range unless --no-ranges:\n"
+     "class,kind,function,range,samples)"},
+    VMP_CLI_OPTION_OUTPUT,
+    VMP_CLI_OPTION_KIND,
+    VMP_CLI_OPTION_NO_GROUP_HIDDEN,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command report_command = {
+    .name = "report",
+    .synopsis = {report_synopsis, report_synopsis_more},
+    .options = report_options,
+    .n_options = sizeof report_options / sizeof report_options[0],
+    .epilogue = report_epilogue,
+    .column = 20,
+};
 
 int vmp_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"top", required_argument, NULL, 't'},
-                                             {"min-percent", required_argument, NULL, 'm'},
-                                             {"no-ranges", no_argument, NULL, 'R'},
-                                             {"format", required_argument, NULL, 'f'},
-                                             {"by", required_argument, NULL, 'b'},
-                                             {"no-group-hidden", no_argument, NULL, 'G'},
-                                             {"kind", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    vmp_cli_parser args;
     vmp_report_options o = VMP_REPORT_OPTIONS_INIT;
-    const char *out_path = NULL, *path;
+    const char *path;
     vmp_reader *rd = NULL;
     vmp_profile *p = NULL;
     vmp_cli_output out;
@@ -118,55 +134,49 @@ int vmp_cmd_report(int argc, char **argv)
     char *end;
 
     o.top = 30;
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    vmp_cli_begin(&args, &report_command, argc, argv);
+    while ((c = vmp_cli_next(&args)) > 0) {
         switch (c) {
-        case 't': {
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return vmp_cli_usage_error("report", "bad --top '%s'", optarg);
+        case OPT_TOP: {
+            unsigned long long v = strtoull(args.arg, &end, 10);
+            if (!*args.arg || *end || args.arg[0] == '-')
+                return vmp_cli_usage_error("report", "bad --top '%s'", args.arg);
             o.top = (size_t)v;
             break;
         }
-        case 'm':
-            o.min_percent = strtod(optarg, &end);
-            if (!*optarg || *end || o.min_percent < 0 || o.min_percent > 100)
-                return vmp_cli_usage_error("report", "bad --min-percent '%s'", optarg);
+        case OPT_MIN_PERCENT:
+            o.min_percent = strtod(args.arg, &end);
+            if (!*args.arg || *end || o.min_percent < 0 || o.min_percent > 100)
+                return vmp_cli_usage_error("report", "bad --min-percent '%s'", args.arg);
             break;
-        case 'R':
+        case OPT_NO_RANGES:
             o.no_ranges = 1;
             break;
-        case 'G':
+        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
-        case 'k':
-            vmp_analysis_set_default_kind(optarg);
+        case VMP_CLI_OPT_KIND:
+            vmp_analysis_set_default_kind(args.arg);
             break;
-        case 'b':
-            o.by = vmp_report_by_key(optarg);
+        case OPT_BY:
+            o.by = vmp_report_by_key(args.arg);
             if (o.by < 0)
-                return vmp_cli_usage_error("report", "unknown --by '%s'", optarg);
+                return vmp_cli_usage_error("report", "unknown --by '%s'", args.arg);
             break;
-        case 'f':
-            if (strcmp(optarg, "text") == 0)
+        case OPT_FORMAT:
+            if (strcmp(args.arg, "text") == 0)
                 o.format = VMP_REPORT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
+            else if (strcmp(args.arg, "json") == 0)
                 o.format = VMP_REPORT_JSON;
-            else if (strcmp(optarg, "csv") == 0)
+            else if (strcmp(args.arg, "csv") == 0)
                 o.format = VMP_REPORT_CSV;
             else
-                return vmp_cli_usage_error("report", "unknown format '%s'", optarg);
+                return vmp_cli_usage_error("report", "unknown format '%s'", args.arg);
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'h':
-            fputs(report_usage, stdout);
-            return vmp_cli_help(report_options);
-        default:
-            return vmp_cli_bad_option("report", argv, c);
         }
     }
+    if (c < 0)
+        return args.exit;
     if (optind + 1 != argc)
         return vmp_cli_usage_error("report",
                                    optind >= argc ? "no input file" : "one input file only");
@@ -188,7 +198,7 @@ int vmp_cmd_report(int argc, char **argv)
         /* spec R-CHK-6: a file cut inside chunk 0 is an empty, truncated profile */
         rc = vmp_cli_fail("report", "%s",
                           vmp_reader_errmsg(rd)[0] ? vmp_reader_errmsg(rd) : vmp_status_str(st));
-    } else if ((rc = vmp_cli_output_open(&out, "report", out_path)) == VMP_EXIT_OK) {
+    } else if ((rc = vmp_cli_output_open(&out, "report", args.output)) == VMP_EXIT_OK) {
         const char *warning = NULL;
         o.path = path;
         if (st < 0)

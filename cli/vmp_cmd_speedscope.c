@@ -3,7 +3,6 @@
  * vmp_cmd_speedscope.c - `vmp speedscope`: convert a profile to speedscope's
  * JSON file format (resolution of spec.md §5 "Generations", §5.12 samples).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +10,13 @@
 #include "vmp_cli.h"
 #include "vmp_convert.h"
 
-static const char speedscope_usage[] =
+enum {
+    OPT_NO_RANGES = VMP_CLI_OPT_END,
+    OPT_NAME,
+    OPT_STATS,
+};
+
+static const char speedscope_synopsis[] =
     "usage: vmp speedscope [--no-ranges] [--name NAME] [--stats] -o OUT.json FILE\n"
     "\n"
     "Read the profile FILE ('-' = standard input) in one streaming pass,\n"
@@ -33,27 +38,27 @@ static const char speedscope_usage[] =
     "Memory grows with the distinct stacks; samples are spooled to temporary\n"
     "files.\n"
     "\n"
-    "options:\n"
-    "  -o FILE       write to FILE ('-' = standard output, the default)\n"
-    "  --no-ranges   frames per function, without bytecode ranges\n"
-    "  --name NAME   the file's name (default: FILE)\n"
-    "  --stats       print the conversion's figures to standard "
-    "error\n" VMP_CLI_KIND_HELP VMP_CLI_NO_GROUP_HIDDEN_HELP "  -h, --help    print this help\n"
+    "options:\n";
+
+static const char speedscope_epilogue[] =
     "\n"
     "Exit status: 0 success; 1 unreadable or damaged input (an output file is\n"
     "removed) or write error; 2 usage error.\n";
+static const vmp_cli_option speedscope_options[] = {
+    VMP_CLI_OPTION_OUTPUT,
+    {"no-ranges", OPT_NO_RANGES, NULL, NULL, "frames per function, without bytecode ranges"},
+    {"name", OPT_NAME, "NAME", NULL, "the file's name (default: FILE)"},
+    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
+    VMP_CLI_OPTION_KIND,
+    VMP_CLI_OPTION_NO_GROUP_HIDDEN,
+    VMP_CLI_OPTION_HELP,
+};
+static const vmp_cli_command speedscope_command = VMP_CLI_COMMAND(speedscope, 16);
 
 int vmp_cmd_speedscope(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"no-ranges", no_argument, NULL, 'n'},
-                                             {"name", required_argument, NULL, 'N'},
-                                             {"stats", no_argument, NULL, 's'},
-                                             {"no-group-hidden", no_argument, NULL, 'G'},
-                                             {"kind", required_argument, NULL, 'k'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *cmd = "speedscope", *outpath = NULL, *path;
+    vmp_cli_parser p;
+    const char *cmd = "speedscope", *path;
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     vmp_convert_stats stats;
     vmp_cli_output out;
@@ -62,44 +67,37 @@ int vmp_cmd_speedscope(int argc, char **argv)
     char err[512];
     int c, rc, show_stats = 0;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &speedscope_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
-        case 'o':
-            outpath = optarg;
-            break;
-        case 'n':
+        case OPT_NO_RANGES:
             o.flags |= VMP_SPEEDSCOPE_NO_RANGES;
             break;
-        case 'N':
-            o.name = optarg;
+        case OPT_NAME:
+            o.name = p.arg;
             break;
-        case 'k':
-            vmp_analysis_set_default_kind(optarg);
+        case VMP_CLI_OPT_KIND:
+            vmp_analysis_set_default_kind(p.arg);
             break;
-        case 'G':
+        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
             break;
-        case 's':
+        case OPT_STATS:
             show_stats = 1;
             break;
-        case 'h':
-            return vmp_cli_help(speedscope_usage);
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
     if (!o.name)
         o.name = path;
 
-    if (vmp_cli_open_io(&r, &out, cmd, path, outpath) != VMP_EXIT_OK)
+    if (vmp_cli_open_io(&r, &out, cmd, path, p.output) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
     memset(&stats, 0, sizeof stats);
     st = vmp_speedscope_write(r, out.f, &o, &stats, err, sizeof err);
     vmp_reader_close(r);
-    rc = vmp_cli_output_finish(&out, cmd, outpath, st, err);
+    rc = vmp_cli_output_finish(&out, cmd, p.output, st, err);
     if (rc == VMP_EXIT_OK && show_stats)
         fprintf(stderr,
                 "vmp speedscope: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64

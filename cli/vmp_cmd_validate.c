@@ -3,13 +3,12 @@
  * vmp_cmd_validate.c - `vmp validate`: check a profile against spec.md with
  * the library's streaming validator (reader/vmp_validate.h).
  */
-#include <getopt.h>
 #include <inttypes.h>
 
 #include "vmp_cli.h"
 #include "vmp_validate.h"
 
-static const char validate_usage[] =
+static const char validate_synopsis[] =
     "usage: vmp validate [-q] FILE\n"
     "\n"
     "Check the profile FILE ('-' = standard input) against every rule of the\n"
@@ -33,36 +32,34 @@ static const char validate_usage[] =
     "END record) is invalid: the message says how many complete chunks are\n"
     "readable (`vmp info` and `vmp decode` still read them).\n"
     "\n"
-    "options:\n"
-    "  -q, --quiet   print nothing on success\n"
-    "  -h, --help    print this help\n"
+    "options:\n";
+
+static const char validate_epilogue[] =
     "\n"
     "Exit status: 0 valid, 1 invalid or unreadable, 2 usage error.\n";
+static const vmp_cli_option validate_options[] = {
+    {"quiet", 'q', NULL, NULL, "print nothing on success"}, VMP_CLI_OPTION_HELP};
+static const vmp_cli_command validate_command = VMP_CLI_COMMAND(validate, 16);
 
 int vmp_cmd_validate(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    vmp_cli_parser p;
     const char *cmd = "validate", *path;
-    int c, quiet = 0;
+    int c, rc, quiet = 0;
     vmp_reader *r;
     vmp_validate_report rep;
     vmp_status st;
 
-    vmp_cli_getopt_begin();
-    while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
+    vmp_cli_begin(&p, &validate_command, argc, argv);
+    while ((c = vmp_cli_next(&p)) > 0) {
         switch (c) {
         case 'q':
             quiet = 1;
             break;
-        case 'h':
-            return vmp_cli_help(validate_usage);
-        default:
-            return vmp_cli_bad_option(cmd, argv, c);
         }
     }
-    if (vmp_cli_one_file(&path, cmd, argc, argv) != VMP_EXIT_OK)
-        return VMP_EXIT_USAGE;
+    if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
+        return rc;
 
     st = vmp_reader_open_file(&r, path, NULL);
     if (st < 0) {

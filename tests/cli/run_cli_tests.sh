@@ -81,6 +81,30 @@ for c in info decode validate; do
 done
 expect 2 "$vmp" decode all.vmp -o && contains err.txt "needs a value"
 
+# ---- the option tables: each command parses every option its help lists, and
+# a usage error names the option as the user typed it
+for c in "archive diff" decode diff filter flame import info merge pprof recompress record report \
+    speedscope validate; do
+    # shellcheck disable=SC2086 # "archive diff" is two words
+    "$vmp" $c --help >help.txt || fail "vmp $c --help"
+    for opt in $(sed -n 's/^ \{2,8\}\(-[a-z0-9-]*\( [A-Z][^ ,]*\)\{0,1\}\(, -[a-z0-9-]*\( [A-Z][^ ,]*\)\{0,1\}\)*\).*/\1/p' \
+        help.txt | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+        checks=$((checks + 1))
+        # shellcheck disable=SC2086
+        "$vmp" $c "$opt" </dev/null >out.txt 2>err.txt
+        if grep -q "unknown option" err.txt; then
+            fail "vmp $c --help lists $opt, which it does not parse: $(cat err.txt)"
+        fi
+    done
+done
+expect 2 "$vmp" record --pid && contains err.txt "vmp record: option '--pid' needs a value"
+expect 2 "$vmp" report --top && contains err.txt "vmp report: option '--top' needs a value"
+expect 2 "$vmp" pprof --stats=1 all.vmp &&
+    contains err.txt "vmp pprof: option '--stats' takes no value" && lines err.txt 2
+expect 2 "$vmp" recompress -l && contains err.txt "vmp recompress: option '-l' needs a value"
+expect 2 "$vmp" archive diff --label a=b x.db &&
+    contains err.txt "vmp archive diff: --label does not apply to archive diff"
+
 # ---- info -----------------------------------------------------------------------
 for f in all.vmp selfprof.vmp; do
     expect 0 "$vmp" info "$f" && contains out.txt "status:           complete (END record, seek table)"
