@@ -51,15 +51,6 @@ static char *str_alloc(vmp_analysis *a, size_t n)
     return b->data + b->used - n;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
 uint32_t vmp_analysis__intern_n(vmp_analysis *a, const char *s, size_t n)
 {
     uint64_t h;
@@ -67,7 +58,7 @@ uint32_t vmp_analysis__intern_n(vmp_analysis *a, const char *s, size_t n)
         s = "";
         n = 0;
     }
-    h = hash_bytes(s, n);
+    h = vmp_hash_bytes(s, n);
     for (;;) {
         uint32_t id = vmp_hmap__get(&a->str_map, h, n);
         char *c;

@@ -129,6 +129,26 @@ int vmp_cli_output_finish(
     return VMP_EXIT_FAIL;
 }
 
+int vmp_cli_convert(const char *cmd,
+                    const char *path,
+                    const char *outpath,
+                    vmp_cli_converter convert,
+                    const void *opts,
+                    vmp_convert_stats *stats)
+{
+    vmp_cli_output out;
+    vmp_reader *r;
+    vmp_status st;
+    char err[512];
+
+    if (vmp_cli_open_io(&r, &out, cmd, path, outpath) != VMP_EXIT_OK)
+        return VMP_EXIT_FAIL;
+    memset(stats, 0, sizeof *stats);
+    st = convert(r, out.f, opts, stats, err, sizeof err);
+    vmp_reader_close(r);
+    return vmp_cli_output_finish(&out, cmd, outpath, st, err);
+}
+
 int vmp_cli_open_writer(
     vmp_record_writer **w, const char *cmd, const char *path, unsigned major, unsigned minor)
 {
@@ -177,12 +197,6 @@ int vmp_cli_flame_option(const char *cmd,
         break;
     case VMP_CLI_OPT_VM_FRAMES:
         fo->flags |= VMP_FLAME_VM_FRAMES;
-        break;
-    case VMP_CLI_OPT_NO_GROUP_HIDDEN:
-        vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
-        break;
-    case VMP_CLI_OPT_KIND: /* spec §5.15: the samples of one kind */
-        vmp_analysis_set_default_kind(arg);
         break;
     case VMP_CLI_OPT_TITLE:
         so->title = arg;

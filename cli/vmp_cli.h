@@ -232,7 +232,11 @@ typedef struct vmp_cli_parser {
  *  global state; the parser borrows `cmd` and `argv`). */
 void vmp_cli_begin(vmp_cli_parser *p, const vmp_cli_command *cmd, int argc, char **argv);
 
-/** The next option but -o: its key (the value in p->arg); 0 when the options
+/** The next option: its key (the value in p->arg), but for the options
+ *  the parser applies itself: -o (kept in p->output), --no-group-hidden and
+ *  --kind (VMP_CLI_OPT_NO_GROUP_HIDDEN, VMP_CLI_OPT_KIND: the analysis's
+ *  process-wide defaults, vmp_analysis_add_default_flags() and
+ *  vmp_analysis_set_default_kind()); 0 when the options
  *  end (the operands are argv[optind..argc)); -1 when the command is done,
  *  with p->exit its exit status: after printing the help for -h/--help
  *  (VMP_EXIT_OK, or VMP_EXIT_FAIL when stdout failed), or a usage error
@@ -312,6 +316,29 @@ int vmp_cli_open_io(
  *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
 int vmp_cli_output_finish(
     vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err);
+
+struct vmp_convert_stats;
+
+/** A converter of convert/vmp_convert.h (vmp_pprof_write(),
+ *  vmp_speedscope_write()) behind one signature: `opts` is its options. */
+typedef vmp_status (*vmp_cli_converter)(vmp_reader *r,
+                                        FILE *out,
+                                        const void *opts,
+                                        struct vmp_convert_stats *stats,
+                                        char *err,
+                                        size_t err_size);
+
+/** Convert the profile `path` to `outpath` with `convert` (vmp_cli_open_io(),
+ *  then vmp_cli_output_finish(): a failed conversion removes a partial
+ *  output file).
+ *  @param[out] stats  zeroed, then the converter's figures.
+ *  @return VMP_EXIT_OK or VMP_EXIT_FAIL (reported). */
+int vmp_cli_convert(const char *cmd,
+                    const char *path,
+                    const char *outpath,
+                    vmp_cli_converter convert,
+                    const void *opts,
+                    struct vmp_convert_stats *stats);
 
 /** Open a record writer on `path` (vmp_record_writer_open_file()) that
  *  writes format major `major` (0 == 2, the default; 1 == 1.x), in 1.x at

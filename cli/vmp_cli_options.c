@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vmp_cli.h"
+#include "vmp_convert.h"
 
 /* How `o` is spelled in help: "-c, --name ARG", "-c ARG" or "--name ARG". */
 static void spell(char *buf, size_t size, const vmp_cli_option *o)
@@ -132,8 +133,17 @@ int vmp_cli_next(vmp_cli_parser *p)
         p->exit = vmp_cli_fail(p->cmd->name, "too many options in the command's table");
         return -1;
     }
-    while ((c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL)) == 'o')
-        p->output = optarg;
+    for (;;) {
+        c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL);
+        if (c == 'o')
+            p->output = optarg;
+        else if (c == VMP_CLI_OPT_NO_GROUP_HIDDEN)
+            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
+        else if (c == VMP_CLI_OPT_KIND) /* spec §5.15: the samples of one kind */
+            vmp_analysis_set_default_kind(optarg);
+        else
+            break;
+    }
     p->arg = optarg;
     if (c == -1)
         return 0;

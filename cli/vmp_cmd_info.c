@@ -10,6 +10,7 @@
 
 #include "vmp_cli.h"
 #include "vmp_convert.h"
+#include "vmp_grow.h"
 #include "vmp_search.h"
 
 enum {
@@ -131,14 +132,9 @@ static thread_info *thread_get(summary *sum, uint64_t id)
         *hint = lo + 1;
         return &sum->threads[lo];
     }
-    if (sum->n_threads == sum->cap_threads) {
-        size_t cap = sum->cap_threads ? sum->cap_threads * 2 : 16;
-        thread_info *p = realloc(sum->threads, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        sum->threads = p;
-        sum->cap_threads = cap;
-    }
+    if (sum->n_threads == sum->cap_threads &&
+        vmp_grow(&sum->threads, &sum->cap_threads, sizeof *sum->threads, 16) != 0)
+        return NULL;
     memmove(&sum->threads[lo + 1], &sum->threads[lo], (sum->n_threads - lo) * sizeof *sum->threads);
     sum->n_threads++;
     memset(sum->thread_hint, 0, sizeof sum->thread_hint); /* the entries moved */

@@ -84,16 +84,18 @@ static const vmp_cli_option pprof_options[] = {
 };
 static const vmp_cli_command pprof_command = VMP_CLI_COMMAND(pprof, 16);
 
+static vmp_status write_pprof(
+    vmp_reader *r, FILE *out, const void *o, vmp_convert_stats *stats, char *err, size_t size)
+{
+    return vmp_pprof_write(r, out, o, stats, err, size);
+}
+
 int vmp_cmd_pprof(int argc, char **argv)
 {
     vmp_cli_parser p;
     const char *cmd = "pprof", *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
-    vmp_cli_output out;
-    vmp_reader *r;
-    vmp_status st;
-    char err[512];
     int c, rc, show_stats = 0;
 
     vmp_cli_begin(&p, &pprof_command, argc, argv);
@@ -108,9 +110,6 @@ int vmp_cmd_pprof(int argc, char **argv)
         case VMP_CLI_OPT_VM_FRAMES:
             o.flags |= VMP_PPROF_VM_FRAMES;
             break;
-        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
-            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
-            break;
         case OPT_RAW:
             o.gzip_level = -1;
             break;
@@ -122,12 +121,7 @@ int vmp_cmd_pprof(int argc, char **argv)
     if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
         return rc;
 
-    if (vmp_cli_open_io(&r, &out, cmd, path, p.output) != VMP_EXIT_OK)
-        return VMP_EXIT_FAIL;
-    memset(&stats, 0, sizeof stats);
-    st = vmp_pprof_write(r, out.f, &o, &stats, err, sizeof err);
-    vmp_reader_close(r);
-    rc = vmp_cli_output_finish(&out, cmd, p.output, st, err);
+    rc = vmp_cli_convert(cmd, path, p.output, write_pprof, &o, &stats);
     if (rc == VMP_EXIT_OK && show_stats)
         fprintf(stderr,
                 "vmp pprof: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64

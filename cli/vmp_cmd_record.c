@@ -30,20 +30,21 @@ enum {
     OPT_PID = VMP_CLI_OPT_END,
     OPT_DURATION,
     OPT_STOP,
+    OPT_INTERVAL,
+    OPT_FORMAT,
+    OPT_AGENT,
+    OPT_MODE, /* from here to OPT_LIVE: the HotSpot agent's alone */
     OPT_LOOP,
     OPT_KEEP,
-    OPT_INTERVAL,
-    OPT_MODE,
     OPT_SAMPLER,
     OPT_THREADS,
     OPT_LABEL,
     OPT_METADATA,
     OPT_DEPTH,
     OPT_ALLOC,
-    OPT_LIVE,
     OPT_LOCK,
-    OPT_FORMAT,
-    OPT_AGENT,
+    OPT_LIVE,
+    OPT_COUNT /* past the last */
 };
 
 static const char record_synopsis[] =
@@ -625,13 +626,12 @@ static int luajit_env(const char *agent, const char *file, const char *interval,
 int vmp_cmd_record(int argc, char **argv)
 {
     vmp_cli_parser p;
-    const char *interval = "1ms", *mode = "cpu", *depth = "128", *agent_opt = NULL;
-    const char *sampler = "auto", *threads = NULL; /* NULL: the agent's default */
-    const char *metadata = "used", *pid_arg = NULL, *duration = NULL;
-    const char *loop = NULL, *keep = NULL, *alloc = NULL, *lock = NULL;
-    int stop = 0, which, live = 0;
-    unsigned major = 2;           /* --format */
-    const char *java_only = NULL; /* a Java-only option given */
+    const char *given[OPT_COUNT - VMP_CLI_OPT_END] = {NULL}; /* by key: value, "" for a flag */
+    const char *interval, *mode, *depth, *agent_opt, *sampler, *threads, *metadata, *pid_arg;
+    const char *duration, *loop, *keep, *alloc, *lock;
+    int stop, which, live, java_only = 0; /* java_only: a HotSpot option given */
+    unsigned major = 2;                   /* --format */
+    char opt_name[32];
     uint64_t duration_ms = 0, loop_ms = 0;
     char *tail; /* the agent's options but its file */
     size_t tail_len;
@@ -643,56 +643,12 @@ int vmp_cmd_record(int argc, char **argv)
 
     vmp_cli_begin(&p, &record_command, argc, argv);
     while ((c = vmp_cli_next(&p)) > 0) {
-        switch (c) {
-        case OPT_INTERVAL:
-            interval = p.arg;
-            break;
-        case OPT_FORMAT:
-            if (vmp_cli_format_option("record", p.arg, &major) != VMP_EXIT_OK)
-                return VMP_EXIT_USAGE;
-            break;
-        case OPT_MODE:
-            java_only = "--mode";
-            mode = p.arg;
-            break;
-        case OPT_DEPTH:
-            java_only = "--depth";
-            depth = p.arg;
-            break;
-        case OPT_AGENT:
-            agent_opt = p.arg;
-            break;
-        case OPT_SAMPLER:
-            java_only = "--sampler";
-            sampler = p.arg;
-            break;
-        case OPT_THREADS:
-            java_only = "--threads";
-            threads = p.arg;
-            break;
-        case OPT_METADATA:
-            java_only = "--metadata";
-            metadata = p.arg;
-            break;
-        case OPT_PID:
-            pid_arg = p.arg;
-            break;
-        case OPT_DURATION:
-            duration = p.arg;
-            break;
-        case OPT_STOP:
-            stop = 1;
-            break;
-        case OPT_LOOP:
-            java_only = "--loop";
-            loop = p.arg;
-            break;
-        case OPT_KEEP:
-            java_only = "--keep";
-            keep = p.arg;
-            break;
-        case OPT_LABEL: {
-            java_only = "--label";
+        given[c - VMP_CLI_OPT_END] = p.arg ? p.arg : "";
+        if (c >= OPT_MODE)
+            java_only = c;
+        if (c == OPT_FORMAT && vmp_cli_format_option("record", p.arg, &major) != VMP_EXIT_OK)
+            return VMP_EXIT_USAGE;
+        if (c == OPT_LABEL) {
             const char *eq = strchr(p.arg, '=');
             if (eq == NULL || eq == p.arg)
                 return vmp_cli_usage_error("record", "bad label '%s' (KEY=VALUE)", p.arg);
@@ -709,24 +665,28 @@ int vmp_cmd_record(int argc, char **argv)
             labels[labels_len++] = ':';
             if (append_escaped(labels, sizeof labels, &labels_len, eq + 1, strlen(eq + 1)) != 0)
                 return vmp_cli_usage_error("record", "labels are too long");
-            break;
-        }
-        case OPT_ALLOC:
-            java_only = "--alloc";
-            alloc = p.arg;
-            break;
-        case OPT_LOCK:
-            java_only = "--lock";
-            lock = p.arg;
-            break;
-        case OPT_LIVE:
-            java_only = "--live";
-            live = 1;
-            break;
         }
     }
     if (c < 0)
         return p.exit;
+#define GIVEN(key, otherwise) \
+    (given[(key)-VMP_CLI_OPT_END] ? given[(key)-VMP_CLI_OPT_END] : (otherwise))
+    interval = GIVEN(OPT_INTERVAL, "1ms");
+    mode = GIVEN(OPT_MODE, "cpu");
+    depth = GIVEN(OPT_DEPTH, "128");
+    sampler = GIVEN(OPT_SAMPLER, "auto");
+    threads = GIVEN(OPT_THREADS, NULL); /* NULL: the agent's default */
+    metadata = GIVEN(OPT_METADATA, "used");
+    agent_opt = GIVEN(OPT_AGENT, NULL);
+    pid_arg = GIVEN(OPT_PID, NULL);
+    duration = GIVEN(OPT_DURATION, NULL);
+    loop = GIVEN(OPT_LOOP, NULL);
+    keep = GIVEN(OPT_KEEP, NULL);
+    alloc = GIVEN(OPT_ALLOC, NULL);
+    lock = GIVEN(OPT_LOCK, NULL);
+    stop = GIVEN(OPT_STOP, NULL) != NULL;
+    live = GIVEN(OPT_LIVE, NULL) != NULL;
+#undef GIVEN
     if (pid_arg != NULL) {
         char *end;
         long v = strtol(pid_arg, &end, 10);
@@ -780,8 +740,10 @@ int vmp_cmd_record(int argc, char **argv)
                                    "quotes, '=' or ','",
                                    p.output);
     which = pid_arg == NULL && runs_luajit(argv[optind]) ? AGENT_LUAJIT : AGENT_JVMTI;
-    if (which == AGENT_LUAJIT && java_only != NULL)
-        return vmp_cli_usage_error("record", "%s applies to java, not to luajit", java_only);
+    if (which == AGENT_LUAJIT && java_only)
+        return vmp_cli_usage_error(
+            "record", "%s applies to java, not to luajit",
+            vmp_cli_option_name(&record_command, java_only, opt_name, sizeof opt_name));
     if (agent_opt != NULL) {
         if (!readable(agent_opt) || realpath(agent_opt, agent) == NULL)
             return vmp_cli_fail("record", "agent %s: %s", agent_opt,

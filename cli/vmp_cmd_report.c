@@ -152,12 +152,6 @@ int vmp_cmd_report(int argc, char **argv)
         case OPT_NO_RANGES:
             o.no_ranges = 1;
             break;
-        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
-            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
-            break;
-        case VMP_CLI_OPT_KIND:
-            vmp_analysis_set_default_kind(args.arg);
-            break;
         case OPT_BY:
             o.by = vmp_report_by_key(args.arg);
             if (o.by < 0)

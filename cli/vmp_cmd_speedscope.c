@@ -55,16 +55,18 @@ static const vmp_cli_option speedscope_options[] = {
 };
 static const vmp_cli_command speedscope_command = VMP_CLI_COMMAND(speedscope, 16);
 
+static vmp_status write_speedscope(
+    vmp_reader *r, FILE *out, const void *o, vmp_convert_stats *stats, char *err, size_t size)
+{
+    return vmp_speedscope_write(r, out, o, stats, err, size);
+}
+
 int vmp_cmd_speedscope(int argc, char **argv)
 {
     vmp_cli_parser p;
     const char *cmd = "speedscope", *path;
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     vmp_convert_stats stats;
-    vmp_cli_output out;
-    vmp_reader *r;
-    vmp_status st;
-    char err[512];
     int c, rc, show_stats = 0;
 
     vmp_cli_begin(&p, &speedscope_command, argc, argv);
@@ -76,12 +78,6 @@ int vmp_cmd_speedscope(int argc, char **argv)
         case OPT_NAME:
             o.name = p.arg;
             break;
-        case VMP_CLI_OPT_KIND:
-            vmp_analysis_set_default_kind(p.arg);
-            break;
-        case VMP_CLI_OPT_NO_GROUP_HIDDEN:
-            vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
-            break;
         case OPT_STATS:
             show_stats = 1;
             break;
@@ -92,12 +88,7 @@ int vmp_cmd_speedscope(int argc, char **argv)
     if (!o.name)
         o.name = path;
 
-    if (vmp_cli_open_io(&r, &out, cmd, path, p.output) != VMP_EXIT_OK)
-        return VMP_EXIT_FAIL;
-    memset(&stats, 0, sizeof stats);
-    st = vmp_speedscope_write(r, out.f, &o, &stats, err, sizeof err);
-    vmp_reader_close(r);
-    rc = vmp_cli_output_finish(&out, cmd, p.output, st, err);
+    rc = vmp_cli_convert(cmd, path, p.output, write_speedscope, &o, &stats);
     if (rc == VMP_EXIT_OK && show_stats)
         fprintf(stderr,
                 "vmp speedscope: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64

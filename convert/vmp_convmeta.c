@@ -14,13 +14,7 @@
 
 uint64_t vmp_convmeta__hash(const char *s, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return vmp_hash64(h ^ len);
+    return vmp_hash64(vmp_hash_bytes(s, len) ^ len);
 }
 
 static int strtab_rehash(vmp_strtab *t, size_t nslot)

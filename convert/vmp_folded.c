@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "vmp_flame_int.h"
+#include "vmp_grow.h"
 #include "vmp_hash.h"
 
 /* ---- hashing and the u64 -> u32 map ------------------------------------------ */
@@ -90,15 +91,6 @@ struct vmp_fblock {
     char data[];
 };
 
-static uint64_t hash_str(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static char *block_alloc(vmp_flame *f, size_t n)
 {
     vmp_fblock *b = f->blocks;
@@ -129,7 +121,7 @@ static uint32_t intern(vmp_flame *f, const char *s, size_t len)
         for (j = 0; j < f->name_cap; j++) {
             if (f->name_slots[j]) {
                 const char *n = f->names[f->name_slots[j] - 1];
-                for (i = (size_t)hash_str(n, strlen(n)) & (cap - 1); slots[i];
+                for (i = (size_t)vmp_hash_bytes(n, strlen(n)) & (cap - 1); slots[i];
                      i = (i + 1) & (cap - 1))
                     ;
                 slots[i] = f->name_slots[j];
@@ -139,20 +131,14 @@ static uint32_t intern(vmp_flame *f, const char *s, size_t len)
         f->name_slots = slots;
         f->name_cap = cap;
     }
-    for (i = (size_t)hash_str(s, len) & (f->name_cap - 1); f->name_slots[i];
+    for (i = (size_t)vmp_hash_bytes(s, len) & (f->name_cap - 1); f->name_slots[i];
          i = (i + 1) & (f->name_cap - 1)) {
         const char *n = f->names[f->name_slots[i] - 1];
         if (strncmp(n, s, len) == 0 && n[len] == '\0')
             return f->name_slots[i] - 1;
     }
-    if (f->n_names == f->cap_names) {
-        size_t cap = f->cap_names ? f->cap_names * 2 : 1024;
-        const char **names = realloc(f->names, cap * sizeof *names);
-        if (!names)
-            return UINT32_MAX;
-        f->names = names;
-        f->cap_names = cap;
-    }
+    if (f->n_names == f->cap_names && vmp_grow(&f->names, &f->cap_names, sizeof *f->names, 1024))
+        return UINT32_MAX;
     p = block_alloc(f, len + 1);
     if (!p)
         return UINT32_MAX;
@@ -528,14 +514,8 @@ static uint32_t stack_node(builder *b, uint32_t prefix, uint32_t stack)
             node = hit;
             break;
         }
-        if (n == b->cap_path) {
-            size_t cap = b->cap_path ? b->cap_path * 2 : 64;
-            uint32_t *p = realloc(b->path, cap * sizeof *p);
-            if (!p)
-                return UINT32_MAX;
-            b->path = p;
-            b->cap_path = cap;
-        }
+        if (n == b->cap_path && vmp_grow(&b->path, &b->cap_path, sizeof *b->path, 64) != 0)
+            return UINT32_MAX;
         b->path[n++] = s;
         st = vmp_analysis_stack(b->a, s);
         if (!st || n > vmp_analysis_stack_count(b->a))

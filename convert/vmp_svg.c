@@ -548,12 +548,7 @@ static vmp_status write_svg(vmp_flame *f,
     st = vmp_flame__finalize(f);
     if (st != VMP_OK)
         return st;
-    memset(&c, 0, sizeof c);
-    c.f = f;
-    c.out = out;
-    c.o = opts;
-    c.colour_if = colour_if;
-    c.colour_arg = colour_arg;
+    c = (svgctx){.f = f, .out = out, .o = opts, .colour_if = colour_if, .colour_arg = colour_arg};
     for (size_t k = 0; k < f->n_nodes && !c.has_class; k++)
         c.has_class = f->nodes[k].cat == VMP_FCAT_CLASS;
     c.col = opts->diff || !f->have[0] ? 1 : 0;

@@ -18,6 +18,7 @@
  * This file: the pass over the records (ids, samples, kinds, END) and the
  * id sets; vmp_validate_code.c: code zones and objects across generations.
  */
+#include "vmp_grow.h"
 #include "vmp_validate_int.h"
 
 #include <stdarg.h>
@@ -212,6 +213,32 @@ static int check_kinds(vstate *v, const vmp_rec_header *h)
     return rc;
 }
 
+/* The live code object `id` a CODE_FREE or CODE_MOVE of generation `gen`
+ * changes, taken out of its zone's live set; NULL after reporting. */
+static code_slot *take_live_code(vstate *v, uint64_t gen, uint64_t id)
+{
+    code_slot *c;
+    if (vmp_validate__change_generation(v, gen) < 0)
+        return NULL;
+    c = vmp_validate__live_code(v, id, "R-CODE-2");
+    if (c)
+        vmp_validate__live_remove(vmp_validate__zone_of(v, c->zone), c);
+    return c;
+}
+
+/* spec R-SMP-3: a sample comes after the change record that made its
+ * generation `gen`. */
+static int check_sample_generation(vstate *v, uint64_t gen)
+{
+    uint64_t latest = v->have_change ? v->last_gen : 0;
+    if (gen > latest)
+        return vmp_validate__fail(v, "R-SMP-3",
+                                  "generation %llu exceeds the generation %llu of the latest "
+                                  "change record before the sample",
+                                  (unsigned long long)gen, (unsigned long long)latest);
+    return 0;
+}
+
 static int check_record(vstate *v, const vmp_record *rec)
 {
     v->rec = rec;
@@ -270,14 +297,8 @@ static int check_record(vstate *v, const vmp_record *rec)
                                       (unsigned long long)rec->u.module_symbols.module);
         return 0;
     case VMP_REC_CODE_ZONE:
-        if (v->n_zone == v->cap_zone) {
-            size_t cap = v->cap_zone ? v->cap_zone * 2 : 8;
-            zone_state *p = realloc(v->zone_v, cap * sizeof *p);
-            if (!p)
-                return vmp_validate__oom(v);
-            v->zone_v = p;
-            v->cap_zone = cap;
-        }
+        if (v->n_zone == v->cap_zone && vmp_grow(&v->zone_v, &v->cap_zone, sizeof *v->zone_v, 8))
+            return vmp_validate__oom(v);
         if (vmp_validate__define_id(v, &v->zones, rec->u.code_zone.id, (uint64_t)v->n_zone,
                                     "zone") < 0)
             return -1;
@@ -301,24 +322,16 @@ static int check_record(vstate *v, const vmp_record *rec)
     case VMP_REC_CODE_COMPACTION:
         return vmp_validate__check_compaction(v, &rec->u.code_compaction);
     case VMP_REC_CODE_FREE: {
-        code_slot *c;
-        if (vmp_validate__change_generation(v, rec->u.code_free.generation) < 0)
-            return -1;
-        c = vmp_validate__live_code(v, rec->u.code_free.id, "R-CODE-2");
+        code_slot *c = take_live_code(v, rec->u.code_free.generation, rec->u.code_free.id);
         if (!c)
             return -1;
-        vmp_validate__live_remove(vmp_validate__zone_of(v, c->zone), c);
         c->freed = 1;
         return 0;
     }
     case VMP_REC_CODE_MOVE: {
-        code_slot *c;
-        if (vmp_validate__change_generation(v, rec->u.code_move.generation) < 0)
-            return -1;
-        c = vmp_validate__live_code(v, rec->u.code_move.id, "R-CODE-2");
+        code_slot *c = take_live_code(v, rec->u.code_move.generation, rec->u.code_move.id);
         if (!c)
             return -1;
-        vmp_validate__live_remove(vmp_validate__zone_of(v, c->zone), c);
         c->start = rec->u.code_move.new_start;
         return vmp_validate__live_insert(v, vmp_validate__zone_of(v, c->zone), c);
     }
@@ -341,14 +354,7 @@ static int check_record(vstate *v, const vmp_record *rec)
         if (s->stack != 0 && !vmp_validate__idmap_find(&v->nodes, s->stack)) /* spec R-ID-1 */
             return vmp_validate__fail(v, "R-ID-1", "stack node %llu is not defined before",
                                       (unsigned long long)s->stack);
-        if (s->generation > (v->have_change ? v->last_gen : 0)) /* spec R-SMP-3 */
-            return vmp_validate__fail(
-                v, "R-SMP-3",
-                "generation %llu exceeds the generation %llu of the latest change "
-                "record before the sample",
-                (unsigned long long)s->generation,
-                (unsigned long long)(v->have_change ? v->last_gen : 0));
-        return 0;
+        return check_sample_generation(v, s->generation);
     }
     case VMP_REC_SAMPLE:
     case VMP_REC_FAILED_SAMPLE: {
@@ -369,14 +375,8 @@ static int check_record(vstate *v, const vmp_record *rec)
                                           "before",
                                           (unsigned long long)s->blame);
         }
-        /* spec R-SMP-3: after the change record that made its generation */
-        if (s->generation > (v->have_change ? v->last_gen : 0))
-            return vmp_validate__fail(
-                v, "R-SMP-3",
-                "generation %llu exceeds the generation %llu of the latest change "
-                "record before the sample",
-                (unsigned long long)s->generation,
-                (unsigned long long)(v->have_change ? v->last_gen : 0));
+        if (check_sample_generation(v, s->generation) < 0)
+            return -1;
         if (v->samples == 1 || s->generation > v->max_sample_gen) {
             v->max_sample_gen = s->generation;
             v->max_sample_gen_chunk = rec->chunk_index;

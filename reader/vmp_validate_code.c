@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "vmp_grow.h"
 #include "vmp_validate_int.h"
 
 zone_state *vmp_validate__zone_of(vstate *v, uint64_t zone)
@@ -276,14 +277,8 @@ int vmp_validate__check_code_object(vstate *v, const vmp_rec_code_object *co)
                                   "generation %llu",
                                   (unsigned long long)co->id, (unsigned long long)co->generation,
                                   (unsigned long long)(v->have_change ? v->last_gen : 0));
-    if (v->n_code == v->cap_code) {
-        size_t cap = v->cap_code ? v->cap_code * 2 : 64;
-        code_slot *p = realloc(v->code_v, cap * sizeof *p);
-        if (!p)
-            return vmp_validate__oom(v);
-        v->code_v = p;
-        v->cap_code = cap;
-    }
+    if (v->n_code == v->cap_code && vmp_grow(&v->code_v, &v->cap_code, sizeof *v->code_v, 64))
+        return vmp_validate__oom(v);
     if (vmp_validate__define_id(v, &v->codes, co->id, (uint64_t)v->n_code, "code object") < 0)
         return -1;
     c = &v->code_v[v->n_code++];

@@ -28,6 +28,7 @@
 
 #include "vmp_eh_frame_hdr.h"
 #include "vmp_format.h"
+#include "vmp_grow.h"
 #include "vmp_writer_int.h"
 
 #define NT_GNU_BUILD_ID_TYPE 3
@@ -477,15 +478,9 @@ static int collect(struct dl_phdr_info *info, size_t size, void *payload)
     }
     if (lo == UINT64_MAX)
         return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 32;
-        loaded *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->nomem = 1;
-            return 1;
-        }
-        l->v = v;
-        l->cap = cap;
+    if (l->n == l->cap && vmp_grow(&l->v, &l->cap, sizeof *l->v, 32) != 0) {
+        l->nomem = 1;
+        return 1;
     }
     loaded *o = &l->v[l->n];
     memset(o, 0, sizeof *o);

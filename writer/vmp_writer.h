@@ -154,6 +154,12 @@ typedef struct vmp_writer_meta {
     const char *name_separator;
 } vmp_writer_meta;
 
+/** Point the list `field` of a vmp_writer_meta `meta` at the array `array`
+ *  (not a pointer) and set its count n_<field>:
+ *  VMP_WRITER_META_LIST(meta, states, my_states). */
+#define VMP_WRITER_META_LIST(meta, field, array) \
+    ((meta).field = (array), (meta).n_##field = sizeof(array) / sizeof((array)[0]))
+
 /** Open a writer that creates (or truncates) the file at `path`.
  *
  * Writes the file header, starts the background thread, and allocates every

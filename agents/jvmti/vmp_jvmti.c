@@ -395,14 +395,10 @@ static int open_output(output *o, const char *path)
     meta.vm_name = "HotSpot";
     meta.vm_version = vm_version;
     meta.sample_interval_ns = vmp_jv.opts.interval_ns;
-    meta.states = states;
-    meta.n_states = sizeof states / sizeof states[0];
-    meta.code_kinds = code_kinds;
-    meta.n_code_kinds = sizeof code_kinds / sizeof code_kinds[0];
-    meta.event_kinds = event_kinds;
-    meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
-    meta.failure_reasons = failure_reasons;
-    meta.n_failure_reasons = sizeof failure_reasons / sizeof failure_reasons[0];
+    VMP_WRITER_META_LIST(meta, states, states);
+    VMP_WRITER_META_LIST(meta, code_kinds, code_kinds);
+    VMP_WRITER_META_LIST(meta, event_kinds, event_kinds);
+    VMP_WRITER_META_LIST(meta, failure_reasons, failure_reasons);
     meta.labels = labels;
     meta.n_labels = n_labels;
     meta.name_separator = "."; /* Java's own naming: java.lang.String.hashCode */

@@ -12,6 +12,7 @@
 #include "vmp_jvmti_cfi.h"
 
 #include "vmp_eh_frame_hdr.h"
+#include "vmp_grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -294,15 +295,9 @@ static void put(rows *o, vmp_cfi_row row)
         if (last->kind == row.kind && last->cfa_off == row.cfa_off && last->fp_off == row.fp_off)
             return;
     }
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 4096;
-        vmp_cfi_row *v = realloc(o->v, cap * sizeof *v);
-        if (v == NULL) {
-            o->oom = 1;
-            return;
-        }
-        o->v = v;
-        o->cap = cap;
+    if (o->n == o->cap && vmp_grow(&o->v, &o->cap, sizeof *o->v, 4096) != 0) {
+        o->oom = 1;
+        return;
     }
     o->v[o->n++] = row;
 }

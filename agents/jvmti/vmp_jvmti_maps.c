@@ -5,6 +5,7 @@
  */
 #include "vmp_jvmti_maps.h"
 
+#include "vmp_grow.h"
 #include "vmp_hash.h"
 #include "vmp_search.h"
 #include <stdlib.h>
@@ -100,14 +101,8 @@ int vmp_jvmti__codemap_insert(vmp_jvmti_codemap *m, const vmp_jvmti_code *c)
 
     if (c->size == 0 || vmp_jvmti__codemap_overlaps(m, &dummy, 1, c->start, c->size) != 0)
         return -1;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        vmp_jvmti_code *v = realloc(m->v, cap * sizeof *v);
-        if (v == NULL)
-            return -1;
-        m->v = v;
-        m->cap = cap;
-    }
+    if (m->n == m->cap && vmp_grow(&m->v, &m->cap, sizeof *m->v, 256) != 0)
+        return -1;
     i = lower_bound(m, c->start);
     memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof *m->v);
     m->v[i] = *c;

@@ -274,12 +274,9 @@ static void open_writer(void)
     meta.vm_version =
         strncmp(LUAJIT_VERSION, "LuaJIT ", 7) == 0 ? &LUAJIT_VERSION[7] : LUAJIT_VERSION;
     meta.sample_interval_ns = vmp_lj.interval_ns;
-    meta.states = states;
-    meta.n_states = sizeof states / sizeof states[0];
-    meta.code_kinds = code_kinds;
-    meta.n_code_kinds = sizeof code_kinds / sizeof code_kinds[0];
-    meta.event_kinds = event_kinds;
-    meta.n_event_kinds = sizeof event_kinds / sizeof event_kinds[0];
+    VMP_WRITER_META_LIST(meta, states, states);
+    VMP_WRITER_META_LIST(meta, code_kinds, code_kinds);
+    VMP_WRITER_META_LIST(meta, event_kinds, event_kinds);
     meta.labels = labels;
     meta.n_labels = 5;
     wo.lazy_functions = 1;
