@@ -356,8 +356,8 @@ void vmp_analysis_free(vmp_analysis *a)
 
 /* Copy the strings of one vmp_str array into interned storage; the array
  * itself lives in hdr_mem[slot]. */
-static int copy_strs(
-    vmp_analysis *a, int slot, const vmp_str **dst, size_t *n_dst, const vmp_str *src, size_t n)
+static int copy_strs(vmp_analysis *a, int slot, const vmp_str **dst, size_t *n_dst,
+                     const vmp_str *src, size_t n)
 {
     vmp_str *arr;
     size_t i;
@@ -439,8 +439,8 @@ vmp_status vmp_analysis__take_header(vmp_analysis *a, const vmp_rec_header *h)
     return VMP_OK;
 }
 
-static const char *vocab_name(
-    vmp_analysis *a, const vmp_str *arr, size_t n, uint32_t i, const char *prefix)
+static const char *vocab_name(vmp_analysis *a, const vmp_str *arr, size_t n, uint32_t i,
+                              const char *prefix)
 {
     char buf[64];
     uint32_t sid;
@@ -516,13 +516,8 @@ const vmp_rec_end *vmp_analysis_end(const vmp_analysis *a)
 
 /* ---- interned results -------------------------------------------------------- */
 
-uint32_t vmp_analysis__intern_func(vmp_analysis *a,
-                                   uint32_t name_sid,
-                                   const char *kind,
-                                   int cls,
-                                   uint32_t code_kind,
-                                   uint64_t function_id,
-                                   uint64_t module_id,
+uint32_t vmp_analysis__intern_func(vmp_analysis *a, uint32_t name_sid, const char *kind, int cls,
+                                   uint32_t code_kind, uint64_t function_id, uint64_t module_id,
                                    uint64_t bc_size)
 {
     uint32_t kind_sid = vmp_analysis__intern(a, kind);
@@ -562,8 +557,8 @@ uint32_t vmp_analysis__intern_func(vmp_analysis *a,
     return id;
 }
 
-uint32_t vmp_analysis__intern_frame(
-    vmp_analysis *a, uint32_t func, int has_range, uint32_t first, uint32_t last)
+uint32_t vmp_analysis__intern_frame(vmp_analysis *a, uint32_t func, int has_range, uint32_t first,
+                                    uint32_t last)
 {
     uint64_t ka = (uint64_t)func | (has_range ? 1ull << 32 : 0);
     uint64_t kb = has_range ? ((uint64_t)first << 32 | last) : 0;

@@ -370,16 +370,11 @@ const char *vmp_analysis__code_kind_name(vmp_analysis *a, uint32_t kind);
 
 /* The ids of a resolved function, frame and stack, added when new; 0 on no
  * memory (or, for a stack, a limit reached). */
-uint32_t vmp_analysis__intern_func(vmp_analysis *a,
-                                   uint32_t name_sid,
-                                   const char *kind,
-                                   int cls,
-                                   uint32_t code_kind,
-                                   uint64_t function_id,
-                                   uint64_t module_id,
+uint32_t vmp_analysis__intern_func(vmp_analysis *a, uint32_t name_sid, const char *kind, int cls,
+                                   uint32_t code_kind, uint64_t function_id, uint64_t module_id,
                                    uint64_t bc_size);
-uint32_t vmp_analysis__intern_frame(
-    vmp_analysis *a, uint32_t func, int has_range, uint32_t first, uint32_t last);
+uint32_t vmp_analysis__intern_frame(vmp_analysis *a, uint32_t func, int has_range, uint32_t first,
+                                    uint32_t last);
 uint32_t vmp_analysis__intern_stack(vmp_analysis *a, uint32_t parent, uint32_t frame);
 
 /* ---- vmp_forget.c ---- */
@@ -427,9 +422,7 @@ uint32_t vmp_functions__inlined_frame(vmp_analysis *a, uint64_t function, uint64
  * `has`): the range is the line-table run holding bcpc (from the first bcpc
  * of that line to the bcpc before the next line, or bytecode_size - 1 after
  * the last line); "b->b" without a line table or before its first entry. */
-uint32_t vmp_functions__interpreted_frame(vmp_analysis *a,
-                                          uint64_t function,
-                                          int has,
+uint32_t vmp_functions__interpreted_frame(vmp_analysis *a, uint64_t function, int has,
                                           uint64_t bcpc);
 
 /* Whether function ids x and y name the same function: equal ids, or two

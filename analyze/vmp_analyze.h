@@ -329,10 +329,8 @@ VMP_API void vmp_analysis_free(vmp_analysis *a);
  *         reached: vmp_analysis_errmsg() says which; every later call returns
  *         it too), or VMP_ERR_CORRUPT for records that break the spec in a
  *         way that prevents resolution (a code id defined twice). */
-VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a,
-                                     const vmp_record *rec,
-                                     vmp_asample *sample_out,
-                                     int *is_sample_out);
+VMP_API vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec,
+                                     vmp_asample *sample_out, int *is_sample_out);
 
 /** Read records from `r` until the next sample, feeding every record.
  * @return VMP_OK with `*out` filled, VMP_END at the end of input, or an error
@@ -342,9 +340,7 @@ VMP_API vmp_status vmp_analysis_next(vmp_analysis *a, vmp_reader *r, vmp_asample
 /** Resolve a sample record against the metadata fed so far, without feeding
  *  it (vmp_analysis_feed() calls this for samples).  `failed` != 0 for a
  *  FAILED_SAMPLE.  @return VMP_OK or VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
-                                               const vmp_rec_sample *s,
-                                               int failed,
+VMP_API vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s, int failed,
                                                vmp_asample *out);
 
 /** One kind of sample (spec §5.15) and what the analysis was fed of it. */
@@ -380,8 +376,8 @@ VMP_API void vmp_analysis_set_default_kind(const char *name);
  *  option does not apply).  `return_address` != 0 resolves at pc - 1.
  * @param[out] frame_out  receives the resolved frame id (never 0).
  * @return VMP_OK or VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_analysis_resolve_pc(
-    vmp_analysis *a, uint32_t *frame_out, uint64_t pc, uint64_t generation, int return_address);
+VMP_API vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
+                                           uint64_t generation, int return_address);
 
 /** Tables, borrowed from the analysis: valid until the next feed (ids stay
  *  valid for the life of the analysis; only the returned pointers may move)
@@ -440,18 +436,12 @@ VMP_API const char *vmp_analysis_failure_reason_name(vmp_analysis *a, uint32_t r
  * @return 1 when known; 0 (outputs untouched) when the function is unknown,
  *         has no line table, `first` precedes its first entry or last < first.
  * Added in 0.1. */
-VMP_API int vmp_analysis_lines(const vmp_analysis *a,
-                               uint64_t function_id,
-                               uint32_t first,
-                               uint32_t last,
-                               uint64_t *lo_out,
-                               uint64_t *hi_out);
+VMP_API int vmp_analysis_lines(const vmp_analysis *a, uint64_t function_id, uint32_t first,
+                               uint32_t last, uint64_t *lo_out, uint64_t *hi_out);
 
 /** Format a frame as "name" or "name A->B" into `out` (cut to fit, NUL
  *  terminated).  @return the full length. */
-VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a,
-                                         char *out,
-                                         size_t size,
+VMP_API size_t vmp_analysis_format_frame(const vmp_analysis *a, char *out, size_t size,
                                          uint32_t frame);
 
 /* ---- The VM's view (spec R-VIEW-7) ---------------------------------------
@@ -493,9 +483,7 @@ VMP_API uint32_t vmp_analysis_vm_leaf(vmp_analysis *a, uint32_t frame, uint32_t 
  * @param[out] out  receives the stack id; 0 for `stack` 0.
  * @return VMP_OK, VMP_ERR_NOMEM, or VMP_ERR_LIMIT (the stacks limit of the
  *         options; vmp_analysis_errmsg() says so). */
-VMP_API vmp_status vmp_analysis_vm_stack(vmp_analysis *a,
-                                         uint32_t stack,
-                                         uint32_t state,
+VMP_API vmp_status vmp_analysis_vm_stack(vmp_analysis *a, uint32_t stack, uint32_t state,
                                          uint32_t *out);
 
 /** Statistics of the resolution machinery (for benchmarks and tuning). */
@@ -592,9 +580,7 @@ VMP_API const uint64_t *vmp_profile_failure_weights(const vmp_profile *p, size_t
 
 /** The i-th thread seen (in order of first sample): id and weight.
  *  @return 1 when `i` is valid, else 0. */
-VMP_API int vmp_profile_thread(const vmp_profile *p,
-                               size_t i,
-                               uint64_t *id_out,
+VMP_API int vmp_profile_thread(const vmp_profile *p, size_t i, uint64_t *id_out,
                                uint64_t *weight_out);
 
 /** Per event kind totals, indexed by kind; per counter kind. */
@@ -745,12 +731,8 @@ typedef struct vmp_diffstat_row {
  *                    borrowed from `runs`.
  * @param[out] n_out  its length.
  * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_INVALID_ARG (no run on a side). */
-VMP_API vmp_status vmp_diffstat(const vmp_run_weights *runs,
-                                size_t n_base,
-                                size_t n_new,
-                                double alpha,
-                                vmp_diffstat_row **out,
-                                size_t *n_out);
+VMP_API vmp_status vmp_diffstat(const vmp_run_weights *runs, size_t n_base, size_t n_new,
+                                double alpha, vmp_diffstat_row **out, size_t *n_out);
 
 #ifdef __cplusplus
 }

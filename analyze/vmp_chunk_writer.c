@@ -75,9 +75,7 @@ static vmp_status add_seek_entry(vmp_chunk_writer *cw, const vmp_seek_entry *e)
     return VMP_OK;
 }
 
-vmp_status vmp_chunk_writer__chunk(vmp_chunk_writer *cw,
-                                   const void *content,
-                                   size_t size,
+vmp_status vmp_chunk_writer__chunk(vmp_chunk_writer *cw, const void *content, size_t size,
                                    const vmp_chunk_samples *samples)
 {
     size_t bound = ZSTD_compressBound(size), n;

@@ -65,9 +65,7 @@ vmp_status vmp_chunk_writer__bytes(vmp_chunk_writer *cw, const void *data, size_
  *  one zstd frame, write it and note its seek-table entry.
  * @param samples  borrowed for the call.
  * @return VMP_OK, VMP_ERR_NOMEM or VMP_ERR_IO (zstd failing included). */
-vmp_status vmp_chunk_writer__chunk(vmp_chunk_writer *cw,
-                                   const void *content,
-                                   size_t size,
+vmp_status vmp_chunk_writer__chunk(vmp_chunk_writer *cw, const void *content, size_t size,
                                    const vmp_chunk_samples *samples);
 
 /** Write the seek-table frame of every chunk written (spec.md §6).

@@ -239,12 +239,8 @@ static int add_place(vmp_analysis *a, uint32_t obj, uint64_t start, uint64_t gen
 
 /* Copy a pc_map and inline records (CODE_OBJECT's or CODE_MAP's) into `o`,
  * which has none. */
-static vmp_status take_maps(vmp_analysis *a,
-                            code_obj *o,
-                            const uint64_t *pc_map,
-                            size_t pc_map_len,
-                            const vmp_rec_inline *inlines,
-                            size_t n_inlines)
+static vmp_status take_maps(vmp_analysis *a, code_obj *o, const uint64_t *pc_map, size_t pc_map_len,
+                            const vmp_rec_inline *inlines, size_t n_inlines)
 {
     size_t i;
     if (pc_map_len) {
@@ -477,8 +473,8 @@ out:
 
 /* Add to g the placement of object `obj` described by r when it is alive at
  * `gen`, that is when it began at or before `gen` and ends after it. */
-static int replay_keep(
-    vmp_analysis *a, gen_index *g, uint32_t obj, const replay_obj *r, uint64_t gen_to, uint64_t gen)
+static int replay_keep(vmp_analysis *a, gen_index *g, uint32_t obj, const replay_obj *r,
+                       uint64_t gen_to, uint64_t gen)
 {
     if (!(r->gen_from <= gen && gen < gen_to) || a->codes[obj].size == 0)
         return 0;

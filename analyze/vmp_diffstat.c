@@ -120,8 +120,8 @@ typedef struct side {
     double mean, var, df; /* df: 0 == normal (sampling floor) */
 } side;
 
-static side side_stats(
-    const double *share, const vmp_run_weights *runs, size_t first, size_t n, double pooled)
+static side side_stats(const double *share, const vmp_run_weights *runs, size_t first, size_t n,
+                       double pooled)
 {
     side s;
     double sum = 0, ss = 0, inv_w = 0, floor_var, between;
@@ -147,18 +147,9 @@ static side side_stats(
 
 /* d, its interval and p-value for one quantity (self or total); `share`
  * holds each run's share of it. */
-static void test_one(const double *share,
-                     const vmp_run_weights *runs,
-                     size_t n_base,
-                     size_t n_new,
-                     double pooled,
-                     double alpha,
-                     double *mean,
-                     double *d,
-                     double *lo,
-                     double *hi,
-                     double *p,
-                     double *t_abs)
+static void test_one(const double *share, const vmp_run_weights *runs, size_t n_base, size_t n_new,
+                     double pooled, double alpha, double *mean, double *d, double *lo, double *hi,
+                     double *p, double *t_abs)
 {
     side b = side_stats(share, runs, 0, n_base, pooled);
     side n = side_stats(share, runs, n_base, n_new, pooled);
@@ -237,12 +228,8 @@ static int row_cmp(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
-vmp_status vmp_diffstat(const vmp_run_weights *runs,
-                        size_t n_base,
-                        size_t n_new,
-                        double alpha,
-                        vmp_diffstat_row **out,
-                        size_t *n_out)
+vmp_status vmp_diffstat(const vmp_run_weights *runs, size_t n_base, size_t n_new, double alpha,
+                        vmp_diffstat_row **out, size_t *n_out)
 {
     size_t n_runs = n_base + n_new, n_all = 0, n_fn = 0, r, i, k;
     fname *all = NULL;

@@ -44,12 +44,8 @@ static uint64_t file_time_unit(const vmp_seek_table *t, const char *path)
  * `path` (read alone, vmp_seek_table_read_chunk(), with the file's time
  * unit), and whether a sample at `claimed` is in it.  -1 when the chunk
  * cannot be read. */
-static int chunk_end_time(const vmp_seek_table *t,
-                          const char *path,
-                          size_t idx,
-                          uint64_t claimed,
-                          uint64_t *out,
-                          int *confirmed)
+static int chunk_end_time(const vmp_seek_table *t, const char *path, size_t idx, uint64_t claimed,
+                          uint64_t *out, int *confirmed)
 {
     vmp_reader_options ro = VMP_READER_OPTIONS_INIT;
     void *buf = NULL;
@@ -343,8 +339,8 @@ static int abs_time(int64_t t, uint64_t end, uint64_t *out)
     return 1;
 }
 
-static int compile(
-    regex_t **out, size_t *n_out, const char *const *pats, size_t n, char *err, size_t err_size)
+static int compile(regex_t **out, size_t *n_out, const char *const *pats, size_t n, char *err,
+                   size_t err_size)
 {
     size_t i;
     *n_out = 0;
@@ -408,12 +404,8 @@ static vmp_status take_thread(filt *f, const vmp_rec_thread *t)
     return VMP_OK;
 }
 
-vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
-                          vmp_record_writer *w,
-                          vmp_reader *r,
-                          const vmp_filter_options *opts,
-                          char *err,
-                          size_t err_size)
+vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w, vmp_reader *r,
+                          const vmp_filter_options *opts, char *err, size_t err_size)
 {
     vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;
     filt f;

@@ -17,9 +17,7 @@
 /* ---- FUNCTION records ------------------------------------------------------------ */
 
 /* R-RES-2: scope + the header's separator + name, or name alone. */
-static uint32_t full_name_sid(vmp_analysis *a,
-                              const char *scope,
-                              size_t scope_len,
+static uint32_t full_name_sid(vmp_analysis *a, const char *scope, size_t scope_len,
                               const vmp_str *name)
 {
     char stackbuf[256];
@@ -316,12 +314,8 @@ static size_t run_of(const fdef *d, uint32_t b)
     return lo;
 }
 
-int vmp_analysis_lines(const vmp_analysis *a,
-                       uint64_t function_id,
-                       uint32_t first,
-                       uint32_t last,
-                       uint64_t *lo_out,
-                       uint64_t *hi_out)
+int vmp_analysis_lines(const vmp_analysis *a, uint64_t function_id, uint32_t first, uint32_t last,
+                       uint64_t *lo_out, uint64_t *hi_out)
 {
     const fdef *d = a ? vmp_functions__find(a, function_id) : NULL;
     size_t i;
@@ -343,9 +337,7 @@ int vmp_analysis_lines(const vmp_analysis *a,
     return 1;
 }
 
-uint32_t vmp_functions__interpreted_frame(vmp_analysis *a,
-                                          uint64_t function,
-                                          int has,
+uint32_t vmp_functions__interpreted_frame(vmp_analysis *a, uint64_t function, int has,
                                           uint64_t bcpc)
 {
     uint32_t fn = function_afunc(a, function, SLOT_INTERPRETED);

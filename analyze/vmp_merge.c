@@ -169,9 +169,7 @@ int vmp_merge__remap_inlines(merger *m, const vmp_rec_inline **inlines, size_t n
 
 /* ---- the header ------------------------------------------------------------------------------ */
 
-static vmp_status take_headers(merger *m,
-                               vmp_reader *const *inputs,
-                               const char *const *names,
+static vmp_status take_headers(merger *m, vmp_reader *const *inputs, const char *const *names,
                                size_t n)
 {
     vmp_rec_header out;
@@ -369,12 +367,8 @@ static void reset_input(merger *m)
     m->n_imods = 0;
 }
 
-vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
-                         vmp_record_writer *w,
-                         vmp_reader *const *inputs,
-                         const char *const *names,
-                         size_t n,
-                         char *err,
+vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
+                         vmp_reader *const *inputs, const char *const *names, size_t n, char *err,
                          size_t err_size)
 {
     vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;

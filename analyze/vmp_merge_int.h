@@ -105,7 +105,7 @@ int vmp_merge__remap_inlines(merger *m, const vmp_rec_inline **inlines, size_t n
 /* ---- vmp_merge_records.c ---- */
 
 vmp_status vmp_merge__name_threads(merger *m);
-vmp_status vmp_merge__take_record(
-    merger *m, input *in, vmp_analysis *a, vmp_record *rec, const vmp_asample *as);
+vmp_status vmp_merge__take_record(merger *m, input *in, vmp_analysis *a, vmp_record *rec,
+                                  const vmp_asample *as);
 
 #endif

@@ -14,13 +14,8 @@
 
 /* ---- stacks -------------------------------------------------------------------------------- */
 
-static uint32_t intern_node(merger *m,
-                            uint32_t parent,
-                            int is_fn,
-                            uint64_t value,
-                            int has_bcpc,
-                            uint64_t bcpc,
-                            vmp_status *st)
+static uint32_t intern_node(merger *m, uint32_t parent, int is_fn, uint64_t value, int has_bcpc,
+                            uint64_t bcpc, vmp_status *st)
 {
     vmp_hmap *h = is_fn ? &m->fn_nodes : &m->pc_nodes;
     uint64_t a = is_fn ? (uint64_t)parent | value << 32 : parent;
@@ -134,14 +129,8 @@ static int keep_pc(const merger *m, const vmp_afunction *f, uint64_t addr)
 
 /* The output node for one level: input node `n` (NULL: the sample's own
  * `pc`) resolved as stack `as`; `leaf` for the innermost frame. */
-static uint32_t out_level(merger *m,
-                          vmp_analysis *a,
-                          uint32_t parent,
-                          const innode *n,
-                          uint64_t pc,
-                          uint32_t as,
-                          int leaf,
-                          vmp_status *st)
+static uint32_t out_level(merger *m, vmp_analysis *a, uint32_t parent, const innode *n, uint64_t pc,
+                          uint32_t as, int leaf, vmp_status *st)
 {
     const vmp_astack *s = vmp_analysis_stack(a, as);
     const vmp_aframe *fr = s ? vmp_analysis_frame(a, s->frame) : NULL;
@@ -327,8 +316,8 @@ static vmp_status take_module(merger *m, vmp_record *rec)
     return vmp_merge__emit(m, rec);
 }
 
-vmp_status vmp_merge__take_record(
-    merger *m, input *in, vmp_analysis *a, vmp_record *rec, const vmp_asample *as)
+vmp_status vmp_merge__take_record(merger *m, input *in, vmp_analysis *a, vmp_record *rec,
+                                  const vmp_asample *as)
 {
     vmp_status st = VMP_OK;
     size_t i;

@@ -105,13 +105,8 @@ static void finish_stats(recompress *rc)
         rc->stats.bytes_left_out = info.bytes_consumed - header_size - rc->chunk_bytes_in;
 }
 
-vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out,
-                              int out_fd,
-                              const char *out_name,
-                              vmp_reader *r,
-                              int level,
-                              char *err,
-                              size_t err_size)
+vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out, int out_fd, const char *out_name,
+                              vmp_reader *r, int level, char *err, size_t err_size)
 {
     recompress rc;
     vmp_reader_info info;

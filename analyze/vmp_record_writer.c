@@ -362,10 +362,7 @@ vmp_status vmp_record_writer_finish(vmp_record_writer *w, const vmp_rec_end *ext
 
 /* ---- open and close ------------------------------------------------------------------ */
 
-static vmp_status start(vmp_record_writer **out,
-                        int fd,
-                        int own,
-                        const char *name,
+static vmp_status start(vmp_record_writer **out, int fd, int own, const char *name,
                         const vmp_record_writer_options *opts)
 {
     vmp_record_writer *w = calloc(1, sizeof *w);
@@ -397,9 +394,7 @@ static vmp_status start(vmp_record_writer **out,
     return VMP_OK; /* the file header frame comes with the HEADER record */
 }
 
-vmp_status vmp_record_writer_open_fd(vmp_record_writer **out,
-                                     int fd,
-                                     const char *name,
+vmp_status vmp_record_writer_open_fd(vmp_record_writer **out, int fd, const char *name,
                                      const vmp_record_writer_options *opts)
 {
     if (!out || fd < 0)
@@ -407,8 +402,7 @@ vmp_status vmp_record_writer_open_fd(vmp_record_writer **out,
     return start(out, fd, 0, name, opts);
 }
 
-vmp_status vmp_record_writer_open_file(vmp_record_writer **out,
-                                       const char *path,
+vmp_status vmp_record_writer_open_file(vmp_record_writer **out, const char *path,
                                        const vmp_record_writer_options *opts)
 {
     int fd;

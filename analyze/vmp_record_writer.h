@@ -92,16 +92,13 @@ typedef struct vmp_record_writer_totals {
  * @param path      borrowed for the call.
  * @param opts      NULL for defaults; borrowed for the call.
  * @return VMP_OK, VMP_ERR_IO, VMP_ERR_NOMEM or VMP_ERR_INVALID_ARG. */
-VMP_API vmp_status vmp_record_writer_open_file(vmp_record_writer **out,
-                                               const char *path,
+VMP_API vmp_status vmp_record_writer_open_file(vmp_record_writer **out, const char *path,
                                                const vmp_record_writer_options *opts);
 
 /** As vmp_record_writer_open_file() on a writable descriptor, borrowed (not
  *  closed).  `name` is used in messages; borrowed for the call.  Offsets in
  *  the seek table count from the bytes this writer writes. */
-VMP_API vmp_status vmp_record_writer_open_fd(vmp_record_writer **out,
-                                             int fd,
-                                             const char *name,
+VMP_API vmp_status vmp_record_writer_open_fd(vmp_record_writer **out, int fd, const char *name,
                                              const vmp_record_writer_options *opts);
 
 /** Encode one record.  The first record must be a HEADER and no other may be;

@@ -62,8 +62,8 @@ static uint32_t resolve_addr(vmp_analysis *a, uint64_t addr, uint64_t gen)
     return vmp_symbols__frame_at(a, addr);
 }
 
-vmp_status vmp_analysis_resolve_pc(
-    vmp_analysis *a, uint32_t *frame_out, uint64_t pc, uint64_t generation, int return_address)
+vmp_status vmp_analysis_resolve_pc(vmp_analysis *a, uint32_t *frame_out, uint64_t pc,
+                                   uint64_t generation, int return_address)
 {
     uint32_t f;
     if (!a || !frame_out)
@@ -177,8 +177,8 @@ static uint32_t cache_get(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, u
     return a->scache.n ? vmp_hmap__get(&a->scache, id | (leaf ? LEAF_BIT : 0), gen) : 0;
 }
 
-static int cache_put(
-    vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen, uint32_t stack)
+static int cache_put(vmp_analysis *a, uint32_t ni, uint64_t id, int leaf, uint64_t gen,
+                     uint32_t stack)
 {
     snode *n = &a->nodes[ni];
     if (n->memo_epoch[leaf] == a->epoch && gen < n->memo_gen[leaf])
@@ -252,8 +252,8 @@ static uint32_t push_node(vmp_analysis *a, uint32_t base, const snode *n, int re
 /* resolve_stack() for a node deeper than the limit: its innermost
  * max_depth - 1 nodes under one "[truncated N frames]" root frame.  Only the
  * node itself is cached: its callers' stacks are other windows. */
-static uint32_t resolve_deep(
-    vmp_analysis *a, uint32_t leaf_index, uint64_t node, uint64_t gen, int as_leaf)
+static uint32_t resolve_deep(vmp_analysis *a, uint32_t leaf_index, uint64_t node, uint64_t gen,
+                             int as_leaf)
 {
     size_t keep = a->max_depth - 1, n = 0;
     uint64_t cur = node, dropped;
@@ -337,8 +337,8 @@ static uint32_t resolve_stack(vmp_analysis *a, uint64_t node, uint64_t gen, int 
 
 /* The stack, leaf frame and code id of sample `s` at `gen` (the fields
  * vmp_analysis_resolve_sample() does not copy from the sample). */
-static vmp_status resolve_uncached(
-    vmp_analysis *a, const vmp_rec_sample *s, int failed, uint64_t gen, vmp_asample *out)
+static vmp_status resolve_uncached(vmp_analysis *a, const vmp_rec_sample *s, int failed,
+                                   uint64_t gen, vmp_asample *out)
 {
     uint32_t ni;
     if (!failed && s->stack && (ni = node_index(a, s->stack)) != 0) {
@@ -403,9 +403,7 @@ static int slot_holds(const vmp_analysis *a, const sample_slot *sl, const slot_k
            sl->epoch == a->epoch && sl->forgets == a->forgets;
 }
 
-static void slot_fill(const vmp_analysis *a,
-                      sample_slot *sl,
-                      const slot_key *k,
+static void slot_fill(const vmp_analysis *a, sample_slot *sl, const slot_key *k,
                       const vmp_asample *r)
 {
     sl->node = k->node;
@@ -431,9 +429,7 @@ static sample_slot *slot_in(vmp_analysis *a, sample_slot **t, size_t n, uint64_t
     return &(*t)[i & (n - 1)];
 }
 
-vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
-                                       const vmp_rec_sample *s,
-                                       int failed,
+vmp_status vmp_analysis_resolve_sample(vmp_analysis *a, const vmp_rec_sample *s, int failed,
                                        vmp_asample *out)
 {
     uint64_t gen;
@@ -525,14 +521,10 @@ vmp_status vmp_analysis_resolve_sample(vmp_analysis *a,
 
 /* ---- feeding ---------------------------------------------------------------------------- */
 
-static vmp_status feed_record(vmp_analysis *a,
-                              const vmp_record *rec,
-                              vmp_asample *sample_out,
+static vmp_status feed_record(vmp_analysis *a, const vmp_record *rec, vmp_asample *sample_out,
                               int *is_sample_out);
 
-vmp_status vmp_analysis_feed(vmp_analysis *a,
-                             const vmp_record *rec,
-                             vmp_asample *sample_out,
+vmp_status vmp_analysis_feed(vmp_analysis *a, const vmp_record *rec, vmp_asample *sample_out,
                              int *is_sample_out)
 {
     vmp_status st;
@@ -546,9 +538,7 @@ vmp_status vmp_analysis_feed(vmp_analysis *a,
     return a->limit_msg[0] ? VMP_ERR_LIMIT : st;
 }
 
-static vmp_status feed_record(vmp_analysis *a,
-                              const vmp_record *rec,
-                              vmp_asample *sample_out,
+static vmp_status feed_record(vmp_analysis *a, const vmp_record *rec, vmp_asample *sample_out,
                               int *is_sample_out)
 {
     switch (rec->type) {

@@ -111,12 +111,8 @@ VMP_API vmp_status vmp_filter_end_time(uint64_t *out, const char *path, char *er
  * @return VMP_OK; VMP_ERR_INVALID_ARG for bad options (a regex that does not
  *         compile); the reader's or the writer's error otherwise.  Samples
  *         of every kind (spec.md §5.15) pass the same criteria. */
-VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
-                                  vmp_record_writer *w,
-                                  vmp_reader *r,
-                                  const vmp_filter_options *opts,
-                                  char *err,
-                                  size_t err_size);
+VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w, vmp_reader *r,
+                                  const vmp_filter_options *opts, char *err, size_t err_size);
 
 /** Merge `n` inputs, in order, into `w` and finish it.  Reads the first
  *  record (the HEADER) of every input before it writes anything, then each
@@ -126,13 +122,9 @@ VMP_API vmp_status vmp_filter_run(vmp_rewrite_stats *stats_out,
  * @return VMP_OK, VMP_ERR_CORRUPT for an input whose first record is not a
  *         HEADER, or the reader's or the writer's error.  Sample kinds
  *         (spec.md §5.15) are matched by name across the inputs. */
-VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out,
-                                 vmp_record_writer *w,
-                                 vmp_reader *const *inputs,
-                                 const char *const *names,
-                                 size_t n,
-                                 char *err,
-                                 size_t err_size);
+VMP_API vmp_status vmp_merge_run(vmp_rewrite_stats *stats_out, vmp_record_writer *w,
+                                 vmp_reader *const *inputs, const char *const *names, size_t n,
+                                 char *err, size_t err_size);
 
 /** What vmp_recompress_run() did.  Added in 0.5. */
 typedef struct vmp_recompress_stats {
@@ -184,12 +176,8 @@ typedef struct vmp_recompress_stats {
  *         VMP_ERR_CORRUPT, ...) or VMP_ERR_IO or VMP_ERR_NOMEM otherwise.
  *  Thread safety: one call at a time per reader and descriptor.  Added in
  *  0.5. */
-VMP_API vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out,
-                                      int out_fd,
-                                      const char *out_name,
-                                      vmp_reader *r,
-                                      int level,
-                                      char *err,
+VMP_API vmp_status vmp_recompress_run(vmp_recompress_stats *stats_out, int out_fd,
+                                      const char *out_name, vmp_reader *r, int level, char *err,
                                       size_t err_size);
 
 #ifdef __cplusplus

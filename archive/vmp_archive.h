@@ -93,14 +93,9 @@ typedef struct vmp_archive_kind {
  *  crash or a kill the database holds all of it or none of it.
  * @param[out] run_id  receives the new run's id.
  * @return 0 or -1 (nothing added). */
-VMP_API int vmp_archive_add(vmp_archive *a,
-                            const vmp_archive_run *run,
-                            const vmp_run_weights *w,
-                            const vmp_archive_executing *ex,
-                            const vmp_archive_kind *kinds,
-                            size_t n_kinds,
-                            int64_t *run_id,
-                            char *err);
+VMP_API int vmp_archive_add(vmp_archive *a, const vmp_archive_run *run, const vmp_run_weights *w,
+                            const vmp_archive_executing *ex, const vmp_archive_kind *kinds,
+                            size_t n_kinds, int64_t *run_id, char *err);
 
 /** What vmp_archive_add_file() did with a file. */
 enum vmp_archive_outcome {
@@ -119,8 +114,8 @@ enum vmp_archive_outcome {
  *                      naming the file (and the offset, for bad bytes).
  * @return 0, or -1 (the archive failed or memory ran out; `err` says so,
  *         nothing of the file was added). */
-VMP_API int vmp_archive_add_file(
-    vmp_archive *a, const char *path, int ranges, int *outcome, char *err);
+VMP_API int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outcome,
+                                 char *err);
 
 /** Runs selected by labels: those with every key=value pair given. */
 typedef struct vmp_archive_filter {
@@ -155,11 +150,8 @@ typedef struct vmp_archive_row {
  * @param[out] rows    receives an array; release with vmp_archive_rows_free().
  * @param[out] n_rows  its length.
  * @return 0 or -1. */
-VMP_API int vmp_archive_select(vmp_archive *a,
-                               const vmp_archive_filter *filter,
-                               const char *function,
-                               vmp_archive_row **rows,
-                               size_t *n_rows,
+VMP_API int vmp_archive_select(vmp_archive *a, const vmp_archive_filter *filter,
+                               const char *function, vmp_archive_row **rows, size_t *n_rows,
                                char *err);
 
 /** Release the array of vmp_archive_select().  Accepts NULL. */
@@ -172,8 +164,8 @@ VMP_API void vmp_archive_rows_free(vmp_archive_row *rows, size_t n_rows);
  *  the kind has none, total 0).
  * @param[out] out  filled; release with vmp_run_weights_free().
  * @return 0 or -1. */
-VMP_API int vmp_archive_weights(
-    vmp_archive *a, int64_t run_id, int ranges, const char *kind, vmp_run_weights *out, char *err);
+VMP_API int vmp_archive_weights(vmp_archive *a, int64_t run_id, int ranges, const char *kind,
+                                vmp_run_weights *out, char *err);
 
 /* ---- Trends (`vmp archive trend`): where a function's share over a series
  * of runs changes (binary segmentation with the repeated-run test of
@@ -199,23 +191,15 @@ typedef struct vmp_archive_change {
  * @param[out] out    receives the changes in time order; free() it.
  * @param[out] n_out  their number.
  * @return 0, or -1 when out of memory. */
-VMP_API int vmp_archive_changes(const vmp_archive_row *rows,
-                                size_t n,
-                                const char *function,
-                                double alpha,
-                                vmp_archive_change **out,
-                                size_t *n_out);
+VMP_API int vmp_archive_changes(const vmp_archive_row *rows, size_t n, const char *function,
+                                double alpha, vmp_archive_change **out, size_t *n_out);
 
 /** Draw the self and total share of each run as a line chart (SVG 1.1) with
  *  a dashed vertical line at each change (class "change"), each run a point
  *  with a tooltip (class "run").
  * @return 0, or -1 when a write failed (errno set). */
-VMP_API int vmp_archive_trend_svg(FILE *f,
-                                  const char *function,
-                                  const vmp_archive_row *rows,
-                                  size_t n,
-                                  const vmp_archive_change *changes,
-                                  size_t n_changes);
+VMP_API int vmp_archive_trend_svg(FILE *f, const char *function, const vmp_archive_row *rows,
+                                  size_t n, const vmp_archive_change *changes, size_t n_changes);
 
 #ifdef __cplusplus
 }

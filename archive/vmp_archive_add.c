@@ -34,13 +34,8 @@ static void hex_sha256(const void *data, size_t size, char hex[65])
  * into `ex`: the weight of the samples whose pc was executing in it (failed
  * samples too; names borrowed from `*p`).  0, or -1 with the reader's
  * message in `msg`, or -2 when out of memory. */
-static int read_executing(const void *data,
-                          size_t size,
-                          const char *path,
-                          const char *kind,
-                          vmp_reader **rp,
-                          vmp_profile **p,
-                          vmp_archive_executing *ex,
+static int read_executing(const void *data, size_t size, const char *path, const char *kind,
+                          vmp_reader **rp, vmp_profile **p, vmp_archive_executing *ex,
                           const char **msg)
 {
     vmp_analysis_options ao = VMP_ANALYSIS_OPTIONS_INIT;
@@ -96,15 +91,9 @@ typedef struct kind_read {
  * into kr[] and kinds[], `*n_out` of them (to free, whatever the result).
  * Returns 0, -1 with the reader's message in `*msg`, or -2 when out of
  * memory (as read_executing()). */
-static int read_kinds(const void *data,
-                      size_t size,
-                      const char *path,
-                      const vmp_profile *cpu,
-                      const vmp_flame_options *fo,
-                      kind_read *kr,
-                      vmp_archive_kind *kinds,
-                      int *n_out,
-                      const char **msg)
+static int read_kinds(const void *data, size_t size, const char *path, const vmp_profile *cpu,
+                      const vmp_flame_options *fo, kind_read *kr, vmp_archive_kind *kinds,
+                      int *n_out, const char **msg)
 {
     size_t nk = 0, k;
     const vmp_akind *ak = vmp_analysis_kinds(vmp_profile_analysis(cpu), &nk);

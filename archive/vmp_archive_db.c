@@ -309,13 +309,8 @@ static int insert_labels(vmp_archive *a, int64_t run_id, const vmp_rec_header *h
 
 /* One weights row: `self`, `total` and `executing` are added to the row of
  * (run, name) (two functions of one name count as one, as in `vmp report`). */
-static int add_weight(vmp_archive *a,
-                      sqlite3_stmt *const st[3],
-                      int64_t run_id,
-                      const char *name,
-                      int is_range,
-                      const uint64_t v[3],
-                      char *err)
+static int add_weight(vmp_archive *a, sqlite3_stmt *const st[3], int64_t run_id, const char *name,
+                      int is_range, const uint64_t v[3], char *err)
 {
     sqlite3_stmt *fn = st[0], *find = st[1], *wt = st[2];
     int i, ok;
@@ -337,12 +332,8 @@ static int add_weight(vmp_archive *a,
 }
 
 /* The weights of the CPU samples (kind NULL), or of kind `kind`. */
-static int insert_weights(vmp_archive *a,
-                          int64_t run_id,
-                          const char *kind,
-                          const vmp_run_weights *w,
-                          const vmp_archive_executing *ex,
-                          char *err)
+static int insert_weights(vmp_archive *a, int64_t run_id, const char *kind,
+                          const vmp_run_weights *w, const vmp_archive_executing *ex, char *err)
 {
     sqlite3_stmt *st[3] = {NULL, NULL, NULL};
     int rc = -1;
@@ -399,14 +390,9 @@ static int insert_kind(vmp_archive *a, int64_t run_id, const vmp_archive_kind *k
     return insert_weights(a, run_id, k->name, k->w, k->ex, err);
 }
 
-int vmp_archive_add(vmp_archive *a,
-                    const vmp_archive_run *run,
-                    const vmp_run_weights *w,
-                    const vmp_archive_executing *ex,
-                    const vmp_archive_kind *kinds,
-                    size_t n_kinds,
-                    int64_t *run_id,
-                    char *err)
+int vmp_archive_add(vmp_archive *a, const vmp_archive_run *run, const vmp_run_weights *w,
+                    const vmp_archive_executing *ex, const vmp_archive_kind *kinds, size_t n_kinds,
+                    int64_t *run_id, char *err)
 {
     size_t i;
     if (exec(a, "BEGIN IMMEDIATE", err))
@@ -452,12 +438,8 @@ static int function_id(vmp_archive *a, const char *name, int64_t *id, char *err)
                      id, err);
 }
 
-int vmp_archive_select(vmp_archive *a,
-                       const vmp_archive_filter *filter,
-                       const char *function,
-                       vmp_archive_row **rows,
-                       size_t *n_rows,
-                       char *err)
+int vmp_archive_select(vmp_archive *a, const vmp_archive_filter *filter, const char *function,
+                       vmp_archive_row **rows, size_t *n_rows, char *err)
 {
     static const char head[] =
         "SELECT r.run_id, r.path, r.sha256, "
@@ -564,8 +546,8 @@ int vmp_archive_select(vmp_archive *a,
     return 0;
 }
 
-int vmp_archive_weights(
-    vmp_archive *a, int64_t run_id, int ranges, const char *kind, vmp_run_weights *out, char *err)
+int vmp_archive_weights(vmp_archive *a, int64_t run_id, int ranges, const char *kind,
+                        vmp_run_weights *out, char *err)
 {
     static const char sql[] =
         "SELECT f.name, w.self, w.total, f.is_range FROM weights w "

@@ -75,12 +75,8 @@ static void segment(segmenter *s, size_t a, size_t b)
     segment(s, i, b);
 }
 
-int vmp_archive_changes(const vmp_archive_row *rows,
-                        size_t n,
-                        const char *function,
-                        double alpha,
-                        vmp_archive_change **out,
-                        size_t *n_out)
+int vmp_archive_changes(const vmp_archive_row *rows, size_t n, const char *function, double alpha,
+                        vmp_archive_change **out, size_t *n_out)
 {
     segmenter s;
     size_t i, m = 0;
@@ -158,12 +154,8 @@ static double nice_step(double max, int ticks)
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-int vmp_archive_trend_svg(FILE *f,
-                          const char *function,
-                          const vmp_archive_row *rows,
-                          size_t n,
-                          const vmp_archive_change *changes,
-                          size_t n_changes)
+int vmp_archive_trend_svg(FILE *f, const char *function, const vmp_archive_row *rows, size_t n,
+                          const vmp_archive_change *changes, size_t n_changes)
 {
     const double pw = W - LEFT - RIGHT, ph = H - TOP - BOTTOM;
     double ymax = 0.0, step, y;

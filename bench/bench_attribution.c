@@ -36,8 +36,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run_simvm(
-    const char *simvm, const char *out, const char *truth, unsigned samples, unsigned compactions)
+static int run_simvm(const char *simvm, const char *out, const char *truth, unsigned samples,
+                     unsigned compactions)
 {
     char s_samples[32], s_comp[32];
     pid_t pid;
@@ -148,9 +148,7 @@ static int snapshot(const char *vmp, const char *tsv, score *sc)
 }
 
 /* Throughput: records read only, then read + profile. */
-static void throughput(const char *vmp,
-                       double *read_rate,
-                       double *profile_rate,
+static void throughput(const char *vmp, double *read_rate, double *profile_rate,
                        vmp_analysis_stats *stats)
 {
     vmp_reader *r = NULL;

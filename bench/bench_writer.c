@@ -167,13 +167,8 @@ static void *sp_run(void *arg)
 
 /* Runs `calls` calls split over `threads`; appends the ns per call of every
  * batch to out[*n_out...]. */
-static void sp_measure(int what,
-                       unsigned threads,
-                       uint32_t depth,
-                       uint64_t calls,
-                       double *out,
-                       size_t *n_out,
-                       uint64_t *dropped)
+static void sp_measure(int what, unsigned threads, uint32_t depth, uint64_t calls, double *out,
+                       size_t *n_out, uint64_t *dropped)
 {
     sp_shared sh;
     sp_thread th[4];
@@ -353,9 +348,7 @@ static int set_format(vmp_writer_options *o, const char *format)
                : -1;
 }
 
-static vmp_writer *open_stream_writer(const char *out,
-                                      int level,
-                                      uint64_t interval_ns,
+static vmp_writer *open_stream_writer(const char *out, int level, uint64_t interval_ns,
                                       const char *format)
 {
     static const char *const states[] = {"java", "native/vm", "gc", "unknown"};
@@ -478,13 +471,8 @@ static void *st_run(void *arg)
 
 /* Runs the producers; returns the writer's CPU time (process CPU minus the
  * producers' own), in ns, and fills wall time and totals. */
-static uint64_t st_drive(vmp_writer *w,
-                         st_thread *th,
-                         unsigned n,
-                         uint64_t *wall_ns,
-                         vmp_writer_totals *tot,
-                         uint64_t *steady_cpu_ns,
-                         uint64_t *steady_wall_ns)
+static uint64_t st_drive(vmp_writer *w, st_thread *th, unsigned n, uint64_t *wall_ns,
+                         vmp_writer_totals *tot, uint64_t *steady_cpu_ns, uint64_t *steady_wall_ns)
 {
     uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_ns(CLOCK_MONOTONIC), prod = 0;
     uint64_t p1;
@@ -532,8 +520,8 @@ static uint64_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
-static int bench_sustained(
-    const char *mode, uint64_t n, int level, const char *out, const char *format)
+static int bench_sustained(const char *mode, uint64_t n, int level, const char *out,
+                           const char *format)
 {
     st_thread th[8];
     vmp_writer_totals tot;
@@ -564,8 +552,8 @@ static int bench_sustained(
     return 0;
 }
 
-static int bench_rate(
-    double seconds, uint64_t hz, unsigned threads, const char *out, const char *format)
+static int bench_rate(double seconds, uint64_t hz, unsigned threads, const char *out,
+                      const char *format)
 {
     st_thread th[64];
     vmp_writer_totals tot;

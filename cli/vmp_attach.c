@@ -126,8 +126,8 @@ static int is_socket(const char *path)
 
 /* Make the JVM start its attach listener: .attach_pid<N> then SIGQUIT, then
  * wait for the socket (HotSpot checks for the file at each SIGQUIT). */
-static int start_listener(
-    pid_t pid, const jvm_ids *ids, const char *sock, char *msg, size_t msg_size)
+static int start_listener(pid_t pid, const jvm_ids *ids, const char *sock, char *msg,
+                          size_t msg_size)
 {
     char trigger[128];
     int fd, waited_ms = 0, step_ms = 10;
@@ -180,12 +180,8 @@ static int start_listener(
 }
 
 /* Send one request, read the whole reply into `reply` (NUL-terminated). */
-static int exchange(const char *sock,
-                    const char *const args[4],
-                    char *reply,
-                    size_t reply_size,
-                    char *msg,
-                    size_t msg_size)
+static int exchange(const char *sock, const char *const args[4], char *reply, size_t reply_size,
+                    char *msg, size_t msg_size)
 {
     struct sockaddr_un sa;
     char req[8192];
@@ -250,8 +246,8 @@ static const char *first_line(char *s)
     return s;
 }
 
-int vmp_attach_load(
-    pid_t pid, const char *agent, const char *options, int *agent_rc, char *msg, size_t msg_size)
+int vmp_attach_load(pid_t pid, const char *agent, const char *options, int *agent_rc, char *msg,
+                    size_t msg_size)
 {
     const char *const args[4] = {"load", agent, "true", options ? options : ""};
     char sock[128];

@@ -34,7 +34,7 @@ int vmp_attach_check(pid_t pid, char *msg, size_t msg_size);
  *  @return 0 when Agent_OnAttach ran (whatever it returned: see agent_rc), or
  *          -1 with a one-line reason in `msg` (not a JVM, attach disabled,
  *          permission, the JVM could not load the library, it exited). */
-int vmp_attach_load(
-    pid_t pid, const char *agent, const char *options, int *agent_rc, char *msg, size_t msg_size);
+int vmp_attach_load(pid_t pid, const char *agent, const char *options, int *agent_rc, char *msg,
+                    size_t msg_size);
 
 #endif

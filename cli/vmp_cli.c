@@ -102,8 +102,8 @@ int vmp_cli_output_close(vmp_cli_output *out, const char *cmd)
     return VMP_EXIT_OK;
 }
 
-int vmp_cli_open_io(
-    vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path, const char *outpath)
+int vmp_cli_open_io(vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path,
+                    const char *outpath)
 {
     int rc;
     if (vmp_cli_open_reader(r, cmd, path) != VMP_EXIT_OK)
@@ -116,8 +116,8 @@ int vmp_cli_open_io(
     return rc;
 }
 
-int vmp_cli_output_finish(
-    vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err)
+int vmp_cli_output_finish(vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st,
+                          const char *err)
 {
     if (st >= 0)
         return vmp_cli_output_close(out, cmd);
@@ -129,12 +129,8 @@ int vmp_cli_output_finish(
     return VMP_EXIT_FAIL;
 }
 
-int vmp_cli_convert(const char *cmd,
-                    const char *path,
-                    const char *outpath,
-                    vmp_cli_converter convert,
-                    const void *opts,
-                    vmp_convert_stats *stats)
+int vmp_cli_convert(const char *cmd, const char *path, const char *outpath,
+                    vmp_cli_converter convert, const void *opts, vmp_convert_stats *stats)
 {
     vmp_cli_output out;
     vmp_reader *r;
@@ -149,8 +145,8 @@ int vmp_cli_convert(const char *cmd,
     return vmp_cli_output_finish(&out, cmd, outpath, st, err);
 }
 
-int vmp_cli_open_writer(
-    vmp_record_writer **w, const char *cmd, const char *path, unsigned major, unsigned minor)
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned major,
+                        unsigned minor)
 {
     vmp_record_writer_options o = VMP_RECORD_WRITER_OPTIONS_INIT;
     o.min_minor = minor;
@@ -175,10 +171,7 @@ int vmp_cli_format_option(const char *cmd, const char *arg, unsigned *major)
     return VMP_EXIT_OK;
 }
 
-int vmp_cli_flame_option(const char *cmd,
-                         int key,
-                         const char *arg,
-                         struct vmp_flame_options *fo,
+int vmp_cli_flame_option(const char *cmd, int key, const char *arg, struct vmp_flame_options *fo,
                          struct vmp_flame_svg_options *so)
 {
     double px;

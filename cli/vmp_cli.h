@@ -306,26 +306,23 @@ int vmp_cli_output_close(vmp_cli_output *out, const char *cmd);
  *  @param[out] r    receives the reader; the caller closes it.
  *  @param[out] out  the output; the caller closes it.
  *  @return VMP_EXIT_OK, or VMP_EXIT_FAIL after printing why. */
-int vmp_cli_open_io(
-    vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path, const char *outpath);
+int vmp_cli_open_io(vmp_reader **r, vmp_cli_output *out, const char *cmd, const char *path,
+                    const char *outpath);
 
 /** End an output written by a converter that returned `st` and, on error,
  *  the message `err`: on success as vmp_cli_output_close(); on failure print
  *  `err` (prefixed with the output's name for VMP_ERR_IO) and abandon the
  *  output (vmp_cli_output_abandon(out, outpath)).
  *  @return VMP_EXIT_OK or VMP_EXIT_FAIL. */
-int vmp_cli_output_finish(
-    vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st, const char *err);
+int vmp_cli_output_finish(vmp_cli_output *out, const char *cmd, const char *outpath, vmp_status st,
+                          const char *err);
 
 struct vmp_convert_stats;
 
 /** A converter of convert/vmp_convert.h (vmp_pprof_write(),
  *  vmp_speedscope_write()) behind one signature: `opts` is its options. */
-typedef vmp_status (*vmp_cli_converter)(vmp_reader *r,
-                                        FILE *out,
-                                        const void *opts,
-                                        struct vmp_convert_stats *stats,
-                                        char *err,
+typedef vmp_status (*vmp_cli_converter)(vmp_reader *r, FILE *out, const void *opts,
+                                        struct vmp_convert_stats *stats, char *err,
                                         size_t err_size);
 
 /** Convert the profile `path` to `outpath` with `convert` (vmp_cli_open_io(),
@@ -333,12 +330,8 @@ typedef vmp_status (*vmp_cli_converter)(vmp_reader *r,
  *  output file).
  *  @param[out] stats  zeroed, then the converter's figures.
  *  @return VMP_EXIT_OK or VMP_EXIT_FAIL (reported). */
-int vmp_cli_convert(const char *cmd,
-                    const char *path,
-                    const char *outpath,
-                    vmp_cli_converter convert,
-                    const void *opts,
-                    struct vmp_convert_stats *stats);
+int vmp_cli_convert(const char *cmd, const char *path, const char *outpath,
+                    vmp_cli_converter convert, const void *opts, struct vmp_convert_stats *stats);
 
 /** Open a record writer on `path` (vmp_record_writer_open_file()) that
  *  writes format major `major` (0 == 2, the default; 1 == 1.x), in 1.x at
@@ -347,8 +340,8 @@ int vmp_cli_convert(const char *cmd,
  *  message (or "out of memory"), releases it and returns VMP_EXIT_FAIL with
  *  `*w` NULL.
  *  @param[out] w  receives the writer; the caller closes it. */
-int vmp_cli_open_writer(
-    vmp_record_writer **w, const char *cmd, const char *path, unsigned major, unsigned minor);
+int vmp_cli_open_writer(vmp_record_writer **w, const char *cmd, const char *path, unsigned major,
+                        unsigned minor);
 
 /** Parse a --format value ("1.2" or "2.0") into its major version; a usage
  *  error (exit 2, reported) for anything else. */
@@ -374,10 +367,7 @@ struct vmp_flame_svg_options;
  *  @param so  its title borrows `arg` (argv).
  *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error
  *          (also for a key that is no flame option). */
-int vmp_cli_flame_option(const char *cmd,
-                         int key,
-                         const char *arg,
-                         struct vmp_flame_options *fo,
+int vmp_cli_flame_option(const char *cmd, int key, const char *arg, struct vmp_flame_options *fo,
                          struct vmp_flame_svg_options *so);
 
 /** Close the output of a flame graph written with status `st`: VMP_ERR_NOMEM
@@ -394,8 +384,8 @@ int vmp_cli_flame_read(struct vmp_flame *f, const char *cmd, const char *path, u
 
 /** Parse a number of pixels `arg` in [lo, hi] for option `opt` into `*out`.
  *  @return VMP_EXIT_OK, or VMP_EXIT_USAGE after printing the usage error. */
-int vmp_cli_parse_px(
-    const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out);
+int vmp_cli_parse_px(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                     double *out);
 
 /** 1 when `path` (may be NULL) ends in ".svg". */
 int vmp_cli_ends_with_svg(const char *path);
@@ -420,14 +410,8 @@ int vmp_cli_parse_alpha(const char *cmd, const char *arg, double *out);
  *  percentage points with their intervals, the shares, the adjusted
  *  p-values, the name), CSV (one header line) or JSON, all in percent.
  *  `base` and `new_runs` name the runs of each side (file names, run ids). */
-void vmp_cli_diffstat_print(FILE *f,
-                            const struct vmp_diffstat_row *rows,
-                            size_t n,
-                            const char *const *base,
-                            size_t n_base,
-                            const char *const *new_runs,
-                            size_t n_new,
-                            double alpha,
-                            int format);
+void vmp_cli_diffstat_print(FILE *f, const struct vmp_diffstat_row *rows, size_t n,
+                            const char *const *base, size_t n_base, const char *const *new_runs,
+                            size_t n_new, double alpha, int format);
 
 #endif

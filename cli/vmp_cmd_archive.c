@@ -374,8 +374,8 @@ static int option_applies(int c, int mode)
     }
 }
 
-static int parse_query(
-    int argc, char **argv, const vmp_cli_command *command, int mode, query_opts *o)
+static int parse_query(int argc, char **argv, const vmp_cli_command *command, int mode,
+                       query_opts *o)
 {
     const char *cmd = command->name;
     vmp_cli_parser p;
@@ -483,13 +483,8 @@ static int cmd_ls(int argc, char **argv)
 
 /* Select one side's runs and load their weights into runs[*n ..]; the run
  * names ("run N (path)") into names[*n ..]. */
-static int load_side(vmp_archive *a,
-                     const char *cmd,
-                     const label_list *labels,
-                     const query_opts *o,
-                     vmp_run_weights **runs,
-                     char ***names,
-                     size_t *n)
+static int load_side(vmp_archive *a, const char *cmd, const label_list *labels, const query_opts *o,
+                     vmp_run_weights **runs, char ***names, size_t *n)
 {
     char err[VMP_ARCHIVE_ERR_SIZE];
     vmp_archive_filter filter = filter_of(labels, o->kind);
@@ -591,12 +586,8 @@ static const vmp_archive_change *change_at(const vmp_archive_change *c, size_t n
     return NULL;
 }
 
-static void print_trend_head(FILE *f,
-                             const query_opts *o,
-                             const vmp_archive_row *rows,
-                             size_t n,
-                             const vmp_archive_change *ch,
-                             size_t n_ch)
+static void print_trend_head(FILE *f, const query_opts *o, const vmp_archive_row *rows, size_t n,
+                             const vmp_archive_change *ch, size_t n_ch)
 {
     size_t k;
     if (o->format == VMP_CLI_DIFFSTAT_CSV) {
@@ -636,12 +627,8 @@ static void print_trend_head(FILE *f,
             "total%", "innermost", "change", "labels  file");
 }
 
-static void print_trend(FILE *f,
-                        const query_opts *o,
-                        const vmp_archive_row *rows,
-                        size_t n,
-                        const vmp_archive_change *ch,
-                        size_t n_ch)
+static void print_trend(FILE *f, const query_opts *o, const vmp_archive_row *rows, size_t n,
+                        const vmp_archive_change *ch, size_t n_ch)
 {
     char when[40];
     size_t i;

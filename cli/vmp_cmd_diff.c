@@ -125,8 +125,8 @@ static double pp(double change)
     return fabs(v) < 0.005 ? 0.0 : v;
 }
 
-static vmp_status write_text(
-    vmp_flame *f, FILE *out, const char *base, const char *new_path, double scale)
+static vmp_status write_text(vmp_flame *f, FILE *out, const char *base, const char *new_path,
+                             double scale)
 {
     vmp_flame_delta *d = NULL;
     size_t n = 0, i;
@@ -173,9 +173,7 @@ static int is_significant(const char *name, void *arg)
 }
 
 /* Read `path` into run weights (a truncated file counts with a warning). */
-static int read_run(vmp_run_weights *w,
-                    const char *cmd,
-                    const char *path,
+static int read_run(vmp_run_weights *w, const char *cmd, const char *path,
                     const vmp_flame_options *fo)
 {
     vmp_reader *r;
@@ -195,14 +193,9 @@ static int read_run(vmp_run_weights *w,
     return VMP_EXIT_OK;
 }
 
-static vmp_status write_runs_svg(FILE *out,
-                                 char **paths,
-                                 size_t n_base,
-                                 size_t n_new,
-                                 const vmp_flame_options *fo,
-                                 vmp_flame_svg_options *so,
-                                 const vmp_diffstat_row *rows,
-                                 size_t n_rows)
+static vmp_status write_runs_svg(FILE *out, char **paths, size_t n_base, size_t n_new,
+                                 const vmp_flame_options *fo, vmp_flame_svg_options *so,
+                                 const vmp_diffstat_row *rows, size_t n_rows)
 {
     vmp_flame *f = NULL;
     sig_names sn = {NULL, 0};

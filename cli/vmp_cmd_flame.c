@@ -119,8 +119,8 @@ int vmp_cli_flame_read(vmp_flame *f, const char *cmd, const char *path, unsigned
     return VMP_EXIT_OK;
 }
 
-int vmp_cli_parse_px(
-    const char *cmd, const char *opt, const char *arg, double lo, double hi, double *out)
+int vmp_cli_parse_px(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                     double *out)
 {
     char *end;
     double v = strtod(arg, &end);

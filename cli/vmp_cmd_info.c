@@ -336,13 +336,8 @@ static int by_weight(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static void print_text(FILE *f,
-                       const char *path,
-                       const summary *sum,
-                       const vmp_reader_info *ri,
-                       uint64_t file_bytes,
-                       const char *error,
-                       int all_threads)
+static void print_text(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
+                       uint64_t file_bytes, const char *error, int all_threads)
 {
     char utc[64];
     const thread_info **order;
@@ -453,12 +448,8 @@ static void print_text(FILE *f,
                 ri->seek_table ? ", seek table" : "");
 }
 
-static void print_json(FILE *f,
-                       const char *path,
-                       const summary *sum,
-                       const vmp_reader_info *ri,
-                       uint64_t file_bytes,
-                       const char *error)
+static void print_json(FILE *f, const char *path, const summary *sum, const vmp_reader_info *ri,
+                       uint64_t file_bytes, const char *error)
 {
     char utc[64];
     size_t i;

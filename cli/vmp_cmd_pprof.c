@@ -84,8 +84,8 @@ static const vmp_cli_option pprof_options[] = {
 };
 static const vmp_cli_command pprof_command = VMP_CLI_COMMAND(pprof, 16);
 
-static vmp_status write_pprof(
-    vmp_reader *r, FILE *out, const void *o, vmp_convert_stats *stats, char *err, size_t size)
+static vmp_status write_pprof(vmp_reader *r, FILE *out, const void *o, vmp_convert_stats *stats,
+                              char *err, size_t size)
 {
     return vmp_pprof_write(r, out, o, stats, err, size);
 }

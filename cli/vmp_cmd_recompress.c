@@ -99,9 +99,7 @@ static const char *with_commas(char *buf, size_t size, uint64_t v)
 }
 
 /* The warnings a run can leave: the input's seek table set aside, no END. */
-static void warn_about_input(const char *cmd,
-                             vmp_reader *r,
-                             const char *in_name,
+static void warn_about_input(const char *cmd, vmp_reader *r, const char *in_name,
                              const vmp_recompress_stats *s)
 {
     if (vmp_reader_warning(r))
@@ -116,9 +114,7 @@ static void warn_about_input(const char *cmd,
 }
 
 /* The line that says what the run did. */
-static void print_sizes(const char *cmd,
-                        const char *in_name,
-                        const vmp_recompress_stats *s,
+static void print_sizes(const char *cmd, const char *in_name, const vmp_recompress_stats *s,
                         int level)
 {
     char in[32], out[32];
@@ -128,12 +124,8 @@ static void print_sizes(const char *cmd,
 }
 
 /* Recompress the open reader into the open output and end the output. */
-static int run(const char *cmd,
-               vmp_reader *r,
-               vmp_cli_output *out,
-               const char *in_path,
-               const char *out_path,
-               int level)
+static int run(const char *cmd, vmp_reader *r, vmp_cli_output *out, const char *in_path,
+               const char *out_path, int level)
 {
     const char *in_name = strcmp(in_path, "-") == 0 ? "standard input" : in_path;
     vmp_recompress_stats stats;

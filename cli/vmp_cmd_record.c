@@ -461,11 +461,7 @@ static int attach_agent(pid_t pid, const char *agent, const char *options)
 }
 
 /* vmp record --pid: attach, wait, stop, summarize. */
-static int record_pid(pid_t pid,
-                      const char *agent,
-                      const char *file,
-                      int loop,
-                      const char *options,
+static int record_pid(pid_t pid, const char *agent, const char *file, int loop, const char *options,
                       uint64_t duration_ms)
 {
     struct timespec start, now;

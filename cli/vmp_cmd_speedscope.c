@@ -55,8 +55,8 @@ static const vmp_cli_option speedscope_options[] = {
 };
 static const vmp_cli_command speedscope_command = VMP_CLI_COMMAND(speedscope, 16);
 
-static vmp_status write_speedscope(
-    vmp_reader *r, FILE *out, const void *o, vmp_convert_stats *stats, char *err, size_t size)
+static vmp_status write_speedscope(vmp_reader *r, FILE *out, const void *o,
+                                   vmp_convert_stats *stats, char *err, size_t size)
 {
     return vmp_speedscope_write(r, out, o, stats, err, size);
 }

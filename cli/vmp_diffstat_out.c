@@ -39,15 +39,9 @@ int vmp_cli_parse_alpha(const char *cmd, const char *arg, double *out)
     return VMP_EXIT_OK;
 }
 
-void vmp_cli_diffstat_print(FILE *f,
-                            const vmp_diffstat_row *rows,
-                            size_t n,
-                            const char *const *base,
-                            size_t n_base,
-                            const char *const *new_runs,
-                            size_t n_new,
-                            double alpha,
-                            int format)
+void vmp_cli_diffstat_print(FILE *f, const vmp_diffstat_row *rows, size_t n,
+                            const char *const *base, size_t n_base, const char *const *new_runs,
+                            size_t n_new, double alpha, int format)
 {
     size_t i, sig = 0;
     const int noise_known = n_base >= 2 && n_new >= 2;

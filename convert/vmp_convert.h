@@ -175,8 +175,7 @@ VMP_API vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_
  *  or blue only when `colour_if(name, arg)` returns non-zero for its name
  *  (e.g. a significant change, vmp_diffstat()); the others are drawn grey.
  *  Added in 0.4. */
-VMP_API vmp_status vmp_flame_write_svg_marked(vmp_flame *f,
-                                              FILE *out,
+VMP_API vmp_status vmp_flame_write_svg_marked(vmp_flame *f, FILE *out,
                                               const vmp_flame_svg_options *opts,
                                               int (*colour_if)(const char *name, void *arg),
                                               void *arg);
@@ -210,16 +209,14 @@ VMP_API vmp_status vmp_flame_diff(vmp_flame *f, vmp_flame_delta **out, size_t *n
  * @param r   borrowed; read to its end.
  * @return VMP_OK, VMP_ERR_NOMEM, or the reader's error (a truncated file:
  *         `out` holds what came before it). */
-VMP_API vmp_status vmp_run_weights_read(vmp_run_weights *out,
-                                        vmp_reader *r,
+VMP_API vmp_status vmp_run_weights_read(vmp_run_weights *out, vmp_reader *r,
                                         const vmp_flame_options *opts);
 
 /** The same weights from profile `p`, read by the caller (made with the
  *  default analysis options): a file read once for these and the profile's
  *  own views.  `p` is borrowed for the call.  VMP_OK or VMP_ERR_NOMEM.
  *  Added in 0.5. */
-VMP_API vmp_status vmp_run_weights_of_profile(vmp_run_weights *out,
-                                              const vmp_profile *p,
+VMP_API vmp_status vmp_run_weights_of_profile(vmp_run_weights *out, const vmp_profile *p,
                                               const vmp_flame_options *opts);
 
 /* ---- pprof and speedscope --------------------------------------------------
@@ -330,12 +327,8 @@ typedef struct vmp_pprof_options {
  *                   may be NULL when `err_size` is 0.
  * @return VMP_OK; a reader or analysis error (nothing is written then);
  *         VMP_ERR_NOMEM; VMP_ERR_IO when `out` reports a write error. */
-VMP_API vmp_status vmp_pprof_write(vmp_reader *r,
-                                   FILE *out,
-                                   const vmp_pprof_options *opts,
-                                   vmp_convert_stats *stats_out,
-                                   char *err,
-                                   size_t err_size);
+VMP_API vmp_status vmp_pprof_write(vmp_reader *r, FILE *out, const vmp_pprof_options *opts,
+                                   vmp_convert_stats *stats_out, char *err, size_t err_size);
 
 #define VMP_SPEEDSCOPE_NO_RANGES 1u /* frames per function, without "A->B" */
 
@@ -355,12 +348,9 @@ typedef struct vmp_speedscope_options {
 /** Read every record of `r` and write the speedscope JSON file to `out`.
  *  Parameters and return values as vmp_pprof_write(); temporary files come
  *  from tmpfile(). */
-VMP_API vmp_status vmp_speedscope_write(vmp_reader *r,
-                                        FILE *out,
+VMP_API vmp_status vmp_speedscope_write(vmp_reader *r, FILE *out,
                                         const vmp_speedscope_options *opts,
-                                        vmp_convert_stats *stats_out,
-                                        char *err,
-                                        size_t err_size);
+                                        vmp_convert_stats *stats_out, char *err, size_t err_size);
 
 /** pprof import options.  Zero means default for every field but `version`. */
 typedef struct vmp_import_options {
@@ -418,14 +408,9 @@ typedef struct vmp_import_options {
  *         value or the input is too large); VMP_ERR_INVALID_ARG (no such
  *         sample index); VMP_ERR_NOMEM; VMP_ERR_IO.
  * Thread safety: any thread; the writer runs its own thread meanwhile. */
-VMP_API vmp_status vmp_pprof_import(const void *data,
-                                    size_t size,
-                                    const char *name,
-                                    int fd,
-                                    const vmp_import_options *opts,
-                                    vmp_convert_stats *stats_out,
-                                    char *err,
-                                    size_t err_size);
+VMP_API vmp_status vmp_pprof_import(const void *data, size_t size, const char *name, int fd,
+                                    const vmp_import_options *opts, vmp_convert_stats *stats_out,
+                                    char *err, size_t err_size);
 
 /* ---- The report (`vmp report`) ---------------------------------------------
  *

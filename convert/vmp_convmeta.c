@@ -77,12 +77,8 @@ int64_t vmp_strtab__intern(vmp_strtab *t, const char *s, size_t len)
     return (int64_t)t->n++;
 }
 
-vmp_status vmp_conv__read_all(vmp_reader *r,
-                              vmp_convmeta *m,
-                              vmp_analysis *a,
-                              int (*take)(void *arg, const vmp_asample *s),
-                              void *arg,
-                              int *take_rc)
+vmp_status vmp_conv__read_all(vmp_reader *r, vmp_convmeta *m, vmp_analysis *a,
+                              int (*take)(void *arg, const vmp_asample *s), void *arg, int *take_rc)
 {
     vmp_record rec;
     vmp_asample s;

@@ -70,11 +70,8 @@ vmp_status vmp_conv__read_profile(vmp_reader *r, vmp_convmeta *m, vmp_profile *p
  * record, VMP_ERR_NOMEM when `m` ran out of memory, the status the reader
  * or the analysis failed with (an analysis limit is recorded as the
  * reader's error), or VMP_OK when take() stopped it. */
-vmp_status vmp_conv__read_all(vmp_reader *r,
-                              vmp_convmeta *m,
-                              vmp_analysis *a,
-                              int (*take)(void *arg, const vmp_asample *s),
-                              void *arg,
+vmp_status vmp_conv__read_all(vmp_reader *r, vmp_convmeta *m, vmp_analysis *a,
+                              int (*take)(void *arg, const vmp_asample *s), void *arg,
                               int *take_rc);
 void vmp_convmeta__free(vmp_convmeta *m);
 

@@ -68,12 +68,8 @@ static vmp_status fail(imp *m, vmp_status st, const char *fmt, ...)
 
 /* ---- input ------------------------------------------------------------------------------ */
 
-static vmp_status inflate_all(imp *m,
-                              const unsigned char *data,
-                              size_t size,
-                              uint64_t limit,
-                              unsigned char **out,
-                              size_t *out_size)
+static vmp_status inflate_all(imp *m, const unsigned char *data, size_t size, uint64_t limit,
+                              unsigned char **out, size_t *out_size)
 {
     z_stream z;
     unsigned char *buf = NULL;
@@ -684,13 +680,8 @@ cleanup:
     return st;
 }
 
-vmp_status vmp_pprof_import(const void *data,
-                            size_t size,
-                            const char *name,
-                            int fd,
-                            const vmp_import_options *opts,
-                            vmp_convert_stats *stats_out,
-                            char *err,
+vmp_status vmp_pprof_import(const void *data, size_t size, const char *name, int fd,
+                            const vmp_import_options *opts, vmp_convert_stats *stats_out, char *err,
                             size_t err_size)
 {
     vmp_import_options o = VMP_IMPORT_OPTIONS_INIT;

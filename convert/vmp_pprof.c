@@ -230,8 +230,8 @@ static void build_free(build *b)
     free(b->loc_out);
 }
 
-static int add_function(
-    pprof_conv *c, build *b, uint32_t afn, const char *name_override, uint64_t id)
+static int add_function(pprof_conv *c, build *b, uint32_t afn, const char *name_override,
+                        uint64_t id)
 {
     const vmp_afunction *fn = vmp_analysis_function(c->a, afn);
     const vmp_cm_function *mf = fn ? vmp_convmeta__function(&c->m, fn->function_id) : NULL;
@@ -279,8 +279,8 @@ static uint64_t frame_mapping(pprof_conv *c, const vmp_afunction *fn)
 }
 
 /* Append the Lines of `frame` (its range pseudo Line first) to `lines`. */
-static int frame_lines(
-    pprof_conv *c, build *b, uint32_t frame, unsigned flags, pb_line *lines, size_t *n)
+static int frame_lines(pprof_conv *c, build *b, uint32_t frame, unsigned flags, pb_line *lines,
+                       size_t *n)
 {
     const vmp_aframe *fr = vmp_analysis_frame(c->a, frame);
     const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
@@ -324,8 +324,8 @@ static int frame_lines(
 
 /* A new Location for frames[0..n) (innermost first: inlined functions, then
  * the code object's frame).  Returns its index + 1, or 0 out of memory. */
-static uint32_t new_location(
-    pprof_conv *c, build *b, const uint32_t *frames, size_t n, unsigned flags)
+static uint32_t new_location(pprof_conv *c, build *b, const uint32_t *frames, size_t n,
+                             unsigned flags)
 {
     const vmp_aframe *fr = vmp_analysis_frame(c->a, frames[n - 1]);
     const vmp_afunction *fn = fr ? vmp_analysis_function(c->a, fr->function) : NULL;
@@ -365,8 +365,8 @@ static uint32_t new_location(
 }
 
 /* The Location of frames[0..n), created on first use; 0 out of memory. */
-static uint32_t location_of(
-    pprof_conv *c, build *b, const uint32_t *frames, size_t n, unsigned flags)
+static uint32_t location_of(pprof_conv *c, build *b, const uint32_t *frames, size_t n,
+                            unsigned flags)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull, probe;
     size_t i;
@@ -697,12 +697,8 @@ static int finish_profile(pprof_conv *c, build *b)
     return 0;
 }
 
-static vmp_status write_profile(pprof_conv *c,
-                                FILE *out,
-                                const vmp_pprof_options *o,
-                                vmp_convert_stats *stats,
-                                char *err,
-                                size_t err_size)
+static vmp_status write_profile(pprof_conv *c, FILE *out, const vmp_pprof_options *o,
+                                vmp_convert_stats *stats, char *err, size_t err_size)
 {
     build b;
     gz_sink *g;
@@ -744,12 +740,8 @@ cleanup:
     return st;
 }
 
-vmp_status vmp_pprof_write(vmp_reader *r,
-                           FILE *out,
-                           const vmp_pprof_options *opts,
-                           vmp_convert_stats *stats_out,
-                           char *err,
-                           size_t err_size)
+vmp_status vmp_pprof_write(vmp_reader *r, FILE *out, const vmp_pprof_options *opts,
+                           vmp_convert_stats *stats_out, char *err, size_t err_size)
 {
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_analysis_options aopts = VMP_ANALYSIS_OPTIONS_INIT;

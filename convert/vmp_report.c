@@ -100,8 +100,8 @@ size_t vmp_rep__frames_begin(const report *r, uint32_t fn)
 /* How many of the `n` rows, ranked by weight, --top and --min-percent (of
  * `total`) keep.  Each row is `stride` bytes with its uint64_t weight at
  * `w_off`: the function entries, the JIT units and the blame matrix rows. */
-size_t vmp_rep__rows_shown(
-    const rep_opts *o, const void *rows, size_t n, size_t stride, size_t w_off, uint64_t total)
+size_t vmp_rep__rows_shown(const rep_opts *o, const void *rows, size_t n, size_t stride,
+                           size_t w_off, uint64_t total)
 {
     size_t k = 0;
     while (k < n && (o->top == 0 || k < o->top)) {

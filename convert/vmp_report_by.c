@@ -197,8 +197,8 @@ static kentry *by_table(const report *r, int by, size_t *n_out)
 static const char *const by_names[] = {"function", "module", "thread",
                                        "state",    "unit",   "vm-function"};
 
-static void by_report(
-    FILE *f, const report *r, const rep_opts *o, const char *path, const kentry *e, size_t n)
+static void by_report(FILE *f, const report *r, const rep_opts *o, const char *path,
+                      const kentry *e, size_t n)
 {
     uint64_t total = r->t->samples, cum = 0, rest = 0;
     size_t k = 0, i;

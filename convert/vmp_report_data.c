@@ -17,12 +17,8 @@ void vmp_rep__json_str(FILE *f, const char *s)
 
 /* '],"KEY":[{"FIELD":name,"samples":w}, ...' for the n weights of a
  * vocabulary (states, failure reasons) named by `name`. */
-static void json_named_weights(FILE *f,
-                               vmp_analysis *a,
-                               const char *key,
-                               const char *field,
-                               const char *(*name)(vmp_analysis *, uint32_t),
-                               const uint64_t *w,
+static void json_named_weights(FILE *f, vmp_analysis *a, const char *key, const char *field,
+                               const char *(*name)(vmp_analysis *, uint32_t), const uint64_t *w,
                                size_t n)
 {
     size_t i;

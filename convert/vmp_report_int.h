@@ -91,8 +91,8 @@ entry *vmp_rep__collect(const report *r, int cls, int pic_filter, size_t *n_out,
 size_t vmp_rep__frames_begin(const report *r, uint32_t fn);
 /* How many of the `n` rows, ranked by weight, --top and --min-percent keep
  * (see vmp_report.c). */
-size_t vmp_rep__rows_shown(
-    const rep_opts *o, const void *rows, size_t n, size_t stride, size_t w_off, uint64_t total);
+size_t vmp_rep__rows_shown(const rep_opts *o, const void *rows, size_t n, size_t stride,
+                           size_t w_off, uint64_t total);
 size_t vmp_rep__shown(const rep_opts *o, const entry *e, size_t n, uint64_t section_total);
 /* " line L" or " lines L-M" of a frame's range into buf, or "" */
 void vmp_rep__range_lines(const report *r, const vmp_aframe *fr, char *buf, size_t size);

@@ -32,8 +32,8 @@ static void text_ranges(FILE *f, const report *r, uint32_t fn, uint64_t fw)
     }
 }
 
-static void text_section(
-    FILE *f, const report *r, const rep_opts *o, const char *title, int cls, int pic_filter)
+static void text_section(FILE *f, const report *r, const rep_opts *o, const char *title, int cls,
+                         int pic_filter)
 {
     size_t n = 0, k, i;
     uint64_t total = 0, cum = 0, rest = 0;

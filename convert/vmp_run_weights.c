@@ -114,8 +114,7 @@ vmp_status vmp_run_weights_read(vmp_run_weights *out, vmp_reader *r, const vmp_f
     return st2 != VMP_OK ? st2 : st;
 }
 
-vmp_status vmp_run_weights_of_profile(vmp_run_weights *out,
-                                      const vmp_profile *p,
+vmp_status vmp_run_weights_of_profile(vmp_run_weights *out, const vmp_profile *p,
                                       const vmp_flame_options *opts)
 {
     vmp_flame *f = NULL;

@@ -220,10 +220,8 @@ static int put_stack(ss_conv *c, FILE *out, const spool_rec *r)
 }
 
 /* Calls fn for each of t's records in order.  0, -1 no memory, -2 tmp error. */
-static int for_each_rec(ss_conv *c,
-                        thread_spool *t,
-                        int (*fn)(ss_conv *, const spool_rec *, void *),
-                        void *payload)
+static int for_each_rec(ss_conv *c, thread_spool *t,
+                        int (*fn)(ss_conv *, const spool_rec *, void *), void *payload)
 {
     spool_rec *blk;
     size_t b, i;
@@ -376,12 +374,8 @@ static int write_json(ss_conv *c, FILE *out, const vmp_speedscope_options *o)
     return 0;
 }
 
-vmp_status vmp_speedscope_write(vmp_reader *r,
-                                FILE *out,
-                                const vmp_speedscope_options *opts,
-                                vmp_convert_stats *stats_out,
-                                char *err,
-                                size_t err_size)
+vmp_status vmp_speedscope_write(vmp_reader *r, FILE *out, const vmp_speedscope_options *opts,
+                                vmp_convert_stats *stats_out, char *err, size_t err_size)
 {
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     ss_conv c;

@@ -208,13 +208,8 @@ static void put_pct(FILE *out, uint64_t n, uint64_t total)
 
 /* One frame.  `node` is UINT32_MAX for a merged "..." of `merged` frames
  * whose base weight is `base`. */
-static void frame(svgctx *c,
-                  uint32_t node,
-                  uint32_t depth,
-                  uint64_t start,
-                  uint64_t n,
-                  uint64_t base,
-                  uint64_t merged)
+static void frame(svgctx *c, uint32_t node, uint32_t depth, uint64_t start, uint64_t n,
+                  uint64_t base, uint64_t merged)
 {
     vmp_flame *f = c->f;
     FILE *out = c->out;
@@ -499,22 +494,16 @@ static void legend(svgctx *c, double y)
     }
 }
 
-static vmp_status write_svg(vmp_flame *f,
-                            FILE *out,
-                            const vmp_flame_svg_options *opts,
-                            int (*colour_if)(const char *name, void *arg),
-                            void *colour_arg);
+static vmp_status write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_options *opts,
+                            int (*colour_if)(const char *name, void *arg), void *colour_arg);
 
 vmp_status vmp_flame_write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_options *opts)
 {
     return write_svg(f, out, opts, NULL, NULL);
 }
 
-vmp_status vmp_flame_write_svg_marked(vmp_flame *f,
-                                      FILE *out,
-                                      const vmp_flame_svg_options *opts,
-                                      int (*colour_if)(const char *name, void *arg),
-                                      void *arg)
+vmp_status vmp_flame_write_svg_marked(vmp_flame *f, FILE *out, const vmp_flame_svg_options *opts,
+                                      int (*colour_if)(const char *name, void *arg), void *arg)
 {
     vmp_flame_svg_options o = VMP_FLAME_SVG_OPTIONS_INIT;
     if (!colour_if || (opts && opts->version != VMP_FLAME_SVG_OPTIONS_VERSION))
@@ -525,11 +514,8 @@ vmp_status vmp_flame_write_svg_marked(vmp_flame *f,
     return write_svg(f, out, &o, colour_if, arg);
 }
 
-static vmp_status write_svg(vmp_flame *f,
-                            FILE *out,
-                            const vmp_flame_svg_options *opts,
-                            int (*colour_if)(const char *name, void *arg),
-                            void *colour_arg)
+static vmp_status write_svg(vmp_flame *f, FILE *out, const vmp_flame_svg_options *opts,
+                            int (*colour_if)(const char *name, void *arg), void *colour_arg)
 {
     static const vmp_flame_svg_options defaults = VMP_FLAME_SVG_OPTIONS_INIT;
     svgctx c;

@@ -102,9 +102,7 @@ int vmp_block__fits(const vmp_block *b, const vmp_block_sample *s, size_t used, 
 /** Sample time `time` as a delta from `prev` in `unit` ns (R-SMP-1),
  *  truncated toward zero; *at receives the time a reader sums it to (within
  *  a unit of `time`, never past it). */
-static inline int64_t vmp_block__time_delta(uint64_t time,
-                                            uint64_t prev,
-                                            uint64_t unit,
+static inline int64_t vmp_block__time_delta(uint64_t time, uint64_t prev, uint64_t unit,
                                             uint64_t *at)
 {
     int64_t q = (int64_t)(time - prev) / (int64_t)unit;

@@ -16,8 +16,8 @@
 /* How many leading elements of `base` (n elements of `stride` bytes, sorted
  * by the uint64_t at byte `key_off` of each) have a key <= `key`: the index
  * just past the last such element (0: none). */
-static inline size_t vmp_upper_bound(
-    const void *base, size_t n, size_t stride, size_t key_off, uint64_t key)
+static inline size_t vmp_upper_bound(const void *base, size_t n, size_t stride, size_t key_off,
+                                     uint64_t key)
 {
     const unsigned char *p = (const unsigned char *)base;
     size_t lo = 0, hi = n;
@@ -34,8 +34,8 @@ static inline size_t vmp_upper_bound(
 }
 
 /* The index of the first element of `base` whose key is >= `key`. */
-static inline size_t vmp_lower_bound(
-    const void *base, size_t n, size_t stride, size_t key_off, uint64_t key)
+static inline size_t vmp_lower_bound(const void *base, size_t n, size_t stride, size_t key_off,
+                                     uint64_t key)
 {
     return key == 0 ? 0 : vmp_upper_bound(base, n, stride, key_off, key - 1);
 }

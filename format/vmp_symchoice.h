@@ -39,17 +39,13 @@ typedef struct vmp_symchoice_layout {
     size_t stride, addr, end, seq, up;
 } vmp_symchoice_layout;
 
-static inline uint64_t vmp_symchoice__u64(const void *syms,
-                                          const vmp_symchoice_layout *l,
-                                          size_t i,
+static inline uint64_t vmp_symchoice__u64(const void *syms, const vmp_symchoice_layout *l, size_t i,
                                           size_t off)
 {
     return *(const uint64_t *)(const void *)((const char *)syms + i * l->stride + off);
 }
 
-static inline uint32_t vmp_symchoice__u32(const void *syms,
-                                          const vmp_symchoice_layout *l,
-                                          size_t i,
+static inline uint32_t vmp_symchoice__u32(const void *syms, const vmp_symchoice_layout *l, size_t i,
                                           size_t off)
 {
     return *(const uint32_t *)(const void *)((const char *)syms + i * l->stride + off);
@@ -71,9 +67,7 @@ static inline void vmp_symchoice_link(void *syms, size_t n, const vmp_symchoice_
 /** The symbol R-RES-6 chooses for `pc`: the smallest covering it; of equal
  *  sizes the one starting last, then the first in the file.
  *  @return its index + 1, or 0 when no symbol covers pc. */
-static inline size_t vmp_symchoice_find(const void *syms,
-                                        size_t n,
-                                        const vmp_symchoice_layout *l,
+static inline size_t vmp_symchoice_find(const void *syms, size_t n, const vmp_symchoice_layout *l,
                                         uint64_t pc)
 {
     size_t k = vmp_upper_bound(syms, n, l->stride, l->addr, pc), steps = 0, best = 0;

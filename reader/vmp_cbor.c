@@ -156,14 +156,8 @@ static const struct cbor_callbacks token_callbacks = {
     .indef_break = on_indef,
 };
 
-void vmp_cbor_init(vmp_cbor_parser *p,
-                   const uint8_t *base,
-                   size_t pos,
-                   size_t end,
-                   size_t hard_end,
-                   uint32_t max_nesting,
-                   uint64_t max_items,
-                   uint64_t *stack)
+void vmp_cbor_init(vmp_cbor_parser *p, const uint8_t *base, size_t pos, size_t end, size_t hard_end,
+                   uint32_t max_nesting, uint64_t max_items, uint64_t *stack)
 {
     p->base = base;
     p->pos = pos;
@@ -187,8 +181,8 @@ vmp_status vmp_cbor_fail(vmp_cbor_parser *p, vmp_status st, const char *fmt, ...
     return st;
 }
 
-vmp_status vmp_cbor_fail_rule(
-    vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt, ...)
+vmp_status vmp_cbor_fail_rule(vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt,
+                              ...)
 {
     va_list ap;
 

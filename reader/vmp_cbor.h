@@ -57,14 +57,8 @@ typedef struct vmp_cbor_parser {
 
 /** Prepare `p` to parse base[pos..end) within a chunk of hard_end bytes.
  *  `stack` (borrowed) must hold max_nesting entries. */
-void vmp_cbor_init(vmp_cbor_parser *p,
-                   const uint8_t *base,
-                   size_t pos,
-                   size_t end,
-                   size_t hard_end,
-                   uint32_t max_nesting,
-                   uint64_t max_items,
-                   uint64_t *stack);
+void vmp_cbor_init(vmp_cbor_parser *p, const uint8_t *base, size_t pos, size_t end, size_t hard_end,
+                   uint32_t max_nesting, uint64_t max_items, uint64_t *stack);
 
 /** Read one item head into *tok.
  * @return VMP_OK; VMP_ERR_CORRUPT (malformed, indefinite length, break, or
@@ -105,8 +99,8 @@ vmp_status vmp_cbor_fail(vmp_cbor_parser *p, vmp_status st, const char *fmt, ...
 
 /** vmp_cbor_fail() for an error that breaks spec rule `rule` ("R-REC-4",
  *  static storage), which the reader passes on (vmp_reader_errrule()). */
-vmp_status vmp_cbor_fail_rule(
-    vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt, ...)
+vmp_status vmp_cbor_fail_rule(vmp_cbor_parser *p, const char *rule, vmp_status st, const char *fmt,
+                              ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif

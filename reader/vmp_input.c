@@ -80,8 +80,8 @@ static vmp_status fill(vmp_reader *r, size_t need)
 /* Skip `n` bytes of the frame that starts at `frame_off`, keeping the last
  * (up to) 8 skipped bytes in `tail` and, when `copy` is not NULL, all of
  * them in `copy`. */
-static vmp_status skip_bytes(
-    vmp_reader *r, uint64_t n, uint64_t frame_off, uint8_t tail[8], uint8_t *copy)
+static vmp_status skip_bytes(vmp_reader *r, uint64_t n, uint64_t frame_off, uint8_t tail[8],
+                             uint8_t *copy)
 {
     while (n > 0) {
         size_t take;

@@ -107,12 +107,11 @@ void vmp_rd_arena_free(vmp_reader *r)
 
 /* ---- errors -------------------------------------------------------------- */
 
-static vmp_status vfail(
-    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, va_list ap)
-    __attribute__((format(printf, 5, 0)));
+static vmp_status vfail(vmp_reader *r, const char *rule, vmp_status st, uint64_t off,
+                        const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
-static vmp_status vfail(
-    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, va_list ap)
+static vmp_status vfail(vmp_reader *r, const char *rule, vmp_status st, uint64_t off,
+                        const char *fmt, va_list ap)
 {
     int n;
 
@@ -139,8 +138,8 @@ vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *f
     return st;
 }
 
-vmp_status vmp_rd_fail_rule(
-    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, ...)
+vmp_status vmp_rd_fail_rule(vmp_reader *r, const char *rule, vmp_status st, uint64_t off,
+                            const char *fmt, ...)
 {
     va_list ap;
 
@@ -203,9 +202,7 @@ static vmp_status reader_new(vmp_reader **out, const char *name, const vmp_reade
     return vmp_rd_zstd_init(r);
 }
 
-static vmp_status open_fd(vmp_reader **out,
-                          int fd,
-                          const char *name,
+static vmp_status open_fd(vmp_reader **out, int fd, const char *name,
                           const vmp_reader_options *opts)
 {
     vmp_reader *r;
@@ -223,9 +220,7 @@ static vmp_status open_fd(vmp_reader **out,
     return vmp_rd_read_file_header(r);
 }
 
-vmp_status vmp_reader_open_fd(vmp_reader **out,
-                              int fd,
-                              const char *name,
+vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
                               const vmp_reader_options *opts)
 {
     if (out == NULL)
@@ -268,10 +263,7 @@ vmp_status vmp_reader_open_file(vmp_reader **out, const char *path, const vmp_re
     return st;
 }
 
-vmp_status vmp_reader_open_memory(vmp_reader **out,
-                                  const void *data,
-                                  size_t size,
-                                  const char *name,
+vmp_status vmp_reader_open_memory(vmp_reader **out, const void *data, size_t size, const char *name,
                                   const vmp_reader_options *opts)
 {
     vmp_reader *r;

@@ -71,24 +71,18 @@ typedef struct vmp_reader_options {
  *                  so that vmp_reader_errmsg() can tell why; close it too.
  * @return VMP_OK, VMP_ERR_IO, VMP_ERR_NOT_VMP, VMP_ERR_VERSION,
  *         VMP_ERR_TRUNCATED, VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_reader_open_file(vmp_reader **out,
-                                        const char *path,
+VMP_API vmp_status vmp_reader_open_file(vmp_reader **out, const char *path,
                                         const vmp_reader_options *opts);
 
 /** As vmp_reader_open_file() on a readable descriptor (borrowed, not closed).
  *  `name` is used in messages; borrowed for the call. */
-VMP_API vmp_status vmp_reader_open_fd(vmp_reader **out,
-                                      int fd,
-                                      const char *name,
+VMP_API vmp_status vmp_reader_open_fd(vmp_reader **out, int fd, const char *name,
                                       const vmp_reader_options *opts);
 
 /** As vmp_reader_open_file() over memory.  `data` is borrowed and must stay
  *  valid and unchanged until vmp_reader_close(). */
-VMP_API vmp_status vmp_reader_open_memory(vmp_reader **out,
-                                          const void *data,
-                                          size_t size,
-                                          const char *name,
-                                          const vmp_reader_options *opts);
+VMP_API vmp_status vmp_reader_open_memory(vmp_reader **out, const void *data, size_t size,
+                                          const char *name, const vmp_reader_options *opts);
 
 /** Decode the next record into `*rec`.
  * @return VMP_OK (a record), VMP_END (clean end of input: not an error, and the

@@ -180,8 +180,8 @@ vmp_status vmp_rd_fail(vmp_reader *r, vmp_status st, uint64_t off, const char *f
     ;
 
 /* vmp_rd_fail() for an error that breaks spec rule `rule` (static storage). */
-vmp_status vmp_rd_fail_rule(
-    vmp_reader *r, const char *rule, vmp_status st, uint64_t off, const char *fmt, ...)
+vmp_status vmp_rd_fail_rule(vmp_reader *r, const char *rule, vmp_status st, uint64_t off,
+                            const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif

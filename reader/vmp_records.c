@@ -495,9 +495,7 @@ static uint64_t set_defaults(vmp_record *rec, const vmp_record_desc *desc)
 }
 
 /* Decode the map entries after the type key; `pairs` are left. */
-static vmp_status decode_body(dec *d,
-                              const vmp_record_desc *desc,
-                              uint64_t required,
+static vmp_status decode_body(dec *d, const vmp_record_desc *desc, uint64_t required,
                               uint64_t pairs)
 {
     uint64_t seen = 0; /* bit k: known key k seen */

@@ -34,12 +34,11 @@ struct vmp_seek_table {
 /* Bytes of a zstd frame header that hold its content size (at most 18). */
 #define ZSTD_HEAD_BYTES 18u
 
-static void set_msg(
-    char *err, size_t err_size, const char *name, uint64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static void set_msg(char *err, size_t err_size, const char *name, uint64_t off, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
 
-static void set_msg(
-    char *err, size_t err_size, const char *name, uint64_t off, const char *fmt, ...)
+static void set_msg(char *err, size_t err_size, const char *name, uint64_t off, const char *fmt,
+                    ...)
 {
     va_list ap;
     int n;
@@ -66,15 +65,11 @@ void vmp_seek_table_free(vmp_seek_table *t)
     free(t);
 }
 
-vmp_status vmp_seek__walk(
-    const void *content,
-    size_t size,
-    const char *name,
-    uint64_t table_offset,
-    char *err,
-    size_t err_size,
-    vmp_status (*each)(void *ctx, size_t count, size_t i, const vmp_seek_entry *e),
-    void *ctx)
+vmp_status vmp_seek__walk(const void *content, size_t size, const char *name, uint64_t table_offset,
+                          char *err, size_t err_size,
+                          vmp_status (*each)(void *ctx, size_t count, size_t i,
+                                             const vmp_seek_entry *e),
+                          void *ctx)
 {
     uint64_t stack[4];
     vmp_cbor_parser p;
@@ -164,13 +159,8 @@ static vmp_status keep_entry(void *ctx, size_t count, size_t i, const vmp_seek_e
     return VMP_OK;
 }
 
-vmp_status vmp_seek_table_parse(vmp_seek_table **out,
-                                const void *content,
-                                size_t size,
-                                const char *name,
-                                uint64_t table_offset,
-                                char *err,
-                                size_t err_size)
+vmp_status vmp_seek_table_parse(vmp_seek_table **out, const void *content, size_t size,
+                                const char *name, uint64_t table_offset, char *err, size_t err_size)
 {
     vmp_seek_table *tab;
     vmp_status st;
@@ -227,8 +217,8 @@ static int src_read(const source *s, uint64_t off, void *buf, size_t n)
 /* spec R-SEEK-3: every entry's chunk lies after the file header frame, in
  * order, before the table, and starts with a zstd frame header declaring
  * the entry's content size. */
-static vmp_status check_entries(
-    const source *s, const vmp_seek_table *t, uint64_t header_end, char *err, size_t err_size)
+static vmp_status check_entries(const source *s, const vmp_seek_table *t, uint64_t header_end,
+                                char *err, size_t err_size)
 {
     uint64_t prev_end = header_end;
     size_t i;
@@ -343,9 +333,7 @@ static vmp_status open_source(vmp_seek_table **out, const source *s, char *err, 
     return st;
 }
 
-vmp_status vmp_seek_table_open_file(vmp_seek_table **out,
-                                    const char *path,
-                                    char *err,
+vmp_status vmp_seek_table_open_file(vmp_seek_table **out, const char *path, char *err,
                                     size_t err_size)
 {
     struct stat sb;
@@ -374,12 +362,8 @@ vmp_status vmp_seek_table_open_file(vmp_seek_table **out,
     return st;
 }
 
-vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
-                                      const void *data,
-                                      size_t size,
-                                      const char *name,
-                                      char *err,
-                                      size_t err_size)
+vmp_status vmp_seek_table_open_memory(vmp_seek_table **out, const void *data, size_t size,
+                                      const char *name, char *err, size_t err_size)
 {
     source s;
     if (!out || (!data && size))
@@ -391,8 +375,8 @@ vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
     return open_source(out, &s, err, err_size);
 }
 
-vmp_status vmp_seek_table_read_chunk(
-    const vmp_seek_table *t, const char *path, size_t i, void **out, size_t *size)
+vmp_status vmp_seek_table_read_chunk(const vmp_seek_table *t, const char *path, size_t i,
+                                     void **out, size_t *size)
 {
     const vmp_seek_entry *e = vmp_seek_table_entry(t, i);
     source s;

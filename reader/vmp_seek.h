@@ -61,12 +61,8 @@ typedef struct vmp_seek_table vmp_seek_table;
  * @param err       receives a one-line message "NAME: offset N: seek table:
  *                  ..." on error (may be NULL).
  * @return VMP_OK, VMP_ERR_CORRUPT (malformed) or VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_seek_table_parse(vmp_seek_table **out,
-                                        const void *content,
-                                        size_t size,
-                                        const char *name,
-                                        uint64_t table_offset,
-                                        char *err,
+VMP_API vmp_status vmp_seek_table_parse(vmp_seek_table **out, const void *content, size_t size,
+                                        const char *name, uint64_t table_offset, char *err,
                                         size_t err_size);
 
 /** Find the seek table at the end of the file at `path`, decode it and check
@@ -84,19 +80,13 @@ VMP_API vmp_status vmp_seek_table_parse(vmp_seek_table **out,
  *         pipe); VMP_ERR_CORRUPT when a table is there but damaged or
  *         contradicts the file; VMP_ERR_LIMIT for a table larger than
  *         VMP_SEEK_TABLE_MAX_BYTES; VMP_ERR_IO; VMP_ERR_NOMEM. */
-VMP_API vmp_status vmp_seek_table_open_file(vmp_seek_table **out,
-                                            const char *path,
-                                            char *err,
+VMP_API vmp_status vmp_seek_table_open_file(vmp_seek_table **out, const char *path, char *err,
                                             size_t err_size);
 
 /** As vmp_seek_table_open_file() over a whole file in memory (`data` is
  *  borrowed for the call); `name` names it in messages. */
-VMP_API vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
-                                              const void *data,
-                                              size_t size,
-                                              const char *name,
-                                              char *err,
-                                              size_t err_size);
+VMP_API vmp_status vmp_seek_table_open_memory(vmp_seek_table **out, const void *data, size_t size,
+                                              const char *name, char *err, size_t err_size);
 
 /* Largest file header frame and chunk frame vmp_seek_table_read_chunk()
  * reads (a chunk's content is at most 64 MiB, spec.md §8). */
@@ -117,8 +107,8 @@ VMP_API vmp_status vmp_seek_table_open_memory(vmp_seek_table **out,
  * @return VMP_OK, VMP_ERR_IO, VMP_ERR_NOMEM, or VMP_ERR_INVALID_ARG (`i` past
  *         the entries, a table from vmp_seek_table_parse(), or frames larger
  *         than VMP_SEEK_MAX_*). */
-VMP_API vmp_status vmp_seek_table_read_chunk(
-    const vmp_seek_table *t, const char *path, size_t i, void **out, size_t *size);
+VMP_API vmp_status vmp_seek_table_read_chunk(const vmp_seek_table *t, const char *path, size_t i,
+                                             void **out, size_t *size);
 
 /** Number of entries (one per data chunk). */
 VMP_API size_t vmp_seek_table_count(const vmp_seek_table *t);

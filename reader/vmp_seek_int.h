@@ -15,14 +15,10 @@
  * stops at the first negative status `each` returns, and returns it.
  * @return VMP_OK, VMP_ERR_CORRUPT (with `err` set as vmp_seek_table_parse()
  *         says), or the status of `each`. */
-vmp_status vmp_seek__walk(
-    const void *content,
-    size_t size,
-    const char *name,
-    uint64_t table_offset,
-    char *err,
-    size_t err_size,
-    vmp_status (*each)(void *ctx, size_t count, size_t i, const vmp_seek_entry *e),
-    void *ctx);
+vmp_status vmp_seek__walk(const void *content, size_t size, const char *name, uint64_t table_offset,
+                          char *err, size_t err_size,
+                          vmp_status (*each)(void *ctx, size_t count, size_t i,
+                                             const vmp_seek_entry *e),
+                          void *ctx);
 
 #endif

@@ -138,8 +138,8 @@ static int live_each(vstate *v, zone_state *z, int (*fn)(vstate *v, uint64_t id)
 }
 
 /* Report R-GEN-4: code `id` at [start, end) in `zone` overlaps live `o`. */
-static int overlap(
-    vstate *v, uint64_t id, uint64_t start, uint64_t end, uint64_t zone, const live_node *o)
+static int overlap(vstate *v, uint64_t id, uint64_t start, uint64_t end, uint64_t zone,
+                   const live_node *o)
 {
     return vmp_validate__fail(v, "R-GEN-4",
                               "code object %llu [0x%llx, 0x%llx) overlaps code object %llu "

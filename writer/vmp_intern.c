@@ -39,12 +39,8 @@ void vmp_intern__free(vmp_intern *t)
     t->cache_frames = NULL;
 }
 
-static vmp_intern_entry *find(vmp_intern_entry *tab,
-                              size_t cap,
-                              uint64_t parent,
-                              uint64_t value,
-                              uint32_t bcpc,
-                              uint32_t kind)
+static vmp_intern_entry *find(vmp_intern_entry *tab, size_t cap, uint64_t parent, uint64_t value,
+                              uint32_t bcpc, uint32_t kind)
 {
     size_t i = (size_t)hash(parent, value, bcpc, kind) & (cap - 1);
     for (;;) {
@@ -137,8 +133,8 @@ static int cache_alloc(vmp_intern *t, size_t slots)
     return 0;
 }
 
-static void cache_store(
-    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf)
+static void cache_store(vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth,
+                        uint64_t leaf)
 {
     size_t first =
                ((size_t)hash & (t->cache_slots / VMP_STACK_CACHE_WAYS - 1)) * VMP_STACK_CACHE_WAYS,
@@ -179,9 +175,7 @@ static void cache_grow(vmp_intern *t)
     free(old_frames);
 }
 
-uint64_t vmp_intern__stack_find(vmp_intern *t,
-                                const vmp_frame *frames,
-                                uint32_t depth,
+uint64_t vmp_intern__stack_find(vmp_intern *t, const vmp_frame *frames, uint32_t depth,
                                 uint64_t *hash_out)
 {
     *hash_out = 0;
@@ -212,8 +206,8 @@ uint64_t vmp_intern__stack_find(vmp_intern *t,
     return 0;
 }
 
-void vmp_intern__stack_put(
-    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf)
+void vmp_intern__stack_put(vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth,
+                           uint64_t leaf)
 {
     if (depth == 0 || depth > VMP_STACK_CACHE_DEPTH || leaf == 0)
         return;

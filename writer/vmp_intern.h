@@ -69,15 +69,13 @@ int vmp_intern__get(vmp_intern *t, uint64_t parent, const vmp_frame *f, uint64_t
 /* The leaf node id of the stack frames[0..depth) (innermost first) if the
  * stack cache holds it, else 0.  Stores the stack's hash in *hash_out for
  * vmp_intern__stack_put(). */
-uint64_t vmp_intern__stack_find(vmp_intern *t,
-                                const vmp_frame *frames,
-                                uint32_t depth,
+uint64_t vmp_intern__stack_find(vmp_intern *t, const vmp_frame *frames, uint32_t depth,
                                 uint64_t *hash_out);
 
 /* Remember that the stack frames[0..depth) interned to node `leaf` (every
  * node of it exists).  Does nothing when the stack is too deep for the cache
  * or the cache cannot be allocated. */
-void vmp_intern__stack_put(
-    vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth, uint64_t leaf);
+void vmp_intern__stack_put(vmp_intern *t, uint64_t hash, const vmp_frame *frames, uint32_t depth,
+                           uint64_t leaf);
 
 #endif

@@ -73,15 +73,8 @@ vmp_mapstore_entry *vmp_mapstore__get(vmp_mapstore *s, uint64_t id)
     return NULL;
 }
 
-int vmp_mapstore__put(vmp_mapstore *s,
-                      uint64_t id,
-                      uint64_t start,
-                      uint64_t size,
-                      uint64_t gen,
-                      uint64_t stamp,
-                      const uint8_t *rec,
-                      size_t len,
-                      const uint64_t *fns,
+int vmp_mapstore__put(vmp_mapstore *s, uint64_t id, uint64_t start, uint64_t size, uint64_t gen,
+                      uint64_t stamp, const uint8_t *rec, size_t len, const uint64_t *fns,
                       size_t n_fns)
 {
     if (s->n == s->cap) {
@@ -135,8 +128,8 @@ static int wanted(const vmp_mapstore_entry *e, uint64_t pc, uint64_t gen, uint64
            e->written > pos;
 }
 
-size_t vmp_mapstore__find(
-    vmp_mapstore *s, uint64_t pc, uint64_t gen, uint64_t pos, vmp_mapstore_entry **out, size_t max)
+size_t vmp_mapstore__find(vmp_mapstore *s, uint64_t pc, uint64_t gen, uint64_t pos,
+                          vmp_mapstore_entry **out, size_t max)
 {
     size_t got = 0;
     if (pc < s->lo || pc >= s->hi)

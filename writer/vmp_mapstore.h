@@ -51,15 +51,8 @@ typedef struct vmp_mapstore {
  *  `stamp`: its CODE_MAP record `rec` (`len` bytes, may be 0) and the
  *  `n_fns` functions it names (copied).
  *  @return 0, or -1 when out of memory (nothing kept). */
-int vmp_mapstore__put(vmp_mapstore *s,
-                      uint64_t id,
-                      uint64_t start,
-                      uint64_t size,
-                      uint64_t gen,
-                      uint64_t stamp,
-                      const uint8_t *rec,
-                      size_t len,
-                      const uint64_t *fns,
+int vmp_mapstore__put(vmp_mapstore *s, uint64_t id, uint64_t start, uint64_t size, uint64_t gen,
+                      uint64_t stamp, const uint8_t *rec, size_t len, const uint64_t *fns,
                       size_t n_fns);
 
 /** The entry of code `id`, or NULL.  Valid until the next put, find or prune. */
@@ -69,8 +62,8 @@ vmp_mapstore_entry *vmp_mapstore__get(vmp_mapstore *s, uint64_t id);
  *  CODE_OBJECT precedes the sample at ring position `pos` and whose map the
  *  file does not hold before that position, into `out`.  Valid until the
  *  next put, find or prune.  @return how many (at most `max`). */
-size_t vmp_mapstore__find(
-    vmp_mapstore *s, uint64_t pc, uint64_t gen, uint64_t pos, vmp_mapstore_entry **out, size_t max);
+size_t vmp_mapstore__find(vmp_mapstore *s, uint64_t pc, uint64_t gen, uint64_t pos,
+                          vmp_mapstore_entry **out, size_t max);
 
 /** Mark `e` written before the samples from ring position `pos` on. */
 void vmp_mapstore__mark(vmp_mapstore *s, vmp_mapstore_entry *e, uint64_t pos);

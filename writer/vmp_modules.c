@@ -353,15 +353,9 @@ static size_t sym_bytes(const vmp_symbol_desc *s)
 }
 
 /* MODULE and its MODULE_SYMBOLS batches, queued as one unit. */
-vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
-                                         uint64_t *id_out,
-                                         const char *path,
-                                         const void *build_id,
-                                         size_t build_id_size,
-                                         uint64_t bias,
-                                         uint64_t start,
-                                         uint64_t end,
-                                         const vmp_symbol_desc *syms,
+vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const char *path,
+                                         const void *build_id, size_t build_id_size, uint64_t bias,
+                                         uint64_t start, uint64_t end, const vmp_symbol_desc *syms,
                                          size_t n_syms)
 {
     if (!w || (n_syms && !syms) || (build_id_size && !build_id))
@@ -420,8 +414,8 @@ vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
-vmp_status vmp_writer_add_module(
-    vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias, uint64_t start, uint64_t end)
+vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias,
+                                 uint64_t start, uint64_t end)
 {
     if (!w || !path)
         return VMP_ERR_INVALID_ARG;

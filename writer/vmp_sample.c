@@ -32,8 +32,8 @@ static uint64_t sample_time(const vmp_writer *w)
     return now > w->origin ? now - w->origin : 0;
 }
 
-static vmp_status push(
-    vmp_writer *w, const vmp_sample *s, uint32_t flags, uint32_t reason, uint64_t weight)
+static vmp_status push(vmp_writer *w, const vmp_sample *s, uint32_t flags, uint32_t reason,
+                       uint64_t weight)
 {
     if (!w || !s)
         return VMP_ERR_INVALID_ARG;
@@ -97,9 +97,7 @@ vmp_status vmp_writer_failed_sample(vmp_writer *w, const vmp_sample *s, uint32_t
              : VMP_ERR_INVALID_ARG;
 }
 
-vmp_status vmp_writer_kind_sample(vmp_writer *w,
-                                  uint32_t kind,
-                                  const vmp_sample *s,
+vmp_status vmp_writer_kind_sample(vmp_writer *w, uint32_t kind, const vmp_sample *s,
                                   uint64_t weight)
 {
     if (!w || kind == 0 || kind > w->n_sample_kinds)

@@ -25,12 +25,8 @@ static int cmp_sym(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-vmp_symtab *vmp_symtab__build(uint64_t module_id,
-                              uint64_t bias,
-                              uint64_t start,
-                              uint64_t end,
-                              const vmp_symbol_desc *syms,
-                              size_t n)
+vmp_symtab *vmp_symtab__build(uint64_t module_id, uint64_t bias, uint64_t start, uint64_t end,
+                              const vmp_symbol_desc *syms, size_t n)
 {
     vmp_symtab *t = calloc(1, sizeof *t);
     size_t bytes = 0, i;

@@ -49,12 +49,8 @@ typedef struct vmp_symtab {
 /** A table of `n` symbols of module `module_id` (load bias `bias`, mapped at
  *  [start, end), end 0 == unknown).  @return the table (malloc'd; free it
  *  with vmp_symtab__free()), or NULL when out of memory. */
-vmp_symtab *vmp_symtab__build(uint64_t module_id,
-                              uint64_t bias,
-                              uint64_t start,
-                              uint64_t end,
-                              const vmp_symbol_desc *syms,
-                              size_t n);
+vmp_symtab *vmp_symtab__build(uint64_t module_id, uint64_t bias, uint64_t start, uint64_t end,
+                              const vmp_symbol_desc *syms, size_t n);
 
 /** Append to `out` (an array of triples value, size, name being built) the
  *  symbols that `pc` needs and that were not written, marking them written.

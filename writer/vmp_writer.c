@@ -133,9 +133,7 @@ static void enc_str_array(vmp_rec *r, unsigned key, const char *const *v, size_t
         vmp_enc__tstr(r->b, v[i]);
 }
 
-static void encode_header(vmp_writer *w,
-                          const vmp_writer_meta *m,
-                          const vmp_writer_options *o,
+static void encode_header(vmp_writer *w, const vmp_writer_meta *m, const vmp_writer_options *o,
                           uint64_t realtime)
 {
     static const vmp_writer_meta none;
@@ -239,10 +237,7 @@ static int valid_kinds(const vmp_writer_options *o)
     return 1;
 }
 
-static vmp_status open_impl(vmp_writer **out,
-                            int fd,
-                            int own_fd,
-                            const vmp_writer_meta *meta,
+static vmp_status open_impl(vmp_writer **out, int fd, int own_fd, const vmp_writer_meta *meta,
                             const vmp_writer_options *opts)
 {
     static const vmp_writer_options defaults = VMP_WRITER_OPTIONS_INIT;
@@ -371,9 +366,7 @@ fail:
     return st;
 }
 
-vmp_status vmp_writer_open_fd(vmp_writer **out,
-                              int fd,
-                              const vmp_writer_meta *meta,
+vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *meta,
                               const vmp_writer_options *opts)
 {
     if (!out || fd < 0)
@@ -381,9 +374,7 @@ vmp_status vmp_writer_open_fd(vmp_writer **out,
     return open_impl(out, fd, 0, meta, opts);
 }
 
-vmp_status vmp_writer_open(vmp_writer **out,
-                           const char *path,
-                           const vmp_writer_meta *meta,
+vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
                            const vmp_writer_options *opts)
 {
     if (!out || !path)

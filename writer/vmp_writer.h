@@ -174,17 +174,13 @@ typedef struct vmp_writer_meta {
  *
  * Thread safety: any thread, once per writer.  Not async-signal-safe.
  */
-VMP_API vmp_status vmp_writer_open(vmp_writer **out,
-                                   const char *path,
-                                   const vmp_writer_meta *meta,
+VMP_API vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
                                    const vmp_writer_options *opts);
 
 /** As vmp_writer_open(), writing to the open descriptor `fd` instead.  The
  *  descriptor is borrowed: the writer never closes it; it must stay open until
  *  vmp_writer_close() returns. */
-VMP_API vmp_status vmp_writer_open_fd(vmp_writer **out,
-                                      int fd,
-                                      const vmp_writer_meta *meta,
+VMP_API vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *meta,
                                       const vmp_writer_options *opts);
 
 /* ---- The sample path --------------------------------------------------- */
@@ -246,9 +242,7 @@ VMP_API vmp_status vmp_writer_failed_sample(vmp_writer *w, const vmp_sample *s, 
  *  as a KIND_SAMPLE record, never counted among the CPU samples.
  *  @return as vmp_writer_sample(), and VMP_ERR_INVALID_ARG for a kind the
  *          writer was not opened with.  Added in 0.6. */
-VMP_API vmp_status vmp_writer_kind_sample(vmp_writer *w,
-                                          uint32_t kind,
-                                          const vmp_sample *s,
+VMP_API vmp_status vmp_writer_kind_sample(vmp_writer *w, uint32_t kind, const vmp_sample *s,
                                           uint64_t weight);
 
 /** The current generation.  ASYNC-SIGNAL-SAFE (one atomic load). */
@@ -295,8 +289,8 @@ VMP_API vmp_status vmp_writer_add_loaded_modules(vmp_writer *w);
  *  @param path   ELF file; borrowed.
  *  @param bias   load bias: runtime address = symbol value + bias.
  *  @param start  lowest mapped runtime address; @param end exclusive end. */
-VMP_API vmp_status vmp_writer_add_module(
-    vmp_writer *w, uint64_t *id_out, const char *path, uint64_t bias, uint64_t start, uint64_t end);
+VMP_API vmp_status vmp_writer_add_module(vmp_writer *w, uint64_t *id_out, const char *path,
+                                         uint64_t bias, uint64_t start, uint64_t end);
 
 /** A symbol of vmp_writer_add_module_symbols(); `name` borrowed. */
 typedef struct vmp_symbol_desc {
@@ -307,20 +301,14 @@ typedef struct vmp_symbol_desc {
 
 /** Record a module whose symbols the VM supplies itself (no ELF file).
  *  @param build_id bytes, may be NULL with build_id_size 0. */
-VMP_API vmp_status vmp_writer_add_module_symbols(vmp_writer *w,
-                                                 uint64_t *id_out,
-                                                 const char *path,
-                                                 const void *build_id,
-                                                 size_t build_id_size,
-                                                 uint64_t bias,
-                                                 uint64_t start,
-                                                 uint64_t end,
-                                                 const vmp_symbol_desc *syms,
-                                                 size_t n_syms);
+VMP_API vmp_status vmp_writer_add_module_symbols(vmp_writer *w, uint64_t *id_out, const char *path,
+                                                 const void *build_id, size_t build_id_size,
+                                                 uint64_t bias, uint64_t start, uint64_t end,
+                                                 const vmp_symbol_desc *syms, size_t n_syms);
 
 /** Declare a code zone [start, end).  @param[out] id_out receives its id (>= 1). */
-VMP_API vmp_status vmp_writer_code_zone(
-    vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start, uint64_t end);
+VMP_API vmp_status vmp_writer_code_zone(vmp_writer *w, uint64_t *id_out, const char *name,
+                                        uint64_t start, uint64_t end);
 
 /** One mcpc -> bcpc pair of a code object. */
 typedef struct vmp_pc_pair {
@@ -363,9 +351,7 @@ VMP_API vmp_status vmp_writer_code_add(vmp_writer *w, const vmp_code_object *cod
 VMP_API vmp_status vmp_writer_code_free(vmp_writer *w, uint64_t id, uint64_t *gen_out);
 
 /** Move code object `id` to `new_start`; increments the generation. */
-VMP_API vmp_status vmp_writer_code_move(vmp_writer *w,
-                                        uint64_t id,
-                                        uint64_t new_start,
+VMP_API vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start,
                                         uint64_t *gen_out);
 
 /** Record a compaction of `zone` as one change: `moves` holds n_moves pairs
@@ -373,20 +359,15 @@ VMP_API vmp_status vmp_writer_code_move(vmp_writer *w,
  *  generation once.  `start_ns` (a value of the writer's clock: opts.clock,
  *  else CLOCK_MONOTONIC; 0 == now) and `duration_ns` say when it ran; the
  *  record stores the start as ns since the time origin. */
-VMP_API vmp_status vmp_writer_code_compaction(vmp_writer *w,
-                                              uint64_t zone,
-                                              const uint64_t *moves,
-                                              size_t n_moves,
-                                              const uint64_t *frees,
-                                              size_t n_frees,
-                                              uint64_t start_ns,
-                                              uint64_t duration_ns,
+VMP_API vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64_t *moves,
+                                              size_t n_moves, const uint64_t *frees, size_t n_frees,
+                                              uint64_t start_ns, uint64_t duration_ns,
                                               uint64_t *gen_out);
 
 /** Record the full listing of `zone`: n pairs (code id, start).  Objects of
  *  the zone not listed are freed.  Increments the generation. */
-VMP_API vmp_status vmp_writer_code_snapshot(
-    vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n, uint64_t *gen_out);
+VMP_API vmp_status vmp_writer_code_snapshot(vmp_writer *w, uint64_t zone, const uint64_t *entries,
+                                            size_t n, uint64_t *gen_out);
 
 /** A bytecode function (a method). */
 typedef struct vmp_function {
@@ -418,12 +399,8 @@ VMP_API vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *nam
 /** Record an event.  `time_ns` is a value of the writer's clock (opts.clock,
  *  else CLOCK_MONOTONIC; 0 == now), stored as ns since the time origin;
  *  `thread` 0 == none; `text` may be NULL. */
-VMP_API vmp_status vmp_writer_event(vmp_writer *w,
-                                    uint32_t kind,
-                                    uint64_t time_ns,
-                                    uint64_t duration_ns,
-                                    uint64_t thread,
-                                    int64_t value,
+VMP_API vmp_status vmp_writer_event(vmp_writer *w, uint32_t kind, uint64_t time_ns,
+                                    uint64_t duration_ns, uint64_t thread, int64_t value,
                                     const char *text);
 
 /** Record a counter's value now. */

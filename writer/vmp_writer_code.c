@@ -16,8 +16,8 @@
 
 /* ---- code and metadata ------------------------------------------------------ */
 
-vmp_status vmp_writer_code_zone(
-    vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start, uint64_t end)
+vmp_status vmp_writer_code_zone(vmp_writer *w, uint64_t *id_out, const char *name, uint64_t start,
+                                uint64_t end)
 {
     if (!w || end < start)
         return VMP_ERR_INVALID_ARG;
@@ -251,15 +251,9 @@ vmp_status vmp_writer_code_move(vmp_writer *w, uint64_t id, uint64_t new_start, 
     return change_done(w, mark, gen, gen_out);
 }
 
-vmp_status vmp_writer_code_compaction(vmp_writer *w,
-                                      uint64_t zone,
-                                      const uint64_t *moves,
-                                      size_t n_moves,
-                                      const uint64_t *frees,
-                                      size_t n_frees,
-                                      uint64_t start_ns,
-                                      uint64_t duration_ns,
-                                      uint64_t *gen_out)
+vmp_status vmp_writer_code_compaction(vmp_writer *w, uint64_t zone, const uint64_t *moves,
+                                      size_t n_moves, const uint64_t *frees, size_t n_frees,
+                                      uint64_t start_ns, uint64_t duration_ns, uint64_t *gen_out)
 {
     if (!w || (n_moves && !moves) || (n_frees && !frees) || n_moves > SIZE_MAX / 2)
         return VMP_ERR_INVALID_ARG;
@@ -281,8 +275,8 @@ vmp_status vmp_writer_code_compaction(vmp_writer *w,
     return change_done(w, mark, gen, gen_out);
 }
 
-vmp_status vmp_writer_code_snapshot(
-    vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n, uint64_t *gen_out)
+vmp_status vmp_writer_code_snapshot(vmp_writer *w, uint64_t zone, const uint64_t *entries, size_t n,
+                                    uint64_t *gen_out)
 {
     if (!w || (n && !entries) || n > SIZE_MAX / 2)
         return VMP_ERR_INVALID_ARG;
@@ -382,13 +376,8 @@ vmp_status vmp_writer_thread(vmp_writer *w, uint64_t id, const char *name, int e
     return vmp_writer__meta_unlock(w, mark, VMP_OK);
 }
 
-vmp_status vmp_writer_event(vmp_writer *w,
-                            uint32_t kind,
-                            uint64_t time_ns,
-                            uint64_t duration_ns,
-                            uint64_t thread,
-                            int64_t value,
-                            const char *text)
+vmp_status vmp_writer_event(vmp_writer *w, uint32_t kind, uint64_t time_ns, uint64_t duration_ns,
+                            uint64_t thread, int64_t value, const char *text)
 {
     if (!w)
         return VMP_ERR_INVALID_ARG;

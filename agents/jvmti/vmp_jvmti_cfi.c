@@ -186,9 +186,7 @@ static int entry(const unsigned char *p, const unsigned char *lo, const unsigned
     return 0;
 }
 
-static int read_cie(const unsigned char *p,
-                    const unsigned char *lo,
-                    const unsigned char *hi,
+static int read_cie(const unsigned char *p, const unsigned char *lo, const unsigned char *hi,
                     cie *c)
 {
     const char *aug;
@@ -314,15 +312,8 @@ static void set_rule(state *s, uint64_t reg, int how, int64_t off)
 /* Run the instructions [p, end) from state `s` (`init`: the CIE's result,
  * for DW_CFA_restore), writing rows for pcs in [*loc, pc_end) relative to
  * `bias`.  @return 0, or -1 on an instruction it cannot read. */
-static int run(const unsigned char *p,
-               const unsigned char *end,
-               const cie *c,
-               state *s,
-               const state *init,
-               uint64_t *loc,
-               uint64_t pc_end,
-               uint64_t bias,
-               rows *o)
+static int run(const unsigned char *p, const unsigned char *end, const cie *c, state *s,
+               const state *init, uint64_t *loc, uint64_t pc_end, uint64_t bias, rows *o)
 {
     state stack[STATE_STACK];
     unsigned depth = 0, lost = 0;
@@ -470,13 +461,8 @@ static int run(const unsigned char *p,
 
 /* Rows for the FDE at `p` (bytes in [lo, hi)).  @return 0, or -1 when it
  * cannot be read (nothing written). */
-static int read_fde(const unsigned char *p,
-                    const unsigned char *lo,
-                    const unsigned char *hi,
-                    uint64_t bias,
-                    uint64_t *start,
-                    uint64_t *stop,
-                    rows *o)
+static int read_fde(const unsigned char *p, const unsigned char *lo, const unsigned char *hi,
+                    uint64_t bias, uint64_t *start, uint64_t *stop, rows *o)
 {
     const unsigned char *body;
     cie c;

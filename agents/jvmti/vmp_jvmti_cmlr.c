@@ -28,11 +28,8 @@ static uint32_t bcpc_of(jint bci)
     return bci < 0 ? VMP_BCPC_NONE : (uint32_t)bci;
 }
 
-static int build_pc_map(vmp_jvmti_debuginfo *d,
-                        uint64_t start,
-                        uint64_t size,
-                        const jvmtiAddrLocationMap *map,
-                        jint map_length)
+static int build_pc_map(vmp_jvmti_debuginfo *d, uint64_t start, uint64_t size,
+                        const jvmtiAddrLocationMap *map, jint map_length)
 {
     loc *v;
     size_t n = 0, i, out = 0;
@@ -80,11 +77,8 @@ static int pcinfo_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int build_inlines(vmp_jvmti_debuginfo *d,
-                         uint64_t start,
-                         uint64_t size,
-                         const jvmtiCompiledMethodLoadInlineRecord *rec,
-                         uint64_t method)
+static int build_inlines(vmp_jvmti_debuginfo *d, uint64_t start, uint64_t size,
+                         const jvmtiCompiledMethodLoadInlineRecord *rec, uint64_t method)
 {
     const PCStackInfo **v;
     size_t n = 0, i, nframes = 1, out = 0, f = 0;
@@ -145,13 +139,9 @@ static int build_inlines(vmp_jvmti_debuginfo *d,
     return 0;
 }
 
-int vmp_jvmti__debuginfo_build(vmp_jvmti_debuginfo *out,
-                               uint64_t start,
-                               uint64_t size,
-                               const jvmtiAddrLocationMap *map,
-                               jint map_length,
-                               const void *compile_info,
-                               uint64_t method)
+int vmp_jvmti__debuginfo_build(vmp_jvmti_debuginfo *out, uint64_t start, uint64_t size,
+                               const jvmtiAddrLocationMap *map, jint map_length,
+                               const void *compile_info, uint64_t method)
 {
     const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
 

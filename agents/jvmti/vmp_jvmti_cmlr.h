@@ -38,13 +38,9 @@ typedef struct vmp_jvmti_debuginfo {
  *  (may be NULL).  `method` is the compiled method (outermost frame).
  *  @param[out] out  filled on success; release with vmp_jvmti__debuginfo_free().
  *  @return 0, or -1 on no memory (then `*out` is empty). */
-int vmp_jvmti__debuginfo_build(vmp_jvmti_debuginfo *out,
-                               uint64_t start,
-                               uint64_t size,
-                               const jvmtiAddrLocationMap *map,
-                               jint map_length,
-                               const void *compile_info,
-                               uint64_t method);
+int vmp_jvmti__debuginfo_build(vmp_jvmti_debuginfo *out, uint64_t start, uint64_t size,
+                               const jvmtiAddrLocationMap *map, jint map_length,
+                               const void *compile_info, uint64_t method);
 
 /** Release what vmp_jvmti__debuginfo_build() allocated.  Accepts an empty one. */
 void vmp_jvmti__debuginfo_free(vmp_jvmti_debuginfo *d);

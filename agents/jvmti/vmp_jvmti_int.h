@@ -186,36 +186,24 @@ void *vmp_jvmti__service_main(void *arg);
 void JNICALL vmp_jvmti__on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void JNICALL vmp_jvmti__on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void JNICALL vmp_jvmti__on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
-void JNICALL vmp_jvmti__on_class_prepare(jvmtiEnv *jvmti,
-                                         JNIEnv *jni,
-                                         jthread thread,
+void JNICALL vmp_jvmti__on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jclass klass);
-void JNICALL vmp_jvmti__on_compiled_method_load(jvmtiEnv *jvmti,
-                                                jmethodID method,
-                                                jint code_size,
-                                                const void *code_addr,
-                                                jint map_length,
+void JNICALL vmp_jvmti__on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+                                                const void *code_addr, jint map_length,
                                                 const jvmtiAddrLocationMap *map,
                                                 const void *compile_info);
-void JNICALL vmp_jvmti__on_compiled_method_unload(jvmtiEnv *jvmti,
-                                                  jmethodID method,
+void JNICALL vmp_jvmti__on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
                                                   const void *code_addr);
-void JNICALL vmp_jvmti__on_dynamic_code_generated(jvmtiEnv *jvmti,
-                                                  const char *name,
-                                                  const void *address,
-                                                  jint length);
+void JNICALL vmp_jvmti__on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
+                                                  const void *address, jint length);
 void JNICALL vmp_jvmti__on_gc_start(jvmtiEnv *jvmti);
 void JNICALL vmp_jvmti__on_gc_finish(jvmtiEnv *jvmti);
-void JNICALL vmp_jvmti__on_sampled_alloc(
-    jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size);
+void JNICALL vmp_jvmti__on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                         jobject object, jclass klass, jlong size);
 void JNICALL vmp_jvmti__on_object_free(jvmtiEnv *jvmti, jlong tag);
-void JNICALL vmp_jvmti__on_contended_enter(jvmtiEnv *jvmti,
-                                           JNIEnv *jni,
-                                           jthread thread,
+void JNICALL vmp_jvmti__on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                            jobject object);
-void JNICALL vmp_jvmti__on_contended_entered(jvmtiEnv *jvmti,
-                                             JNIEnv *jni,
-                                             jthread thread,
+void JNICALL vmp_jvmti__on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                              jobject object);
 void vmp_jvmti__on_sigprof(int sig, siginfo_t *si, void *uc);
 

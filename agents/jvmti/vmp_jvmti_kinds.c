@@ -97,8 +97,8 @@ void vmp_jvmti__live_free(vmp_jvmti_live *t)
     memset(t, 0, sizeof *t);
 }
 
-int64_t vmp_jvmti__live_add(
-    vmp_jvmti_live *t, const vmp_frame *frames, uint32_t depth, uint64_t weight, uint64_t thread)
+int64_t vmp_jvmti__live_add(vmp_jvmti_live *t, const vmp_frame *frames, uint32_t depth,
+                            uint64_t weight, uint64_t thread)
 {
     size_t cost = sizeof(vmp_jvmti_live_entry) + (size_t)depth * sizeof *frames, i;
     vmp_frame *copy;
@@ -171,10 +171,8 @@ int64_t *vmp_jvmti__live_tags(vmp_jvmti_live *t, size_t *n_out)
     return tags;
 }
 
-void vmp_jvmti__live_with(vmp_jvmti_live *t,
-                          int64_t tag,
-                          void (*fn)(const vmp_jvmti_live_entry *e, void *ctx),
-                          void *ctx)
+void vmp_jvmti__live_with(vmp_jvmti_live *t, int64_t tag,
+                          void (*fn)(const vmp_jvmti_live_entry *e, void *ctx), void *ctx)
 {
     pthread_mutex_lock(&t->mu);
     if (tag >= 1 && (uint64_t)tag <= t->n && t->v[tag - 1].frames)

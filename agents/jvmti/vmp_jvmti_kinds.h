@@ -70,8 +70,8 @@ void vmp_jvmti__live_free(vmp_jvmti_live *t);
 
 /** Track an allocation: a copy of its `depth` frames, its weight and
  *  thread.  @return its tag (>= 1), or 0 when not tracked (counted). */
-int64_t vmp_jvmti__live_add(
-    vmp_jvmti_live *t, const vmp_frame *frames, uint32_t depth, uint64_t weight, uint64_t thread);
+int64_t vmp_jvmti__live_add(vmp_jvmti_live *t, const vmp_frame *frames, uint32_t depth,
+                            uint64_t weight, uint64_t thread);
 
 /** The object of `tag` was freed: forget its allocation.  Unknown tags are
  *  ignored. */
@@ -83,9 +83,7 @@ int64_t *vmp_jvmti__live_tags(vmp_jvmti_live *t, size_t *n_out);
 
 /** Call `fn` with the entry of `tag` under the table's lock (so that a
  *  concurrent remove waits); nothing for an unknown tag. */
-void vmp_jvmti__live_with(vmp_jvmti_live *t,
-                          int64_t tag,
-                          void (*fn)(const vmp_jvmti_live_entry *e, void *ctx),
-                          void *ctx);
+void vmp_jvmti__live_with(vmp_jvmti_live *t, int64_t tag,
+                          void (*fn)(const vmp_jvmti_live_entry *e, void *ctx), void *ctx);
 
 #endif

@@ -74,8 +74,8 @@ static uint64_t end_of(const vmp_jvmti_code *c)
     return c->start + c->size < c->start ? UINT64_MAX : c->start + c->size;
 }
 
-size_t vmp_jvmti__codemap_overlaps(
-    const vmp_jvmti_codemap *m, uint64_t *ids_out, size_t max, uint64_t start, uint64_t size)
+size_t vmp_jvmti__codemap_overlaps(const vmp_jvmti_codemap *m, uint64_t *ids_out, size_t max,
+                                   uint64_t start, uint64_t size)
 {
     uint64_t end = start + size < start ? UINT64_MAX : start + size;
     size_t i = lower_bound(m, start), count = 0;

@@ -47,8 +47,8 @@ typedef struct vmp_jvmti_codemap {
 /** Write into ids_out (at most `max`) the ids of live objects that overlap
  *  [start, start + size).  @return the number of overlapping objects (may
  *  exceed `max`: then call again after removing the first ones). */
-size_t vmp_jvmti__codemap_overlaps(
-    const vmp_jvmti_codemap *m, uint64_t *ids_out, size_t max, uint64_t start, uint64_t size);
+size_t vmp_jvmti__codemap_overlaps(const vmp_jvmti_codemap *m, uint64_t *ids_out, size_t max,
+                                   uint64_t start, uint64_t size);
 
 /** Insert `c`, which must not overlap a live object.
  *  @return 0, or -1 on no memory or overlap. */

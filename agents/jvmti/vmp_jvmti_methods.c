@@ -242,11 +242,8 @@ static void add_code_locked(vmp_code_object *co, uint64_t tag)
         add_code_to(vmp_jv_outputs[i], co, tag);
 }
 
-void JNICALL vmp_jvmti__on_compiled_method_load(jvmtiEnv *jvmti,
-                                                jmethodID method,
-                                                jint code_size,
-                                                const void *code_addr,
-                                                jint map_length,
+void JNICALL vmp_jvmti__on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+                                                const void *code_addr, jint map_length,
                                                 const jvmtiAddrLocationMap *map,
                                                 const void *compile_info)
 {
@@ -295,8 +292,7 @@ void JNICALL vmp_jvmti__on_compiled_method_load(jvmtiEnv *jvmti,
     vmp_jvmti__debuginfo_free(&d);
 }
 
-void JNICALL vmp_jvmti__on_compiled_method_unload(jvmtiEnv *jvmti,
-                                                  jmethodID method,
+void JNICALL vmp_jvmti__on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
                                                   const void *code_addr)
 {
     const vmp_jvmti_code *c;
@@ -331,10 +327,8 @@ static uint32_t stub_kind(const char *name)
     return KIND_STUB;
 }
 
-void JNICALL vmp_jvmti__on_dynamic_code_generated(jvmtiEnv *jvmti,
-                                                  const char *name,
-                                                  const void *address,
-                                                  jint length)
+void JNICALL vmp_jvmti__on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
+                                                  const void *address, jint length)
 {
     vmp_code_object co;
 

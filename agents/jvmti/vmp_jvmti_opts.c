@@ -112,9 +112,7 @@ static int add_label(vmp_jvmti_options *out, const char *val, char *warn, size_t
     return 0;
 }
 
-size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o,
-                                const char *const *own,
-                                size_t n_own,
+size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o, const char *const *own, size_t n_own,
                                 const char **out)
 {
     size_t n = 0, k;
@@ -153,8 +151,8 @@ uint64_t vmp_jvmti__time_unit(const vmp_jvmti_options *o)
     return o->interval_ns >= 10000 ? 1000 : 1;
 }
 
-int vmp_jvmti__parse_options(
-    vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size)
+int vmp_jvmti__parse_options(vmp_jvmti_options *out, const char *text, long pid, char *warn,
+                             size_t warn_size)
 {
     const char *p = text;
     int problems = 0, threads_given = 0;

@@ -102,17 +102,15 @@ typedef struct vmp_jvmti_options {
  *  spec.md §5.1 key 19). */
 uint64_t vmp_jvmti__time_unit(const vmp_jvmti_options *o);
 
-int vmp_jvmti__parse_options(
-    vmp_jvmti_options *out, const char *text, long pid, char *warn, size_t warn_size);
+int vmp_jvmti__parse_options(vmp_jvmti_options *out, const char *text, long pid, char *warn,
+                             size_t warn_size);
 
 /** The HEADER labels of an agent (spec.md §5.1): its own `n_own` key,
  *  value pairs in `own`, each unless a label= option gave its key, then the
  *  label= options of `o`, as key, value pointers into `out` (room for
  *  2 * (n_own + VMP_JVMTI_MAX_LABELS) pointers; they borrow from `own` and
  *  `o`).  @return the number of pairs written. */
-size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o,
-                                const char *const *own,
-                                size_t n_own,
+size_t vmp_jvmti__header_labels(const vmp_jvmti_options *o, const char *const *own, size_t n_own,
                                 const char **out);
 
 #endif

@@ -34,13 +34,8 @@ void vmp_jvmti__define_method_lazily(JNIEnv *jni, jmethodID m);
 
 /* A sample of writer kind `kind` weighing `weight`: the class `klass` over
  * the Java stack of `thread` (the current thread), from a JVMTI callback. */
-static void kind_sample(jvmtiEnv *jvmti,
-                        JNIEnv *jni,
-                        jthread thread,
-                        jobject object,
-                        jclass klass,
-                        uint32_t kind,
-                        uint64_t weight)
+static void kind_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+                        uint32_t kind, uint64_t weight)
 {
     jvmtiFrameInfo *fi;
     vmp_frame *vf;
@@ -101,8 +96,8 @@ out:
 /* JVMTI SampledObjectAlloc, on the allocating thread after the allocation
  * (HotSpot samples one every alloc= bytes on average): the allocated class
  * over the thread's Java stack, weighing the bytes it stands for. */
-void JNICALL vmp_jvmti__on_sampled_alloc(
-    jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size)
+void JNICALL vmp_jvmti__on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                         jobject object, jclass klass, jlong size)
 {
     if (!atomic_load(&vmp_jv.sampling) || vmp_jv_tls_agent_thread || vmp_jv.kind_alloc == 0)
         return;
@@ -170,9 +165,7 @@ static __thread uint64_t tls_contended_since TLS_IE; /* MonitorContendedEnter's 
 
 /* JVMTI MonitorContendedEnter: this thread starts to wait for a monitor
  * another holds. */
-void JNICALL vmp_jvmti__on_contended_enter(jvmtiEnv *jvmti,
-                                           JNIEnv *jni,
-                                           jthread thread,
+void JNICALL vmp_jvmti__on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                            jobject object)
 {
     (void)jvmti, (void)jni, (void)thread, (void)object;
@@ -182,9 +175,7 @@ void JNICALL vmp_jvmti__on_contended_enter(jvmtiEnv *jvmti,
 /* JVMTI MonitorContendedEntered: it got the monitor.  A wait of at least
  * lock= is a sample: the monitor's class over the waiting stack, weighing
  * the nanoseconds waited. */
-void JNICALL vmp_jvmti__on_contended_entered(jvmtiEnv *jvmti,
-                                             JNIEnv *jni,
-                                             jthread thread,
+void JNICALL vmp_jvmti__on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                              jobject object)
 {
     uint64_t since = tls_contended_since, waited;
@@ -214,13 +205,8 @@ void vmp_jvmti__check_write(vmp_status st)
 /* Append AsyncGetCallTrace's `n` Java frames to the `nf` native frames
  * (innermost first) in vf, cut at `cap` frames (the writer counts a cut past
  * the depth), and write the sample. */
-static void write_mixed(vmp_writer *w,
-                        vmp_sample *s,
-                        vmp_frame *vf,
-                        uint32_t nf,
-                        uint32_t cap,
-                        const agct_frame *af,
-                        jint n)
+static void write_mixed(vmp_writer *w, vmp_sample *s, vmp_frame *vf, uint32_t nf, uint32_t cap,
+                        const agct_frame *af, jint n)
 {
     jint i;
     for (i = 0; i < n && nf < cap; i++, nf++) {

@@ -96,12 +96,9 @@ int vmp_jvmti__unwind_refresh(void)
 
 /* Exported by libunwind for its ptrace and coredump back ends (1.6 and
  * later); declared by no public header. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
-                                              unw_word_t ip,
-                                              unw_dyn_info_t *di,
-                                              unw_proc_info_t *pi,
-                                              int need_unwind_info,
-                                              void *arg);
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+                                              unw_dyn_info_t *di, unw_proc_info_t *pi,
+                                              int need_unwind_info, void *arg);
 
 /* One mapped PT_LOAD segment of a module. */
 typedef struct useg {
@@ -159,12 +156,8 @@ typedef struct cfi_entry {
 
 static cfi_entry *cfi_cache;
 
-static const vmp_cfi_table *cfi_of(uint64_t hdr,
-                                   uint64_t bias,
-                                   uint64_t seg_lo,
-                                   uint64_t seg_hi,
-                                   uint64_t text_lo,
-                                   uint64_t text_hi)
+static const vmp_cfi_table *cfi_of(uint64_t hdr, uint64_t bias, uint64_t seg_lo, uint64_t seg_hi,
+                                   uint64_t text_lo, uint64_t text_hi)
 {
     uint64_t count = vmp_eh_frame_hdr_count((const unsigned char *)(uintptr_t)hdr, seg_hi - hdr);
     cfi_entry *e;
@@ -452,8 +445,8 @@ static int acc_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, in
     return -UNW_EBADREG;
 }
 
-static int find_proc_info(
-    unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg)
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                          int need_unwind_info, void *arg)
 {
     uctx *c = arg;
     const useg *s = seg_of(c->t, ip, 1);
@@ -501,8 +494,8 @@ static int acc_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
     return -UNW_EINVAL;
 }
 
-static int get_proc_name(
-    unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off, void *arg)
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+                         unw_word_t *off, void *arg)
 {
     (void)as;
     (void)addr;

@@ -151,12 +151,12 @@ volatile uint32_t *vmp_luajit__last_exit_probe(lua_State *L, uintptr_t gs);
 uintptr_t vmp_luajit__running_coroutine(void);
 int vmp_luajit__coroutine_alive(uintptr_t co);
 void vmp_luajit__cur_L_probe(lua_State *L, uintptr_t gs, int size);
-void vmp_luajit__pend_flush(
-    lua_State *L, const vmp_frame *lua, uint32_t n, const vmp_frame *main, uint32_t n_main);
+void vmp_luajit__pend_flush(lua_State *L, const vmp_frame *lua, uint32_t n, const vmp_frame *main,
+                            uint32_t n_main);
 void vmp_luajit__on_lua_stack(void *data, lua_State *L, int samples, int vmstate);
 void vmp_luajit__check_write(vmp_status st);
-uint64_t vmp_luajit__function_for(
-    lua_State *L, const char *source, int first, int last, const char *called);
+uint64_t vmp_luajit__function_for(lua_State *L, const char *source, int first, int last,
+                                  const char *called);
 void vmp_luajit__wrap_jit_attach(lua_State *L);
 void vmp_luajit__keep_trace_handler(lua_State *L);
 

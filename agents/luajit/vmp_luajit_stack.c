@@ -52,11 +52,11 @@ static int pend_push(const vmp_sample *s, int own)
  * frames and then the main thread's (`main`, n_main of them, when L is a
  * coroutine); a sample taken in another coroutine than `L` (NULL: none)
  * has that coroutine's frames and then `main` (coroutine_frames()). */
-static uint32_t coroutine_frames(
-    lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n, vmp_frame *out);
+static uint32_t coroutine_frames(lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n,
+                                 vmp_frame *out);
 
-void vmp_luajit__pend_flush(
-    lua_State *L, const vmp_frame *lua, uint32_t n, const vmp_frame *main, uint32_t n_main)
+void vmp_luajit__pend_flush(lua_State *L, const vmp_frame *lua, uint32_t n, const vmp_frame *main,
+                            uint32_t n_main)
 {
     vmp_frame frames[1 + 2 * LUA_FRAMES], co_frames[2 * LUA_FRAMES];
     uintptr_t co_read = 0;
@@ -104,8 +104,8 @@ void vmp_luajit__pend_flush(
         vmp_lj_n_watch = 0;
 }
 
-uint64_t vmp_luajit__function_for(
-    lua_State *L, const char *source, int first, int last, const char *called);
+uint64_t vmp_luajit__function_for(lua_State *L, const char *source, int first, int last,
+                                  const char *called);
 void vmp_luajit__new_gc_sentinel(lua_State *L);
 static uint64_t frame_function(lua_State *L, lua_State *of, lua_Debug *ar);
 
@@ -134,8 +134,8 @@ static uint32_t lua_frames(lua_State *L, lua_State *of, vmp_frame *out, uint32_t
  * resumed the coroutines; none when co is the main thread), into `out`
  * (2 * LUA_FRAMES).  @return the frames, or 0 when co was freed or has no
  * Lua frame (the callback's stack then stands). */
-static uint32_t coroutine_frames(
-    lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n, vmp_frame *out)
+static uint32_t coroutine_frames(lua_State *L, uintptr_t co, const vmp_frame *main, uint32_t n,
+                                 vmp_frame *out)
 {
     lua_State *of = (lua_State *)co;
     uint32_t k;

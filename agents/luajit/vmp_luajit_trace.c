@@ -74,8 +74,8 @@ static void short_chunk(const char *source, char *buf, size_t size)
  * seen without a name (a coroutine's body, a function called through
  * pcall, the main chunk) is "hot.lua:5", as -jp=f names it.  One name per
  * prototype: the first seen.  The FUNCTION's file is the full chunk name. */
-uint64_t vmp_luajit__function_for(
-    lua_State *L, const char *source, int first, int last, const char *called)
+uint64_t vmp_luajit__function_for(lua_State *L, const char *source, int first, int last,
+                                  const char *called)
 {
     static const char key = 0; /* the registry table's key: its address */
     char name[600], chunk[256], where[512];

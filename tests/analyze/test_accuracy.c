@@ -24,14 +24,8 @@ static const char *simvm;
 static const char *workdir;
 static int blocks; /* format 2.0 (SAMPLE_BLOCKs, times in microseconds); else 1.2 */
 
-static int run_simvm(const char *out,
-                     const char *truth,
-                     unsigned seed,
-                     unsigned samples,
-                     unsigned compactions,
-                     unsigned zone,
-                     unsigned depth,
-                     unsigned stacks)
+static int run_simvm(const char *out, const char *truth, unsigned seed, unsigned samples,
+                     unsigned compactions, unsigned zone, unsigned depth, unsigned stacks)
 {
     char s_seed[32], s_samples[32], s_comp[32], s_zone[32], s_depth[32], s_stacks[32];
     pid_t pid;
@@ -79,9 +73,7 @@ static void leaf_text(const vmp_analysis *a, uint32_t frame, char *out, size_t s
 /* Check one profile against its truth; returns the number of mismatches and
  * sets *n_out to the samples and *hits_out to the samples whose stack was
  * resolved by one lookup (the analysis's cache_hits). */
-static uint64_t check_file(const char *vmp,
-                           const char *truth_path,
-                           uint64_t *n_out,
+static uint64_t check_file(const char *vmp, const char *truth_path, uint64_t *n_out,
                            uint64_t *hits_out)
 {
     vmp_reader *r = NULL;
@@ -166,12 +158,8 @@ static uint64_t check_file(const char *vmp,
     return bad;
 }
 
-static void run_case(unsigned seed,
-                     unsigned samples,
-                     unsigned compactions,
-                     unsigned zone,
-                     unsigned depth,
-                     unsigned stacks)
+static void run_case(unsigned seed, unsigned samples, unsigned compactions, unsigned zone,
+                     unsigned depth, unsigned stacks)
 {
     char vmp[1024], tsv[1024];
     uint64_t n = 0, hits = 0, bad;

@@ -45,13 +45,8 @@ static void function(vmp_analysis *a, uint64_t id, const char *name, uint64_t bc
     CHECK(feed(a, &r) == VMP_OK);
 }
 
-static void code(vmp_analysis *a,
-                 uint64_t id,
-                 uint64_t kind,
-                 uint64_t fn,
-                 const char *name,
-                 uint64_t start,
-                 uint64_t size)
+static void code(vmp_analysis *a, uint64_t id, uint64_t kind, uint64_t fn, const char *name,
+                 uint64_t start, uint64_t size)
 {
     static vmp_rec_inline inl[2];
     vmp_record r;
@@ -130,8 +125,8 @@ static void setup(vmp_analysis *a, const vmp_str *code_kinds)
 
 /* Resolve a sample of stack `stack` with pc `pc` (0 = none) at generation
  * `gen`; its innermost frame as "name A->B" into buf, its kind returned. */
-static const char *leaf(
-    vmp_analysis *a, uint64_t stack, uint64_t pc, uint64_t gen, char *buf, size_t size)
+static const char *leaf(vmp_analysis *a, uint64_t stack, uint64_t pc, uint64_t gen, char *buf,
+                        size_t size)
 {
     vmp_rec_sample smp;
     vmp_asample s;

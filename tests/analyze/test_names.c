@@ -100,13 +100,8 @@ static void write_profile(const char *path, const char *separator)
 /* Read `path` with analysis `flags`; the weight of every function whose
  * name starts with `prefix` into *weight, their number returned; the
  * format's minor version into *minor. */
-static size_t weigh(const char *path,
-                    unsigned flags,
-                    const char *prefix,
-                    uint64_t *weight,
-                    unsigned *minor,
-                    char *first_name,
-                    size_t name_size)
+static size_t weigh(const char *path, unsigned flags, const char *prefix, uint64_t *weight,
+                    unsigned *minor, char *first_name, size_t name_size)
 {
     vmp_analysis_options o = VMP_ANALYSIS_OPTIONS_INIT;
     vmp_profile *p = NULL;

@@ -19,8 +19,8 @@ static vmp_status feed(vmp_analysis *a, vmp_record *r)
     return vmp_analysis_feed(a, r, NULL, NULL);
 }
 
-static void feed_module(
-    vmp_analysis *a, uint64_t id, const char *path, uint64_t bias, uint64_t start, uint64_t end)
+static void feed_module(vmp_analysis *a, uint64_t id, const char *path, uint64_t bias,
+                        uint64_t start, uint64_t end)
 {
     vmp_record r;
     memset(&r, 0, sizeof r);

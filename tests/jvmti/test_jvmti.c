@@ -117,12 +117,8 @@ static int run_cmd(const char *const *argv, const char *out_path, const char *er
  * stderr go to files next to the profile.  With `vmp` set, java runs under
  * `vmp record -o PROFILE` instead of with -agentpath.  @return the exit
  * status, or -1. */
-static int run_demo_with(const char *vmp,
-                         const char *profile,
-                         const char *agent_opts,
-                         const char *const *extra,
-                         const char *mode,
-                         const char *scale)
+static int run_demo_with(const char *vmp, const char *profile, const char *agent_opts,
+                         const char *const *extra, const char *mode, const char *scale)
 {
     char agent_arg[8192], out_path[4096], err_path[4096];
     const char *argv[40];
@@ -172,11 +168,8 @@ static int run_demo_with(const char *vmp,
     return run_cmd(argv, out_path, err_path);
 }
 
-static int run_demo(const char *profile,
-                    const char *agent_opts,
-                    const char *const *extra,
-                    const char *mode,
-                    const char *scale)
+static int run_demo(const char *profile, const char *agent_opts, const char *const *extra,
+                    const char *mode, const char *scale)
 {
     return run_demo_with(NULL, profile, agent_opts, extra, mode, scale);
 }
@@ -727,12 +720,8 @@ static void check_loop_with_analysis(const char *path, uint64_t lo, uint64_t hi)
 
 /* Run `vmp ARGS...` (needs --vmp) with its standard output in `out_path`.
  * @return its exit status, or -1. */
-static int run_vmp(const char *out_path,
-                   const char *a1,
-                   const char *a2,
-                   const char *a3,
-                   const char *a4,
-                   const char *a5)
+static int run_vmp(const char *out_path, const char *a1, const char *a2, const char *a3,
+                   const char *a4, const char *a5)
 {
     const char *argv[8] = {vmp_path, a1, a2, a3, a4, a5, NULL, NULL};
     char err[4400];
@@ -1002,12 +991,8 @@ static void case_churn(void)
  * default); check that the busy thread's weight is within [min_share, 1.1]
  * of its CPU time, and, when perf events ran, that it got at least
  * `min_records` records per CPU-second. */
-static void rate_at(const char *interval,
-                    double interval_ns,
-                    const char *mode,
-                    const char *sampler,
-                    double min_share,
-                    double min_records)
+static void rate_at(const char *interval, double interval_ns, const char *mode, const char *sampler,
+                    double min_share, double min_records)
 {
     char path[4096], opts[96];
     profile p;
@@ -1203,9 +1188,7 @@ static void case_record(void)
 
 /* The innermost function of resolved stack `stack` and its caller's (each
  * NULL when there is none). */
-static void leaf_and_caller(vmp_analysis *a,
-                            uint32_t stack,
-                            const vmp_afunction **leaf,
+static void leaf_and_caller(vmp_analysis *a, uint32_t stack, const vmp_afunction **leaf,
                             const vmp_afunction **caller)
 {
     const vmp_astack *st = vmp_analysis_stack(a, stack);
@@ -1276,12 +1259,8 @@ typedef struct kind_read {
     size_t n_kinds;
 } kind_read;
 
-static int visit_kind(const char *path,
-                      const char *kind,
-                      const char *unit,
-                      vmp_analysis **a_slot,
-                      int (*fn)(const vmp_profile_stack_entry *e, void *payload),
-                      void *acc,
+static int visit_kind(const char *path, const char *kind, const char *unit, vmp_analysis **a_slot,
+                      int (*fn)(const vmp_profile_stack_entry *e, void *payload), void *acc,
                       kind_read *kr)
 {
     vmp_analysis_options ao = VMP_ANALYSIS_OPTIONS_INIT;
@@ -1525,9 +1504,7 @@ static int native_visit(const vmp_profile_stack_entry *e, void *payload)
  * `native_floor` of its weight has a native innermost frame, and with the
  * code cache's stubs (once compiled, System.arraycopy runs in one) at least
  * 80%. */
-static void check_native_mode(const char *mode,
-                              const char *method,
-                              const char *stripped,
+static void check_native_mode(const char *mode, const char *method, const char *stripped,
                               double native_floor)
 {
     char path[4096];

@@ -60,8 +60,8 @@ static uint64_t run_job(spin_job *job)
 }
 
 JNIEXPORT jlong JNICALL Java_Demo_nativeSpin(JNIEnv *env, jclass cls, jlong millis);
-JNIEXPORT jlong JNICALL
-Java_Demo_nativeShort(JNIEnv *env, jclass cls, jint n, jlong micros, jstring name);
+JNIEXPORT jlong JNICALL Java_Demo_nativeShort(JNIEnv *env, jclass cls, jint n, jlong micros,
+                                              jstring name);
 
 JNIEXPORT jlong JNICALL Java_Demo_nativeSpin(JNIEnv *env, jclass cls, jlong millis)
 {
@@ -71,8 +71,8 @@ JNIEXPORT jlong JNICALL Java_Demo_nativeSpin(JNIEnv *env, jclass cls, jlong mill
     return (jlong)run_job(&job);
 }
 
-JNIEXPORT jlong JNICALL
-Java_Demo_nativeShort(JNIEnv *env, jclass cls, jint n, jlong micros, jstring name)
+JNIEXPORT jlong JNICALL Java_Demo_nativeShort(JNIEnv *env, jclass cls, jint n, jlong micros,
+                                              jstring name)
 {
     const char *utf = (*env)->GetStringUTFChars(env, name, NULL);
     uint64_t sum = 0;

@@ -159,14 +159,8 @@ static const struct cbor_callbacks ref_callbacks = {
 /* The status the token layer must return for buf[0..avail) with a record
  * limit of `end` bytes, from libcbor's reading and the rules of vmp_cbor.h;
  * *want and *read get the token and its size when it is VMP_OK. */
-static vmp_status expected(const uint8_t *buf,
-                           size_t avail,
-                           size_t end,
-                           uint64_t max_items,
-                           ref *want,
-                           size_t *read,
-                           char *msg,
-                           size_t msg_size)
+static vmp_status expected(const uint8_t *buf, size_t avail, size_t end, uint64_t max_items,
+                           ref *want, size_t *read, char *msg, size_t msg_size)
 {
     struct cbor_decoder_result res;
 

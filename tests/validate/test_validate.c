@@ -296,8 +296,8 @@ static void large_zone(tf_file *f)
 
 /* A compaction of `n` moves (id, new start) listed in `moves` and `n_frees`
  * frees of ids 100, 99, ... */
-static void large_compaction(
-    tf_file *f, uint64_t gen, const uint64_t *moves, size_t n, size_t n_frees)
+static void large_compaction(tf_file *f, uint64_t gen, const uint64_t *moves, size_t n,
+                             size_t n_frees)
 {
     size_t i;
     tf_rec(f, VMP_REC_CODE_COMPACTION, 4);

@@ -154,8 +154,8 @@ void tf_zone(tf_file *f, uint64_t id, uint64_t start, uint64_t end)
     tf_ku(f, VMP_ZONE_END, end);
 }
 
-void tf_code(
-    tf_file *f, uint64_t id, uint64_t zone, uint64_t start, uint64_t size, uint64_t generation)
+void tf_code(tf_file *f, uint64_t id, uint64_t zone, uint64_t start, uint64_t size,
+             uint64_t generation)
 {
     tf_rec(f, VMP_REC_CODE_OBJECT, 5);
     tf_ku(f, VMP_CODE_ID, id);

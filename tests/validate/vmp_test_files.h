@@ -43,8 +43,8 @@ void tf_ku(tf_file *f, uint64_t key, uint64_t v);
 void tf_header(tf_file *f);
 void tf_end(tf_file *f, uint64_t samples, uint64_t failed, uint64_t chunks, uint64_t generation);
 void tf_zone(tf_file *f, uint64_t id, uint64_t start, uint64_t end);
-void tf_code(
-    tf_file *f, uint64_t id, uint64_t zone, uint64_t start, uint64_t size, uint64_t generation);
+void tf_code(tf_file *f, uint64_t id, uint64_t zone, uint64_t start, uint64_t size,
+             uint64_t generation);
 void tf_free_code(tf_file *f, uint64_t generation, uint64_t id);
 void tf_move(tf_file *f, uint64_t generation, uint64_t id, uint64_t new_start);
 void tf_node_pc(tf_file *f, uint64_t id, uint64_t parent, uint64_t pc);

@@ -115,12 +115,8 @@ static void check_str_array(const td_rec *r, unsigned key, const char *const *v,
 /* Walk a sample's stack from its innermost node to the root: frames[0] is
  * the innermost.  Returns the depth, or -1 if a node is missing or defined
  * after the sample. */
-static int walk_stack(const td_file *f,
-                      size_t sample_idx,
-                      uint64_t node,
-                      uint64_t *values,
-                      uint64_t *kinds_out,
-                      int max)
+static int walk_stack(const td_file *f, size_t sample_idx, uint64_t node, uint64_t *values,
+                      uint64_t *kinds_out, int max)
 {
     int depth = 0;
     while (node != 0) {
@@ -943,8 +939,8 @@ typedef struct mod_sym {
 
 /* The symbols (in file order) of the first module of `f` whose mapping holds
  * `addr`: a malloc'd array (*n_out entries; NULL when none), its id and bias. */
-static mod_sym *module_symbols(
-    const td_file *f, uintptr_t addr, size_t *n_out, uint64_t *id_out, uint64_t *bias_out)
+static mod_sym *module_symbols(const td_file *f, uintptr_t addr, size_t *n_out, uint64_t *id_out,
+                               uint64_t *bias_out)
 {
     mod_sym *v = NULL;
     size_t n = 0, cap = 0;
