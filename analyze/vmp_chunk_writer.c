@@ -5,6 +5,7 @@
  * checksum and content size (spec.md §4 R-CHK-1), the seek table (§6).
  */
 #include "vmp_chunk_writer.h"
+#include "vmp_grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -63,14 +64,8 @@ vmp_status vmp_chunk_writer__bytes(vmp_chunk_writer *cw, const void *data, size_
 /* Note the seek-table entry of a chunk written. */
 static vmp_status add_seek_entry(vmp_chunk_writer *cw, const vmp_seek_entry *e)
 {
-    if (cw->n_seek == cw->cap_seek) {
-        size_t cap = cw->cap_seek ? 2 * cw->cap_seek : 64;
-        vmp_seek_entry *p = realloc(cw->seek, cap * sizeof *p);
-        if (!p)
-            return fail(cw, VMP_ERR_NOMEM, "out of memory");
-        cw->seek = p;
-        cw->cap_seek = cap;
-    }
+    if (cw->n_seek == cw->cap_seek && vmp_grow(&cw->seek, &cw->cap_seek, sizeof *cw->seek, 64))
+        return fail(cw, VMP_ERR_NOMEM, "out of memory");
     cw->seek[cw->n_seek++] = *e;
     return VMP_OK;
 }

@@ -17,6 +17,7 @@
 
 #include "vmp_analyze.h"
 #include "vmp_analyze_int.h"
+#include "vmp_grow.h"
 #include "vmp_seek.h"
 
 /* ---- the end of a file -------------------------------------------------------- */
@@ -167,14 +168,8 @@ static int add_tid(filt *f, uint64_t id)
     for (i = 0; i < f->n_tids; i++)
         if (f->tids[i] == id)
             return 0;
-    if (f->n_tids == f->cap_tids) {
-        size_t cap = f->cap_tids ? 2 * f->cap_tids : 16;
-        uint64_t *p = realloc(f->tids, cap * sizeof *p);
-        if (!p)
-            return -1;
-        f->tids = p;
-        f->cap_tids = cap;
-    }
+    if (f->n_tids == f->cap_tids && vmp_grow(&f->tids, &f->cap_tids, sizeof *f->tids, 16) != 0)
+        return -1;
     f->tids[f->n_tids++] = id;
     return 0;
 }

@@ -4,6 +4,7 @@
  * of runs, and its SVG chart (vmp_archive.h).
  */
 #include "vmp_archive.h"
+#include "vmp_grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,15 +21,9 @@ typedef struct segmenter {
 
 static void add_change(segmenter *s, const vmp_archive_change *c)
 {
-    if (s->n_out == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        vmp_archive_change *grown = realloc(s->out, cap * sizeof *grown);
-        if (!grown) {
-            s->nomem = 1;
-            return;
-        }
-        s->out = grown;
-        s->cap = cap;
+    if (s->n_out == s->cap && vmp_grow(&s->out, &s->cap, sizeof *s->out, 8) != 0) {
+        s->nomem = 1;
+        return;
     }
     s->out[s->n_out++] = *c;
 }

@@ -124,6 +124,7 @@ enum {
     VMP_CLI_OPT_UNITS,
     VMP_CLI_OPT_VM_FRAMES,
     VMP_CLI_OPT_FORMAT_VERSION, /* --format 1.2|2.0 */
+    VMP_CLI_OPT_STATS,          /* --stats */
     VMP_CLI_OPT_END
 };
 
@@ -149,6 +150,12 @@ enum {
             "by column (spec.md §5.14), several times smaller;\n" \
             "1.2 keeps SAMPLE records for readers older than\n"    \
             "format 2.0 (default 2.0)"                             \
+    }
+
+/* --stats, for the converters */
+#define VMP_CLI_OPTION_STATS                                                                       \
+    {                                                                                              \
+        "stats", VMP_CLI_OPT_STATS, NULL, NULL, "print the conversion's figures to standard error" \
     }
 
 /* --kind NAME, for the views that show one sample kind (spec.md §5.15) */
@@ -220,10 +227,13 @@ typedef struct vmp_cli_parser {
     const vmp_cli_command *cmd;
     int argc;
     char **argv;
-    const char *arg;    /* the value of the option vmp_cli_next() returned */
-    const char *output; /* -o FILE (key 'o'), which vmp_cli_next() keeps
-                           here instead of returning it; NULL: none */
-    int exit;           /* when vmp_cli_next() returned -1: the exit status */
+    const char *arg;       /* the value of the option vmp_cli_next() returned */
+    const char *output;    /* -o FILE (key 'o'), which vmp_cli_next() keeps
+                              here instead of returning it; NULL: none */
+    unsigned format_major; /* --format 1.2|2.0 (VMP_CLI_OPT_FORMAT_VERSION):
+                              1 or 2, kept here; 0: not given */
+    int stats;             /* --stats (VMP_CLI_OPT_STATS) given, kept here */
+    int exit;              /* when vmp_cli_next() returned -1: the exit status */
     struct option longopts[VMP_CLI_MAX_OPTIONS + 1]; /* getopt_long()'s */
     char shortopts[3 * VMP_CLI_MAX_OPTIONS + 3];
 } vmp_cli_parser;
@@ -233,7 +243,8 @@ typedef struct vmp_cli_parser {
 void vmp_cli_begin(vmp_cli_parser *p, const vmp_cli_command *cmd, int argc, char **argv);
 
 /** The next option: its key (the value in p->arg), but for the options
- *  the parser applies itself: -o (kept in p->output), --no-group-hidden and
+ *  the parser applies itself: -o (kept in p->output), --format 1.2|2.0
+ *  (p->format_major), --stats (p->stats), --no-group-hidden and
  *  --kind (VMP_CLI_OPT_NO_GROUP_HIDDEN, VMP_CLI_OPT_KIND: the analysis's
  *  process-wide defaults, vmp_analysis_add_default_flags() and
  *  vmp_analysis_set_default_kind()); 0 when the options

@@ -137,7 +137,14 @@ int vmp_cli_next(vmp_cli_parser *p)
         c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL);
         if (c == 'o')
             p->output = optarg;
-        else if (c == VMP_CLI_OPT_NO_GROUP_HIDDEN)
+        else if (c == VMP_CLI_OPT_STATS)
+            p->stats = 1;
+        else if (c == VMP_CLI_OPT_FORMAT_VERSION) {
+            if (vmp_cli_format_option(p->cmd->name, optarg, &p->format_major) != VMP_EXIT_OK) {
+                p->exit = VMP_EXIT_USAGE;
+                return -1;
+            }
+        } else if (c == VMP_CLI_OPT_NO_GROUP_HIDDEN)
             vmp_analysis_add_default_flags(VMP_ANALYSIS_NO_GROUP_HIDDEN);
         else if (c == VMP_CLI_OPT_KIND) /* spec §5.15: the samples of one kind */
             vmp_analysis_set_default_kind(optarg);

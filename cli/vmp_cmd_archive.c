@@ -447,13 +447,24 @@ static void query_free(query_opts *o)
     labels_free(&o->new_runs);
 }
 
+/* Open the archive of `o` and select its runs with the labels and kind of
+ * `o` (and FUNCTION's weights when not NULL).  VMP_EXIT_OK or the status. */
+static int select_runs(const char *cmd, const query_opts *o, const char *function, vmp_archive **a,
+                       vmp_archive_row **rows, size_t *n)
+{
+    char err[VMP_ARCHIVE_ERR_SIZE];
+    vmp_archive_filter filter = filter_of(&o->label, o->kind);
+    int rc = open_archive(a, cmd, o->db, 0);
+    if (rc == VMP_EXIT_OK && vmp_archive_select(*a, &filter, function, rows, n, err) != 0)
+        rc = vmp_cli_fail(cmd, "%s", err);
+    return rc;
+}
+
 static int cmd_ls(int argc, char **argv)
 {
     const char *cmd = "archive ls";
-    char err[VMP_ARCHIVE_ERR_SIZE];
     vmp_archive *a = NULL;
     vmp_archive_row *rows = NULL;
-    vmp_archive_filter filter;
     vmp_cli_output out;
     query_opts o;
     size_t n = 0;
@@ -463,10 +474,7 @@ static int cmd_ls(int argc, char **argv)
         query_free(&o);
         return rc;
     }
-    filter = filter_of(&o.label, o.kind);
-    rc = open_archive(&a, cmd, o.db, 0);
-    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, NULL, &rows, &n, err) != 0)
-        rc = vmp_cli_fail(cmd, "%s", err);
+    rc = select_runs(cmd, &o, NULL, &a, &rows, &n);
     if (rc == VMP_EXIT_OK)
         rc = vmp_cli_output_open(&out, cmd, o.outpath);
     if (rc == VMP_EXIT_OK) {
@@ -672,11 +680,9 @@ static void print_trend(FILE *f, const query_opts *o, const vmp_archive_row *row
 static int cmd_trend(int argc, char **argv)
 {
     const char *cmd = "archive trend";
-    char err[VMP_ARCHIVE_ERR_SIZE];
     vmp_archive *a = NULL;
     vmp_archive_row *rows = NULL;
     vmp_archive_change *ch = NULL;
-    vmp_archive_filter filter;
     vmp_cli_output out;
     query_opts o;
     size_t n = 0, n_ch = 0;
@@ -686,10 +692,7 @@ static int cmd_trend(int argc, char **argv)
         query_free(&o);
         return rc;
     }
-    filter = filter_of(&o.label, o.kind);
-    rc = open_archive(&a, cmd, o.db, 0);
-    if (rc == VMP_EXIT_OK && vmp_archive_select(a, &filter, o.function, &rows, &n, err) != 0)
-        rc = vmp_cli_fail(cmd, "%s", err);
+    rc = select_runs(cmd, &o, o.function, &a, &rows, &n);
     if (rc == VMP_EXIT_OK && vmp_archive_changes(rows, n, o.function, o.alpha, &ch, &n_ch) != 0)
         rc = vmp_cli_fail(cmd, "out of memory");
     if (rc == VMP_EXIT_OK)

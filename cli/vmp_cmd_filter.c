@@ -127,7 +127,6 @@ int vmp_cmd_filter(int argc, char **argv)
     char err[1024] = "";
     int warned;
     int c, rc;
-    unsigned major = 0; /* --format: 0 = 2.0 */
     vmp_cli_begin(&p, &filter_command, argc, argv);
     while ((c = vmp_cli_next(&p)) > 0) {
         uint64_t id;
@@ -169,10 +168,6 @@ int vmp_cmd_filter(int argc, char **argv)
                 return vmp_cli_usage_error(cmd, "--generations: expected A..B, got '%s'", p.arg);
             o.has_generations = 1;
             break;
-        case VMP_CLI_OPT_FORMAT_VERSION:
-            if (vmp_cli_format_option(cmd, p.arg, &major) != VMP_EXIT_OK)
-                return VMP_EXIT_USAGE;
-            break;
         }
     }
     if ((rc = vmp_cli_file_operand(&p, c, &in_path)) >= 0)
@@ -198,7 +193,7 @@ int vmp_cmd_filter(int argc, char **argv)
     if (rc != VMP_EXIT_OK)
         return rc;
     vmp_reader_get_info(r, &info);
-    rc = vmp_cli_open_writer(&w, cmd, p.output, major,
+    rc = vmp_cli_open_writer(&w, cmd, p.output, p.format_major,
                              info.format_major == 1 ? info.format_minor : 2);
     if (rc != VMP_EXIT_OK) {
         vmp_reader_close(r);

@@ -16,8 +16,6 @@
 
 enum {
     OPT_SAMPLE_INDEX = VMP_CLI_OPT_END,
-    OPT_STATS,
-    OPT_FORMAT,
 };
 
 static const char import_synopsis[] =
@@ -62,8 +60,8 @@ static const vmp_cli_option import_options[] = {
     {"output", 'o', "FILE", "-o FILE", "write to FILE (required; '-' = standard output)"},
     {"sample-index", OPT_SAMPLE_INDEX, "N", NULL,
      "which sample value becomes the weight (default 0)"},
-    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
-    {"format", OPT_FORMAT, "1.2|2.0", NULL,
+    VMP_CLI_OPTION_STATS,
+    {"format", VMP_CLI_OPT_FORMAT_VERSION, "1.2|2.0", NULL,
      "the output's format: 2.0 stores the samples column by\n"
      "column (spec.md §5.14), several times smaller, for\n"
      "readers of format 2.0 (the default); 1.2 keeps\n"
@@ -124,7 +122,7 @@ int vmp_cmd_import(int argc, char **argv)
     vmp_status st;
     char err[512], *end;
     unsigned long v;
-    int c, rc, fd, show_stats = 0, is_stdout;
+    int c, rc, fd, is_stdout;
 
     vmp_cli_begin(&p, &import_command, argc, argv);
     while ((c = vmp_cli_next(&p)) > 0) {
@@ -136,20 +134,13 @@ int vmp_cmd_import(int argc, char **argv)
                 return vmp_cli_usage_error(cmd, "bad --sample-index '%s'", p.arg);
             o.sample_index = (unsigned)v;
             break;
-        case OPT_STATS:
-            show_stats = 1;
-            break;
-        case OPT_FORMAT: {
-            if (vmp_cli_format_option(cmd, p.arg, &o.format_major) != VMP_EXIT_OK)
-                return VMP_EXIT_USAGE;
-            break;
-        }
         }
     }
     if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
         return rc;
     if (!p.output)
         return vmp_cli_usage_error(cmd, "missing -o OUT.vmp");
+    o.format_major = p.format_major;
 
     if (slurp(cmd, path, &data, &size) != VMP_EXIT_OK)
         return VMP_EXIT_FAIL;
@@ -174,7 +165,7 @@ int vmp_cmd_import(int argc, char **argv)
             vmp_cli_remove_partial(p.output);
         return VMP_EXIT_FAIL;
     }
-    if (show_stats)
+    if (p.stats)
         fprintf(stderr,
                 "vmp import: %" PRIu64 " samples (weight %" PRIu64 "), %" PRIu64
                 " functions, %" PRIu64 " bytes\n",

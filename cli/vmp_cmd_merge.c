@@ -59,16 +59,10 @@ int vmp_cmd_merge(int argc, char **argv)
     vmp_status st;
     char err[1024];
     int c, rc = VMP_EXIT_OK, n, i, stdin_seen = 0;
-    unsigned minor = 0, major = 0; /* the inputs' newest minor; --format (0 = 2.0) */
+    unsigned minor = 0; /* the inputs' newest minor */
     vmp_cli_begin(&p, &merge_command, argc, argv);
-    while ((c = vmp_cli_next(&p)) > 0) {
-        switch (c) {
-        case VMP_CLI_OPT_FORMAT_VERSION:
-            if (vmp_cli_format_option(cmd, p.arg, &major) != VMP_EXIT_OK)
-                return VMP_EXIT_USAGE;
-            break;
-        }
-    }
+    while ((c = vmp_cli_next(&p)) > 0)
+        ; /* --format and -o are the parser's */
     if (c < 0)
         return p.exit;
     if (optind >= argc)
@@ -93,7 +87,7 @@ int vmp_cmd_merge(int argc, char **argv)
         }
     }
     if (rc == VMP_EXIT_OK)
-        rc = vmp_cli_open_writer(&w, cmd, p.output, major, minor);
+        rc = vmp_cli_open_writer(&w, cmd, p.output, p.format_major, minor);
     if (rc == VMP_EXIT_OK) {
         st = vmp_merge_run(NULL, w, rs, (const char *const *)(argv + optind), (size_t)n, err,
                            sizeof err);

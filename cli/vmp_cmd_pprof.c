@@ -14,7 +14,6 @@ enum {
     OPT_NO_RANGES = VMP_CLI_OPT_END,
     OPT_INLINES,
     OPT_RAW,
-    OPT_STATS,
 };
 
 static const char pprof_synopsis[] =
@@ -77,7 +76,7 @@ static const vmp_cli_option pprof_options[] = {
      "-noinlines folds them back); the executing function of\n"
      "such a sample is then the innermost inlined one"},
     {"raw", OPT_RAW, NULL, NULL, "write the protobuf message without gzip"},
-    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
+    VMP_CLI_OPTION_STATS,
     VMP_CLI_OPTION_VM_FRAMES,
     VMP_CLI_OPTION_NO_GROUP_HIDDEN,
     VMP_CLI_OPTION_HELP,
@@ -96,7 +95,7 @@ int vmp_cmd_pprof(int argc, char **argv)
     const char *cmd = "pprof", *path;
     vmp_pprof_options o = VMP_PPROF_OPTIONS_INIT;
     vmp_convert_stats stats;
-    int c, rc, show_stats = 0;
+    int c, rc;
 
     vmp_cli_begin(&p, &pprof_command, argc, argv);
     while ((c = vmp_cli_next(&p)) > 0) {
@@ -113,16 +112,13 @@ int vmp_cmd_pprof(int argc, char **argv)
         case OPT_RAW:
             o.gzip_level = -1;
             break;
-        case OPT_STATS:
-            show_stats = 1;
-            break;
         }
     }
     if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
         return rc;
 
     rc = vmp_cli_convert(cmd, path, p.output, write_pprof, &o, &stats);
-    if (rc == VMP_EXIT_OK && show_stats)
+    if (rc == VMP_EXIT_OK && p.stats)
         fprintf(stderr,
                 "vmp pprof: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64
                 " pprof samples, %" PRIu64 " locations, %" PRIu64 " functions, %" PRIu64 " bytes\n",

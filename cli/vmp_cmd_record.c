@@ -31,7 +31,6 @@ enum {
     OPT_DURATION,
     OPT_STOP,
     OPT_INTERVAL,
-    OPT_FORMAT,
     OPT_AGENT,
     OPT_MODE, /* from here to OPT_LIVE: the HotSpot agent's alone */
     OPT_LOOP,
@@ -135,7 +134,7 @@ static const vmp_cli_option record_options[] = {
      "waited, the monitor's class innermost (synchronized;\n"
      "java.util.concurrent locks park, which JVMTI does not\n"
      "report)"},
-    {"format", OPT_FORMAT, "1.2|2.0", NULL,
+    {"format", VMP_CLI_OPT_FORMAT_VERSION, "1.2|2.0", NULL,
      "the profile's format: 2.0 stores the samples column by\n"
      "column (spec.md §5.14), several times smaller, their\n"
      "times in us at intervals of 10us or more (the\n"
@@ -642,8 +641,6 @@ int vmp_cmd_record(int argc, char **argv)
         given[c - VMP_CLI_OPT_END] = p.arg ? p.arg : "";
         if (c >= OPT_MODE)
             java_only = c;
-        if (c == OPT_FORMAT && vmp_cli_format_option("record", p.arg, &major) != VMP_EXIT_OK)
-            return VMP_EXIT_USAGE;
         if (c == OPT_LABEL) {
             const char *eq = strchr(p.arg, '=');
             if (eq == NULL || eq == p.arg)
@@ -665,6 +662,8 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (c < 0)
         return p.exit;
+    if (p.format_major)
+        major = p.format_major;
 #define GIVEN(key, otherwise) \
     (given[(key)-VMP_CLI_OPT_END] ? given[(key)-VMP_CLI_OPT_END] : (otherwise))
     interval = GIVEN(OPT_INTERVAL, "1ms");

@@ -13,7 +13,6 @@
 enum {
     OPT_NO_RANGES = VMP_CLI_OPT_END,
     OPT_NAME,
-    OPT_STATS,
 };
 
 static const char speedscope_synopsis[] =
@@ -48,7 +47,7 @@ static const vmp_cli_option speedscope_options[] = {
     VMP_CLI_OPTION_OUTPUT,
     {"no-ranges", OPT_NO_RANGES, NULL, NULL, "frames per function, without bytecode ranges"},
     {"name", OPT_NAME, "NAME", NULL, "the file's name (default: FILE)"},
-    {"stats", OPT_STATS, NULL, NULL, "print the conversion's figures to standard error"},
+    VMP_CLI_OPTION_STATS,
     VMP_CLI_OPTION_KIND,
     VMP_CLI_OPTION_NO_GROUP_HIDDEN,
     VMP_CLI_OPTION_HELP,
@@ -67,7 +66,7 @@ int vmp_cmd_speedscope(int argc, char **argv)
     const char *cmd = "speedscope", *path;
     vmp_speedscope_options o = VMP_SPEEDSCOPE_OPTIONS_INIT;
     vmp_convert_stats stats;
-    int c, rc, show_stats = 0;
+    int c, rc;
 
     vmp_cli_begin(&p, &speedscope_command, argc, argv);
     while ((c = vmp_cli_next(&p)) > 0) {
@@ -78,9 +77,6 @@ int vmp_cmd_speedscope(int argc, char **argv)
         case OPT_NAME:
             o.name = p.arg;
             break;
-        case OPT_STATS:
-            show_stats = 1;
-            break;
         }
     }
     if ((rc = vmp_cli_file_operand(&p, c, &path)) >= 0)
@@ -89,7 +85,7 @@ int vmp_cmd_speedscope(int argc, char **argv)
         o.name = path;
 
     rc = vmp_cli_convert(cmd, path, p.output, write_speedscope, &o, &stats);
-    if (rc == VMP_EXIT_OK && show_stats)
+    if (rc == VMP_EXIT_OK && p.stats)
         fprintf(stderr,
                 "vmp speedscope: %" PRIu64 " samples (weight %" PRIu64 ") -> %" PRIu64
                 " speedscope samples, %" PRIu64 " frames, %" PRIu64 " bytes\n",

@@ -195,27 +195,18 @@ vmp_status vmp_cbor_fail_rule(vmp_cbor_parser *p, const char *rule, vmp_status s
 
 const char *vmp_cbor_kind_name(vmp_cbor_kind k)
 {
-    switch (k) {
-    case VMP_CBOR_UINT:
-        return "uint";
-    case VMP_CBOR_NEGINT:
-        return "negative int";
-    case VMP_CBOR_BSTR:
-        return "bstr";
-    case VMP_CBOR_TSTR:
-        return "tstr";
-    case VMP_CBOR_ARRAY:
-        return "array";
-    case VMP_CBOR_MAP:
-        return "map";
-    case VMP_CBOR_TAG:
-        return "tag";
-    case VMP_CBOR_FLOAT:
-        return "float";
-    case VMP_CBOR_SIMPLE:
-        return "simple value";
-    }
-    return "item";
+    static const char *const names[] = {
+        [VMP_CBOR_UINT] = "uint",
+        [VMP_CBOR_NEGINT] = "negative int",
+        [VMP_CBOR_BSTR] = "bstr",
+        [VMP_CBOR_TSTR] = "tstr",
+        [VMP_CBOR_ARRAY] = "array",
+        [VMP_CBOR_MAP] = "map",
+        [VMP_CBOR_TAG] = "tag",
+        [VMP_CBOR_FLOAT] = "float",
+        [VMP_CBOR_SIMPLE] = "simple value",
+    };
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "item";
 }
 
 /* Fail for an item that needs `need` bytes from p->pos: past the chunk it is

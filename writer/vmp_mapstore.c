@@ -9,6 +9,7 @@
  */
 #include "vmp_mapstore.h"
 
+#include "vmp_grow.h"
 #include "vmp_hash.h"
 #include "vmp_search.h"
 #include <stdlib.h>
@@ -77,16 +78,18 @@ int vmp_mapstore__put(vmp_mapstore *s, uint64_t id, uint64_t start, uint64_t siz
                       uint64_t stamp, const uint8_t *rec, size_t len, const uint64_t *fns,
                       size_t n_fns)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        vmp_mapstore_entry *v = realloc(s->v, cap * sizeof *v);
-        if (v == NULL)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (s->n == s->cap && vmp_grow(&s->v, &s->cap, sizeof *s->v, 256) != 0)
+        return -1;
     vmp_mapstore_entry *e = &s->v[s->n];
-    memset(e, 0, sizeof *e);
+    *e = (vmp_mapstore_entry){.id = id,
+                              .start = start,
+                              .end = start + size < start ? UINT64_MAX : start + size,
+                              .gen = gen,
+                              .free_gen = UINT64_MAX,
+                              .stamp = stamp,
+                              .written = VMP_MAPSTORE_UNWRITTEN,
+                              .len = len,
+                              .n_fns = n_fns};
     e->rec = len ? malloc(len) : NULL;
     e->fns = n_fns ? malloc(n_fns * sizeof *fns) : NULL;
     if ((len && !e->rec) || (n_fns && !e->fns)) {
@@ -98,15 +101,6 @@ int vmp_mapstore__put(vmp_mapstore *s, uint64_t id, uint64_t start, uint64_t siz
         memcpy(e->rec, rec, len);
     if (n_fns)
         memcpy(e->fns, fns, n_fns * sizeof *fns);
-    e->id = id;
-    e->start = start;
-    e->end = start + size < start ? UINT64_MAX : start + size;
-    e->stamp = stamp;
-    e->gen = gen;
-    e->free_gen = UINT64_MAX;
-    e->written = VMP_MAPSTORE_UNWRITTEN;
-    e->len = len;
-    e->n_fns = n_fns;
     if (s->hi == 0) /* the first entry */
         s->lo = e->start;
     if (e->start < s->lo)

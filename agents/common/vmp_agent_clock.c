@@ -130,14 +130,9 @@ int vmp_agent__clock_setup(int want, uint64_t interval_ns, char *why, size_t why
 
 const char *vmp_agent__clock_label(int mechanism)
 {
-    switch (mechanism) {
-    case VMP_AGENT_MECH_PERF:
-        return "perf_event cpu-clock";
-    case VMP_AGENT_MECH_POSIX:
-        return "posix cpu timer";
-    default:
-        return "none";
-    }
+    return mechanism == VMP_AGENT_MECH_PERF    ? "perf_event cpu-clock"
+           : mechanism == VMP_AGENT_MECH_POSIX ? "posix cpu timer"
+                                               : "none";
 }
 
 /* A random r in [1, T]: the phase of a new thread's grid. */

@@ -4,6 +4,7 @@
  * agent's samples of kinds (see vmp_jvmti_kinds.h; spec.md §5.15).
  */
 #include "vmp_jvmti_kinds.h"
+#include "vmp_grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -113,15 +114,9 @@ int64_t vmp_jvmti__live_add(vmp_jvmti_live *t, const vmp_frame *frames, uint32_t
         i = t->free_head - 1;
         t->free_head = t->v[i].next_free;
     } else {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 256;
-            vmp_jvmti_live_entry *v = realloc(t->v, cap * sizeof *v);
-            if (!v) {
-                free(copy);
-                goto out;
-            }
-            t->v = v;
-            t->cap = cap;
+        if (t->n == t->cap && vmp_grow(&t->v, &t->cap, sizeof *t->v, 256) != 0) {
+            free(copy);
+            goto out;
         }
         i = t->n++;
     }

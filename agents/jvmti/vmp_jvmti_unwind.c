@@ -36,6 +36,7 @@
 #include "vmp_eh_frame_hdr.h"
 #include "vmp_jvmti_cfi.h"
 
+#include "vmp_grow.h"
 #include "vmp_search.h"
 #include <errno.h>
 #include <link.h>
@@ -214,24 +215,6 @@ static void parse_hdr(umod *m, uint64_t hdr)
     m->table_len = (uint64_t)count * 8u / sizeof(unw_word_t);
 }
 
-/* Room for one more of `elem` bytes at *v (n used of *cap, first
- * capacity `first`).  0, or -1 when out of memory (*v unchanged). */
-static int grow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
-{
-    void **p = v;
-    size_t ncap;
-    void *nv;
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? *cap * 2 : first;
-    nv = realloc(*p, ncap * elem);
-    if (nv == NULL)
-        return -1;
-    *p = nv;
-    *cap = ncap;
-    return 0;
-}
-
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     build *b = arg;
@@ -252,7 +235,8 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
             ehf = p;
         else if (p->p_type == PT_LOAD && (p->p_flags & PF_R) && p->p_memsz > 0) {
             useg s;
-            if (grow(&t->segs, t->n_segs, &b->cap_segs, sizeof *t->segs, 256)) {
+            if (t->n_segs == b->cap_segs &&
+                vmp_grow(&t->segs, &b->cap_segs, sizeof *t->segs, 256)) {
                 b->failed = 1;
                 return 1;
             }
@@ -291,7 +275,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
             }
         }
     }
-    if (grow(&t->mods, t->n_mods, &b->cap_mods, sizeof *t->mods, 64)) {
+    if (t->n_mods == b->cap_mods && vmp_grow(&t->mods, &b->cap_mods, sizeof *t->mods, 64)) {
         b->failed = 1;
         return 1;
     }
