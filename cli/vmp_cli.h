@@ -251,8 +251,8 @@ void vmp_cli_begin(vmp_cli_parser *p, const vmp_cli_command *cmd, int argc, char
  *  end (the operands are argv[optind..argc)); -1 when the command is done,
  *  with p->exit its exit status: after printing the help for -h/--help
  *  (VMP_EXIT_OK, or VMP_EXIT_FAIL when stdout failed), or a usage error
- *  (VMP_EXIT_USAGE: "unknown option '--x'", "option '-o' needs a value",
- *  "out of memory" for a table too long). */
+ *  (VMP_EXIT_USAGE: "unknown option '--x'", "option '-o' needs a value"),
+ *  or VMP_EXIT_FAIL for a table of more than VMP_CLI_MAX_OPTIONS options. */
 int vmp_cli_next(vmp_cli_parser *p);
 
 /** How an option of `cmd` is spelled on the command line, for messages:
