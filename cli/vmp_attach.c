@@ -124,6 +124,8 @@ static int is_socket(const char *path)
     return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+#define TRIGGER_FLAGS (O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
 /* Make the JVM start its attach listener: .attach_pid<N> then SIGQUIT, then
  * wait for the socket (HotSpot checks for the file at each SIGQUIT). */
 static int start_listener(pid_t pid, const jvm_ids *ids, const char *sock, char *msg,
@@ -144,16 +146,20 @@ static int start_listener(pid_t pid, const jvm_ids *ids, const char *sock, char 
                     (long)pid);
     waited_ms = 0;
 
+    /* The file only has to exist (HotSpot checks its owner): never follow
+     * a symlink planted there, never truncate or block on what is there. */
     snprintf(trigger, sizeof trigger, "/proc/%ld/cwd/.attach_pid%ld", (long)pid, ids->nspid);
-    fd = open(trigger, O_WRONLY | O_CREAT | O_TRUNC, 0660);
+    fd = open(trigger, TRIGGER_FLAGS, 0600);
     if (fd < 0) {
         snprintf(trigger, sizeof trigger, "/proc/%ld/root/tmp/.attach_pid%ld", (long)pid,
                  ids->nspid);
-        fd = open(trigger, O_WRONLY | O_CREAT | O_TRUNC, 0660);
+        fd = open(trigger, TRIGGER_FLAGS, 0600);
     }
     if (fd < 0)
-        return fail(msg, msg_size, "process %ld: cannot create the attach trigger file: %s",
-                    (long)pid, strerror(errno));
+        return fail(msg, msg_size, "process %ld: cannot create the attach trigger file %s: %s",
+                    (long)pid, trigger,
+                    errno == ELOOP ? "a symbolic link is there, which vmp does not follow"
+                                   : strerror(errno));
     close(fd);
     if (kill(pid, SIGQUIT) != 0) {
         int e = errno;

@@ -32,6 +32,7 @@ enum {
     OPT_STOP,
     OPT_INTERVAL,
     OPT_AGENT,
+    OPT_FILE_MODE,
     OPT_MODE, /* from here to OPT_LIVE: the HotSpot agent's alone */
     OPT_LOOP,
     OPT_KEEP,
@@ -55,10 +56,10 @@ static const char record_synopsis[] =
     "write a profile.  The agent is passed to every JVM the command starts\n"
     "through the JAVA_TOOL_OPTIONS environment variable (appended to its\n"
     "current value).  A COMMAND whose program is luajit gets the LuaJIT agent\n"
-    "instead (the Lua module vmp_luajit, through LUA_CPATH and LUA_INIT; -o\n"
-    "and --interval apply).  When the command ends, print a summary of the profile\n"
-    "(samples, failed samples, dropped samples, duration) to standard error\n"
-    "and exit with the command's exit status.\n"
+    "instead (the Lua module vmp_luajit, through LUA_CPATH and LUA_INIT; -o,\n"
+    "--interval, --format and --file-mode apply).  When the command ends, print\n"
+    "a summary of the profile (samples, failed samples, dropped samples,\n"
+    "duration) to standard error and exit with the command's exit status.\n"
     "\n"
     "With --pid, load the agent into the running HotSpot JVM PID through its\n"
     "attach mechanism (as jcmd does; no JDK tool is needed), record until the\n"
@@ -79,6 +80,10 @@ static const vmp_cli_option record_options[] = {
     {NULL, 'o', "FILE", NULL,
      "write the profile to FILE (default: vmp-PID.vmp, PID\n"
      "being the command's or the JVM's process id)"},
+    {"file-mode", OPT_FILE_MODE, "MODE", NULL,
+     "the profile's permission bits, in octal (default 600:\n"
+     "profiles hold command lines, labels and symbol names;\n"
+     "640 or 644 widen it)"},
     {"pid", OPT_PID, "PID", NULL, "record the running JVM PID instead of a command"},
     {"duration", OPT_DURATION, "TIME", NULL,
      "with --pid: stop after TIME (a number with unit ms, s,\n"
@@ -192,6 +197,13 @@ static int append_escaped(char *out, size_t size, size_t *at, const char *s, siz
     return 0;
 }
 
+/* The agents' filemode= syntax: 1 to 4 octal digits, at most 0777. */
+static int valid_file_mode(const char *s)
+{
+    size_t len = strlen(s);
+    return len > 0 && len <= 4 && strspn(s, "01234567") == len && strtoul(s, NULL, 8) <= 0777;
+}
+
 /* Characters that would break the agent option list or JAVA_TOOL_OPTIONS. */
 static int unsafe_for_agent(const char *s)
 {
@@ -202,6 +214,14 @@ static int readable(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* 1 when a profile may be at `path`: a regular file, not reached through a
+ * symlink (which the agents do not follow, vmp_writer_open()). */
+static int profile_at(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The agents vmp record runs, each where an installation and the build tree
@@ -351,7 +371,7 @@ static int summarize_recording(const char *file, int loop)
     uint64_t first, last, n;
 
     if (!loop) {
-        if (!readable(file))
+        if (!profile_at(file))
             return 0;
         summarize(file);
         return 1;
@@ -365,7 +385,7 @@ static int summarize_recording(const char *file, int loop)
     }
     for (n = first; n <= last; n++) {
         recording_file(path, sizeof path, file, 1, n);
-        if (readable(path))
+        if (profile_at(path))
             summarize(path);
     }
     return 1;
@@ -514,11 +534,18 @@ static int record_pid(pid_t pid, const char *agent, const char *file, int loop, 
             break;
         for (; loop; cur++) { /* the newest file */
             recording_file(path, sizeof path, file, loop, cur + 1);
-            if (!readable(path))
+            if (!profile_at(path))
                 break;
         }
         recording_file(path, sizeof path, file, loop, cur);
-        if (stat(path, &st) == 0 && holds_file(pid, &st) == 0) {
+        if (lstat(path, &st) == 0 && holds_file(pid, &st) == 0) {
+            uint64_t first, last;
+            /* numbers the agent could not open are skipped: a newer file
+             * (opened before this one closed) goes on with the recording */
+            if (loop && loop_range(file, &first, &last) == 0 && last > cur) {
+                cur = last;
+                continue;
+            }
             /* closed by vmp record --pid PID --stop, or at the JVM's exit
              * (VMDeath), which ends the process soon after */
             for (int i = 0; i < 60 && process_alive(pid); i++)
@@ -594,12 +621,13 @@ static int java_env(const char *agent, const char *file, const char *options)
 /* The environment that makes luajit load the agent (a Lua C module):
  * LUA_CPATH finds it, LUA_INIT requires it before the script (then runs the
  * user's LUA_INIT), VMP_LUAJIT_OPTIONS are its options.  @return 0, or -1. */
-static int luajit_env(const char *agent, const char *file, const char *interval, unsigned major)
+static int luajit_env(const char *agent, const char *file, const char *interval, unsigned major,
+                      const char *file_mode)
 {
     const char *cpath = getenv("LUA_CPATH"), *init = getenv("LUA_INIT");
     const char *slash = strrchr(agent, '/');
-    size_t len = strlen(agent) + strlen(file) + strlen(interval) + (cpath ? strlen(cpath) : 0) +
-                 (init ? strlen(init) : 0) + 64;
+    size_t len = strlen(agent) + strlen(file) + strlen(interval) + strlen(file_mode) +
+                 (cpath ? strlen(cpath) : 0) + (init ? strlen(init) : 0) + 64;
     char *buf = malloc(len);
     int ok;
 
@@ -612,7 +640,8 @@ static int luajit_env(const char *agent, const char *file, const char *interval,
     else
         snprintf(buf, len, "require 'vmp_luajit' %s", init ? init : "");
     ok = ok && setenv("LUA_INIT", buf, 1) == 0;
-    snprintf(buf, len, "file=%s,interval=%s,format=%s", file, interval, major == 2 ? "2.0" : "1.2");
+    snprintf(buf, len, "file=%s,interval=%s,format=%s,filemode=%s", file, interval,
+             major == 2 ? "2.0" : "1.2", file_mode);
     ok = ok && setenv("VMP_LUAJIT_OPTIONS", buf, 1) == 0;
     free(buf);
     return ok ? 0 : -1;
@@ -623,7 +652,7 @@ int vmp_cmd_record(int argc, char **argv)
     vmp_cli_parser p;
     const char *given[OPT_COUNT - VMP_CLI_OPT_END] = {NULL}; /* by key: value, "" for a flag */
     const char *interval, *mode, *depth, *agent_opt, *sampler, *threads, *metadata, *pid_arg;
-    const char *duration, *loop, *keep, *alloc, *lock;
+    const char *duration, *loop, *keep, *alloc, *lock, *file_mode;
     int stop, which, live, java_only = 0; /* java_only: a HotSpot option given */
     unsigned major = 2;                   /* --format */
     char opt_name[32];
@@ -679,6 +708,7 @@ int vmp_cmd_record(int argc, char **argv)
     keep = GIVEN(OPT_KEEP, NULL);
     alloc = GIVEN(OPT_ALLOC, NULL);
     lock = GIVEN(OPT_LOCK, NULL);
+    file_mode = GIVEN(OPT_FILE_MODE, "600");
     stop = GIVEN(OPT_STOP, NULL) != NULL;
     live = GIVEN(OPT_LIVE, NULL) != NULL;
 #undef GIVEN
@@ -710,6 +740,9 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_usage_error("record", "bad --keep '%s' (1 to 1000000)", keep);
     if (!valid_interval(interval))
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
+    if (!valid_file_mode(file_mode))
+        return vmp_cli_usage_error("record", "bad file mode '%s' (octal, at most 777: 600, 644)",
+                                   file_mode);
     if (live && alloc == NULL)
         return vmp_cli_usage_error("record", "--live needs --alloc");
     if (lock != NULL && !valid_interval(lock))
@@ -755,8 +788,9 @@ int vmp_cmd_record(int argc, char **argv)
     tail = malloc(tail_len);
     if (tail == NULL)
         return vmp_cli_fail("record", "out of memory");
-    snprintf(tail, tail_len, "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s%s%s%s",
-             interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2",
+    snprintf(tail, tail_len,
+             "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s,filemode=%s%s%s%s",
+             interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2", file_mode,
              threads ? ",threads=" : "", threads ? threads : "", labels);
     if (alloc != NULL)
         snprintf(tail + strlen(tail), tail_len - strlen(tail), ",alloc=%s", alloc);
@@ -809,7 +843,7 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (pid == 0) {
         output_file(file, sizeof file, p.output, getpid());
-        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major)
+        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major, file_mode)
                                    : java_env(agent, file, tail)) != 0)
             _exit(126);
         execvp(argv[optind], argv + optind);
@@ -831,8 +865,13 @@ int vmp_cmd_record(int argc, char **argv)
     if (!summarize_recording(file, loop_ms > 0)) {
         if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
             return WEXITSTATUS(status);
-        fprintf(stderr, "vmp record: no profile was written to %s (was the command a JVM?)\n",
-                file);
+        struct stat st;
+        if (lstat(file, &st) == 0 && S_ISLNK(st.st_mode))
+            fprintf(stderr, "vmp record: no profile was written to %s: a symbolic link is there\n",
+                    file);
+        else
+            fprintf(stderr, "vmp record: no profile was written to %s (was the command a JVM?)\n",
+                    file);
     }
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);

@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -374,12 +375,50 @@ vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *m
     return open_impl(out, fd, 0, meta, opts);
 }
 
+/* Open `path` for writing as vmp_writer_open() promises: the last component
+ * not followed if a symlink, a file there truncated only if it is a regular
+ * file of one link that the effective user owns, `mode` set on it; a
+ * character device (/dev/null) written as it is.  Returns
+ * the descriptor, or -1 with errno set (nothing truncated). */
+static int create_file(const char *path, mode_t mode)
+{
+    /* O_NONBLOCK: a FIFO planted at the path must not block the open */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    struct stat st;
+    int err = 0;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0)
+        err = errno;
+    else if (S_ISCHR(st.st_mode)) /* /dev/null; only root makes devices */
+        ;
+    else if (!S_ISREG(st.st_mode))
+        err = EINVAL;
+    else if (st.st_uid != geteuid() || st.st_nlink != 1)
+        err = EPERM;
+    else if (fchmod(fd, mode) != 0 || ftruncate(fd, 0) != 0)
+        err = errno;
+    if (err == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        err = errno;
+    if (err != 0) {
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
 vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_meta *meta,
                            const vmp_writer_options *opts)
 {
+    unsigned int mode = VMP_WRITER_DEFAULT_FILE_MODE;
     if (!out || !path)
         return VMP_ERR_INVALID_ARG;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (opts && opts->version >= 3 && opts->file_mode != 0)
+        mode = opts->file_mode;
+    if (mode > 0777)
+        return VMP_ERR_INVALID_ARG;
+    int fd = create_file(path, (mode_t)mode);
     if (fd < 0)
         return VMP_ERR_IO;
     vmp_status st = open_impl(out, fd, 1, meta, opts);

@@ -116,15 +116,22 @@ typedef struct vmp_writer_options {
     const char *const *sample_kinds;
     const char *const *sample_units; /* NULL, or n_sample_kinds units */
     size_t n_sample_kinds;
+    /* Permission bits of the file vmp_writer_open() writes (0 to 0777, no
+     * set-id or sticky bits): 0 == 0600, for a profile holds the command
+     * line, labels and symbol names.  Set on the file whether it is created
+     * or was there (the umask does not narrow it).  Read only when
+     * `version` is 3 or more (0600 below).  Added in 0.7. */
+    unsigned int file_mode;
 } vmp_writer_options;
 
-#define VMP_WRITER_OPTIONS_VERSION 2
+#define VMP_WRITER_OPTIONS_VERSION 3
 #define VMP_WRITER_OPTIONS_INIT                                                                    \
     {                                                                                              \
         VMP_WRITER_OPTIONS_VERSION, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, \
-            0                                                                                      \
+            0, 0                                                                                   \
     }
-#define VMP_WRITER_NO_AGE_LIMIT UINT32_MAX
+#define VMP_WRITER_DEFAULT_FILE_MODE 0600
+#define VMP_WRITER_NO_AGE_LIMIT      UINT32_MAX
 
 /** What the header record says about the VM (spec.md §5.1).  Every field may
  *  be zero/NULL.  Strings and arrays are borrowed for the duration of the call. */
@@ -164,6 +171,14 @@ typedef struct vmp_writer_meta {
  *
  * Writes the file header, starts the background thread, and allocates every
  * buffer the sample path will ever use.
+ *
+ * Safe in a directory others can write to (/tmp): the last component of
+ * `path` is never followed if it is a symbolic link (errno ELOOP), and a
+ * file already there is truncated only if it is a regular file of one link
+ * owned by the caller's effective user (else errno EPERM, or EINVAL for a
+ * FIFO, socket, block device or directory; nothing is truncated).  The
+ * file gets opts->file_mode (0600 by default).  A character device
+ * (/dev/null) is written as it is.
  *
  * @param[out] out  receives the writer on success; untouched on failure.  The
  *                  caller owns it and releases it with vmp_writer_close().

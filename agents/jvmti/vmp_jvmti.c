@@ -206,9 +206,24 @@ void vmp_jvmti__rotate(JNIEnv *jni)
     output old;
     size_t i;
 
-    if (vmp_jvmti_loop_path(path, sizeof path, vmp_jv.opts.file, n) != 0 ||
-        open_output(&vmp_jv.next, path) != 0)
+    if (vmp_jvmti_loop_path(path, sizeof path, vmp_jv.opts.file, n) != 0)
         return;
+    if (open_output(&vmp_jv.next, path) != 0) {
+        /* its number is skipped (the files stay in time order, none holds
+         * what its name's period did not) and the next period tries the
+         * next one; samples go on into the current file */
+        pthread_mutex_lock(&vmp_jv.lock);
+        vmp_jv.file_no = n;
+        vmp_jv.not_opened++;
+        pthread_mutex_unlock(&vmp_jv.lock);
+        return;
+    }
+    if (vmp_jv.not_opened > 0) {
+        fprintf(stderr,
+                "vmp: loop: recording into %s; the %" PRIu64 " file%s before could not be opened\n",
+                path, vmp_jv.not_opened, vmp_jv.not_opened == 1 ? "" : "s");
+        vmp_jv.not_opened = 0;
+    }
     describe_state(jni, &vmp_jv.next);
     pthread_mutex_lock(&vmp_jv.lock);
     for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
@@ -413,19 +428,22 @@ static int open_output(output *o, const char *path)
     wo.format_major = vmp_jv.opts.format_major;
     wo.sample_time_unit_ns = vmp_jvmti__time_unit(&vmp_jv.opts);
     wo.ring_slots = 16384;
+    wo.file_mode = vmp_jv.opts.file_mode;
     if (vmp_jv.n_sample_kinds > 0) { /* format 2.1: samples of kinds beside CPU time */
         wo.sample_kinds = vmp_jv.sample_kinds;
         wo.sample_units = vmp_jv.sample_units;
         wo.n_sample_kinds = vmp_jv.n_sample_kinds;
     }
 
+    errno = 0;
     st = vmp_writer_open(&w, path, &meta, &wo);
     if (st < 0) {
         w = NULL;
-        fprintf(stderr, "vmp: cannot open %s: %s%s%s; %s\n", path, vmp_status_str(st),
-                errno ? ": " : "", errno ? strerror(errno) : "",
-                o == &vmp_jv.out ? "the program continues without profiling"
-                                 : "the recording goes on in the current file");
+        if (o == &vmp_jv.out || vmp_jv.not_opened == 0) /* a loop says it once */
+            fprintf(stderr, "vmp: cannot open %s: %s; %s\n", path,
+                    st == VMP_ERR_IO ? vmp_agent__open_why(errno) : vmp_status_str(st),
+                    o == &vmp_jv.out ? "the program continues without profiling"
+                                     : "the recording goes on in the current file");
     } else {
         pthread_mutex_lock(&vmp_jv.lock);
         /* The code cache's bounds are not published through JVMTI: one zone
@@ -584,6 +602,7 @@ static void reset_recording_locked(void)
     vmp_jvmti__idset_free(&vmp_jv.out.functions);
     vmp_jvmti__codemap_free(&vmp_jv.out.code);
     vmp_jv.file_no = 1;
+    vmp_jv.not_opened = 0;
     vmp_jv.next_code_id = 0;
     vmp_jv.dead = 0;
     vmp_jv.warned_write = 0;

@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jvmti.h>
 #include <jvmticmlr.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_file.h"
 #include "vmp_agent_interval.h"
 #include "vmp_agent_signal.h"
 #include "vmp_agent_write.h"
@@ -122,6 +124,7 @@ typedef struct vmp_jv_state {
     output out;           /* the file samples go to; out.w NULL: none */
     output next;          /* loop: the next file while it is filled */
     uint64_t file_no;     /* loop: the number of out's file (vmp_jvmti_loop_path) */
+    uint64_t not_opened;  /* loop: files in a row that could not be opened (said once) */
     int dead;             /* recording stopped (VMDeath, stop): register nothing more */
     int warned_write;
     int mechanism; /* cpu mode: enum vmp_agent_mechanism */

@@ -6,6 +6,7 @@
 #include "vmp_jvmti_opts.h"
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_file.h"
 #include "vmp_agent_interval.h"
 #include "vmp_jvmti_attach.h"
 
@@ -279,6 +280,12 @@ int vmp_jvmti__parse_options(vmp_jvmti_options *out, const char *text, long pid,
                 problems++;
             } else {
                 out->keep = (uint32_t)k;
+            }
+        } else if (strcmp(key, "filemode") == 0) {
+            if (vmp_agent__parse_file_mode(&out->file_mode, val, vlen) != 0) {
+                warnf(warn, warn_size, "filemode '%s' is not an octal mode up to 777; using 600\n",
+                      val);
+                problems++;
             }
         } else if (strcmp(key, "alloc") == 0) {
             uint64_t b;

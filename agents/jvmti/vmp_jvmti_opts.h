@@ -61,6 +61,9 @@ typedef struct vmp_jvmti_options {
     /* live=on: with alloc, which sampled allocations are still reachable
      * when the recording ends (spec.md §5.15 kind "live"); 0 == off */
     int live;
+    /* filemode=: the permission bits of the files (octal); 0 == the
+     * writer's default, 0600 */
+    unsigned int file_mode;
     /* label=KEY:VALUE options, in order, decoded: the header's labels */
     char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
     char label_values[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
@@ -85,7 +88,8 @@ typedef struct vmp_jvmti_options {
  * wait of at least that long to enter a contended monitor is a sample of
  * kind "lock" weighing the nanoseconds waited), live (on or off: with alloc,
  * the sampled allocations still reachable at the end, as samples of kind
- * "live") and label=KEY:VALUE (repeatable, at most
+ * "live"), filemode (1 to 4 octal digits, at most 777: the permission bits
+ * of the files; default 600) and label=KEY:VALUE (repeatable, at most
  * VMP_JVMTI_MAX_LABELS; a later label with the same KEY replaces the earlier one; %XX in KEY or
  * VALUE stands for the byte XX, so that a value may hold ',', ' ', ':' or '=').  Every problem
  * (unknown key, bad value, value out of range) leaves that option at its default and is described

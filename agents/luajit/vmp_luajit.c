@@ -52,9 +52,10 @@ static const char *const event_kinds[] = {"flush", "gc"};
 /* ---- Options ------------------------------------------------------------------ */
 
 /* VMP_LUAJIT_OPTIONS: comma-separated file=PATH, interval=TIME (1us to
- * 1s) and format=1.2|2.0 (2.0: samples in SAMPLE_BLOCKs, their times in
- * us at intervals of 10 us or more).  A bad option is said on stderr and
- * its default kept. */
+ * 1s), format=1.2|2.0 (2.0: samples in SAMPLE_BLOCKs, their times in us at
+ * intervals of 10 us or more) and filemode=OCTAL (the file's permission
+ * bits, default 600).  A bad option is said on stderr and its default
+ * kept. */
 static void parse_options(const char *text)
 {
     snprintf(vmp_lj.file, sizeof vmp_lj.file, "vmp-%ld.vmp", (long)getpid());
@@ -77,6 +78,8 @@ static void parse_options(const char *text)
         } else if (klen == 6 && memcmp(text, "format", 6) == 0 && vlen == 3 &&
                    (memcmp(val, "1.2", 3) == 0 || memcmp(val, "2.0", 3) == 0)) {
             vmp_lj.format_major = memcmp(val, "2.0", 3) == 0 ? 2 : 1;
+        } else if (klen == 8 && memcmp(text, "filemode", 8) == 0 &&
+                   vmp_agent__parse_file_mode(&vmp_lj.file_mode, val, vlen) == 0) {
         } else if (len > 0) {
             fprintf(stderr, "vmp: option '%.*s' not understood; ignored\n", (int)len, text);
         }
@@ -145,15 +148,21 @@ void vmp_luajit__new_gc_sentinel(lua_State *L)
     lua_pop(L, 1);
 }
 
-static int on_close(lua_State *L)
+/* The program's own allocator back (vmp_luajit__cur_L_probe() wrapped it):
+ * lua_close() frees everything after the finalizers, when this module may
+ * be unloaded already. */
+static void unwrap_allocator(lua_State *L)
 {
-    stop_recording();
-    /* the program's own allocator back: lua_close() frees everything after
-     * the finalizers, when this module may be unloaded already */
     if (vmp_lj_cur.wrapped) {
         lua_setallocf(L, vmp_lj_cur.alloc, vmp_lj_cur.alloc_ud);
         vmp_lj_cur.wrapped = 0;
     }
+}
+
+static int on_close(lua_State *L)
+{
+    stop_recording();
+    unwrap_allocator(L);
     return 0;
 }
 
@@ -282,11 +291,13 @@ static void open_writer(void)
     wo.lazy_functions = 1;
     wo.lazy_symbols = 1;
     wo.format_major = vmp_lj.format_major; /* times in us from a 10us interval on */
+    wo.file_mode = vmp_lj.file_mode;
+    errno = 0;
     st = vmp_writer_open(&vmp_lj.w, vmp_lj.file, &meta, &wo);
     if (st < 0) {
         vmp_lj.w = NULL;
         fprintf(stderr, "vmp: cannot open %s: %s; the program continues without profiling\n",
-                vmp_lj.file, vmp_status_str(st));
+                vmp_lj.file, st == VMP_ERR_IO ? vmp_agent__open_why(errno) : vmp_status_str(st));
         return;
     }
     /* LuaJIT allocates its machine code areas near the binary: one zone
@@ -342,8 +353,11 @@ int luaopen_vmp_luajit(lua_State *L)
             fprintf(stderr, "vmp: %s\n", why);
     }
     open_writer();
-    if (vmp_lj.w == NULL)
+    if (vmp_lj.w == NULL) { /* no recording: leave the VM as it was */
+        unwrap_allocator(L);
+        vmp_lj_cur.word = NULL;
         return 1;
+    }
     vmp_lj.trace_next = vmp_luajit__take_handler(L, "trace");
     if (vmp_luajit__attach(L, vmp_luajit__on_trace_event, "trace") != 0)
         fprintf(stderr, "vmp: jit.attach failed: no traces in the profile\n");

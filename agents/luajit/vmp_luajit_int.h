@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_file.h"
 #include "vmp_agent_interval.h"
 #include "vmp_agent_signal.h"
 #include "vmp_agent_write.h"
@@ -78,6 +79,7 @@ typedef struct vmp_lj_state {
     atomic_int in_handler;
     atomic_int closed;
     unsigned format_major; /* format=1.2: 1; 0 == the writer's default, 2.0 */
+    unsigned file_mode;    /* filemode=: the file's permission bits; 0 == 0600 */
 } vmp_lj_state;
 
 /* the agent's state (vmp_luajit.c) */

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 #
-# test_archive.py - `vmp archive` (docs/archive.md): 200 small profiles
-# indexed; each run's rows equal what `vmp report` and `vmp diff` compute
+# test_archive.py - `vmp archive` (docs/archive.md): 2 x N small profiles
+# indexed (N runs of a program, then N with one function slowed); each run's rows equal what `vmp report` and `vmp diff` compute
 # from the file; `archive diff` prints exactly what `vmp diff BASE... --
 # NEW...` prints on the files; adding the same files again changes nothing;
 # a truncated and a corrupt file are reported and skipped; an `add` killed
@@ -10,7 +10,9 @@
 # documented schema is the one vmp creates, and the rows load into it with
 # the sqlite3 shell; usage errors.
 #
-# usage: test_archive.py VMP VMP_SIMVM WORKDIR
+# usage: test_archive.py VMP VMP_SIMVM WORKDIR [N]
+# N: 100 by default; the sanitizer build runs 30 (the same checks: what it
+# adds is memory checking, and 200 instrumented runs took two minutes).
 import csv
 import json
 import os
@@ -23,6 +25,7 @@ import sys
 import time
 
 VMP, SIMVM, WORK = sys.argv[1:4]
+N = int(sys.argv[4]) if len(sys.argv) > 4 else 100
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "archive.md")
 failures = []
@@ -68,8 +71,8 @@ os.makedirs(WORK)
 os.chdir(WORK)
 
 SLOW = "String>>sortBlock:40"
-base = [simvm("a%03d.vmp" % i, i, "a") for i in range(100)]
-new = [simvm("b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(100)]
+base = [simvm("a%03d.vmp" % i, i, "a") for i in range(N)]
+new = [simvm("b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(N)]
 files = base + new
 with open(base[0], "rb") as f:
     data = f.read()
@@ -85,7 +88,7 @@ rc, out, err = run("archive", "add", "a.db", *files, "truncated.vmp", "corrupt.v
                    "missing.vmp")
 secs = time.monotonic() - t0
 check(rc == 1, "add with damaged files exits 1 (%d)" % rc)
-check("200 added, 0 already indexed, 4 damaged" in err, "add counts: %s" % err.strip().splitlines()[-1])
+check("%d added, 0 already indexed, 4 damaged" % (2 * N) in err, "add counts: %s" % err.strip().splitlines()[-1])
 check("adir: not a regular file (skipped)" in err and
       "missing.vmp: No such file or directory (skipped)" in err,
       "a directory and a missing file are named and skipped")
@@ -94,11 +97,11 @@ check(len(trunc_line) == 1 and re.search(r"truncated\.vmp: offset \d+", trunc_li
       "skipped" in trunc_line[0], "the truncated file is named with its offset: %s" % trunc_line)
 check(any("corrupt.vmp: offset" in l for l in err.splitlines()),
       "the corrupt file is named with its offset")
-print("add: 200 profiles in %.2f s (%.0f profiles/s)" % (secs, 200 / secs))
+print("add: %d profiles in %.2f s (%.0f profiles/s)" % (2 * N, secs, 2 * N / secs))
 
 con = sqlite3.connect("a.db")
 check(con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "integrity_check ok")
-check(con.execute("SELECT count(*) FROM runs").fetchone()[0] == 200, "200 runs")
+check(con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2 * N, "%d runs" % (2 * N))
 check(con.execute("SELECT value FROM archive WHERE name = 'schema'").fetchone()[0] == "2",
       "schema 2")
 paths = [r[0] for r in con.execute("SELECT path FROM runs ORDER BY run_id")]
@@ -109,7 +112,7 @@ check(sha == hashlib.sha256(data).hexdigest(), "sha256 is the file's SHA-256")
 
 # Each run's weights are what `vmp report` (executing) and `vmp diff` (self,
 # total) compute from the file.
-for path in (base[0], base[57], new[3]):
+for path in (base[0], base[N * 57 // 100], new[3]):
     rid, total = con.execute("SELECT run_id, total_weight FROM runs WHERE path = ?",
                              (path,)).fetchone()
     rows = {n: (s, t, e) for n, s, t, e in con.execute(
@@ -137,14 +140,14 @@ con.close()
 # ---- ls ------------------------------------------------------------------------------
 rc, out, _ = run("archive", "ls", "a.db")
 lines = [l for l in out.splitlines() if not l.startswith("#")]
-check(rc == 0 and len(lines) == 200, "ls lists 200 runs")
+check(rc == 0 and len(lines) == 2 * N, "ls lists %d runs" % (2 * N))
 rc, out, _ = run("archive", "ls", "--label", "commit=b", "--format", "json", "a.db")
 j = json.loads(out)
 check(rc == 0 and [r["path"] for r in j] == new and all("commit=b" in r["labels"] for r in j),
-      "ls --label commit=b: the 100 new runs in order")
+      "ls --label commit=b: the %d new runs in order" % N)
 rc, out, _ = run("archive", "ls", "--label", "commit=b", "--label", "mode=test", "--format",
                  "csv", "a.db")
-check(rc == 0 and len(list(csv.reader(out.splitlines()))) == 101, "two labels, csv")
+check(rc == 0 and len(list(csv.reader(out.splitlines()))) == N + 1, "two labels, csv")
 rc, out, _ = run("archive", "ls", "--label", "commit=zzz", "a.db")
 check(rc == 0 and not [l for l in out.splitlines() if not l.startswith("#")],
       "ls of a label nobody has: no run")
@@ -155,7 +158,7 @@ for fmt in ("json", "text", "csv"):
                             "--format", fmt, "a.db")
     rc2, f_out, _ = run("diff", "--format", fmt, *base, "--", *new)
     check(rc1 == 0 and rc2 == 0 and a_out == f_out,
-          "archive diff --format %s = vmp diff on the 200 files (%s)" % (fmt, a_err.strip()))
+          "archive diff --format %s = vmp diff on the %d files (%s)" % (fmt, 2 * N, a_err.strip()))
 j = json.loads(a_out) if False else json.loads(run("archive", "diff", "--base", "commit=a",
                                                     "--new", "commit=b", "--format", "json",
                                                     "a.db")[1])
@@ -166,18 +169,18 @@ check(j["functions"][0]["function"] == "String>>sortBlock" and j["functions"][0]
 F = "String>>sortBlock"
 t0 = time.monotonic()
 rc, out, err = run("archive", "trend", "--format", "json", "a.db", F)
-print("trend over 200 runs: %.3f s" % (time.monotonic() - t0))
+print("trend over %d runs: %.3f s" % (2 * N, time.monotonic() - t0))
 check(rc == 0, "trend --format json exits 0 (%s)" % err.strip())
 j = json.loads(out)
 check([r["path"] for r in j["runs"]] == files, "trend: every run, in time order")
-check(len(j["changes"]) == 1 and j["changes"][0]["index"] == 100 and
+check(len(j["changes"]) == 1 and j["changes"][0]["index"] == N and
       j["changes"][0]["self_after_pct"] > j["changes"][0]["self_before_pct"] + 3,
       "trend: one change, beginning at the first slowed run (%s)" %
       [(c["index"], round(c["self_before_pct"], 2), round(c["self_after_pct"], 2))
        for c in j["changes"]])
-check([r["change"] for r in j["runs"]].count(True) == 1 and j["runs"][100]["change"],
+check([r["change"] for r in j["runs"]].count(True) == 1 and j["runs"][N]["change"],
       "trend: the run where it begins is marked")
-for i in (0, 57, 103):
+for i in (0, N * 57 // 100, N + 3):
     path = files[i]
     _, rep, _ = run("report", "--format", "json", "--top", "100000", path)
     rj = json.loads(rep)
@@ -196,15 +199,15 @@ for i in (0, 57, 103):
           (path, got["total_pct"], got["innermost_pct"], drow[4], drow[2]))
 rc, out, _ = run("archive", "trend", "--label", "commit=a", "--format", "json", "a.db", F)
 j = json.loads(out)
-check(rc == 0 and len(j["runs"]) == 100 and not j["changes"],
-      "trend of 100 runs of one program: no change (A/A)")
+check(rc == 0 and len(j["runs"]) == N and not j["changes"],
+      "trend of %d runs of one program: no change (A/A)" % N)
 rc, out, _ = run("archive", "trend", "a.db", F)
 marked = [l for l in out.splitlines() if not l.startswith("#") and "<<" in l]
-check(rc == 0 and len(marked) == 1 and marked[0].split()[0] == "101" and "from run 101" in out,
-      "trend text: run 101 marked")
+check(rc == 0 and len(marked) == 1 and marked[0].split()[0] == str(N + 1) and
+      "from run %d" % (N + 1) in out, "trend text: run %d marked" % (N + 1))
 rc, out, _ = run("archive", "trend", "--format", "csv", "a.db", F)
 rows = list(csv.DictReader(out.splitlines()))
-check(rc == 0 and len(rows) == 200 and rows[100]["change"] == "1", "trend csv")
+check(rc == 0 and len(rows) == 2 * N and rows[N]["change"] == "1", "trend csv")
 rc, _, err = run("archive", "trend", "-o", "trend.svg", "a.db", F)
 check(rc == 0, "trend -o trend.svg (%s)" % err.strip())
 import xml.etree.ElementTree as ET
@@ -213,9 +216,10 @@ NS = "{http://www.w3.org/2000/svg}"
 changes = [g for g in svg.iter(NS + "g") if g.get("class") == "change"]
 runs = [g for g in svg.iter(NS + "g") if g.get("class") == "run"]
 lines = {p.get("class"): p.get("points").split() for p in svg.iter(NS + "polyline")}
-check(len(runs) == 200 and len(lines.get("self", [])) == 200 and
-      len(lines.get("total", [])) == 200, "svg: 200 runs, a self and a total line")
-check(len(changes) == 1 and changes[0].get("data-run") == "101", "svg: the change at run 101")
+check(len(runs) == 2 * N and len(lines.get("self", [])) == 2 * N and
+      len(lines.get("total", [])) == 2 * N, "svg: %d runs, a self and a total line" % (2 * N))
+check(len(changes) == 1 and changes[0].get("data-run") == str(N + 1),
+      "svg: the change at run %d" % (N + 1))
 rc, _, err = run("archive", "trend", "a.db", "NoSuch>>function")
 check(rc == 1 and "NoSuch>>function" in err, "trend of an unknown function: exit 1 (%s)" %
       err.strip())
@@ -223,7 +227,7 @@ check(rc == 1 and "NoSuch>>function" in err, "trend of an unknown function: exit
 # ---- idempotent add -------------------------------------------------------------------
 before = dump("a.db")
 rc, out, err = run("archive", "add", "a.db", *files)
-check(rc == 0 and "0 added, 200 already indexed, 0 damaged" in err,
+check(rc == 0 and "0 added, %d already indexed, 0 damaged" % (2 * N) in err,
       "adding the same files again adds nothing (%s)" % err.strip())
 shutil.copy(base[5], "copy-of-a005.vmp")
 rc, out, err = run("archive", "add", "a.db", "copy-of-a005.vmp")
@@ -271,11 +275,11 @@ partial = con.execute(
     "SELECT count(*) FROM runs r WHERE total_weight != "
     "(SELECT coalesce(sum(self), 0) FROM weights w WHERE w.run_id = r.run_id)").fetchone()[0]
 kept = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-check(partial == 0 and 0 < kept < 200,
+check(partial == 0 and 0 < kept < 2 * N,
       "killed: %d whole runs (each run's self weights sum to its total), none partial" % kept)
 con.close()
 rc, _, err = run("archive", "add", "k.db", *files)
-check(rc == 0 and ("%d added, %d already indexed" % (200 - kept, kept)) in err,
+check(rc == 0 and ("%d added, %d already indexed" % (2 * N - kept, kept)) in err,
       "a second add completes it: %s" % err.strip())
 check(dump("k.db")["weights"] == before["weights"] and
       dump("k.db")["functions"] == before["functions"], "and it holds the same rows as a.db")
@@ -326,9 +330,9 @@ if shell:
     _, rep, _ = run("diff", base[0], base[0])
     self0 = [l.split(None, 10) for l in rep.splitlines()
              if not l.startswith("#") and l.endswith(" String>>sortBlock")][0]
-    check(len(trend) == 200 and abs(trend[0][2] - float(self0[2])) < 0.005,
-          "the documented trend query: 200 runs, run 1's self share %.3f = vmp diff's %s" %
-          (trend[0][2], self0[2]))
+    check(len(trend) == 2 * N and abs(trend[0][2] - float(self0[2])) < 0.005,
+          "the documented trend query: %d runs, run 1's self share %.3f = vmp diff's %s" %
+          (2 * N, trend[0][2], self0[2]))
 
 # ---- sample kinds (spec.md §5.15) --------------------------------------------------------
 KINDS = os.path.join(HERE, "..", "golden", "valid", "sample-kinds.vmp")

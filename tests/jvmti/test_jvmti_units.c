@@ -143,6 +143,13 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK(vmp_jvmti__parse_options(&o, "interval=10ns,depth=99999", 9, warn, sizeof warn) == 2);
     CHECK(vmp_jvmti__parse_options(&o, "interval=11s", 9, NULL, 0) == 1);
     CHECK(vmp_jvmti__parse_options(&o, "depth=12abc", 9, NULL, 0) == 1);
+    /* filemode: octal permission bits, at most 777; 0 (the writer's 0600) by default */
+    CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.file_mode == 0);
+    CHECK(vmp_jvmti__parse_options(&o, "filemode=640", 9, NULL, 0) == 0 && o.file_mode == 0640);
+    CHECK(vmp_jvmti__parse_options(&o, "filemode=0644", 9, NULL, 0) == 0 && o.file_mode == 0644);
+    CHECK(vmp_jvmti__parse_options(&o, "filemode=4755", 9, warn, sizeof warn) == 1);
+    CHECK(o.file_mode == 0 && strstr(warn, "filemode '4755'") != NULL);
+    CHECK(vmp_jvmti__parse_options(&o, "filemode=rw,filemode=", 9, NULL, 0) == 2);
     /* loop and keep; the names of a loop's files */
     CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.loop_ns == 0 && o.keep == 0);
     CHECK(vmp_jvmti__parse_options(&o, "loop=60s,keep=3", 9, NULL, 0) == 0);

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * vmp_agent_file.c - the agents' output files (vmp_agent_file.h).
+ */
+#include "vmp_agent_file.h"
+
+#include <errno.h>
+#include <string.h>
+
+int vmp_agent__parse_file_mode(unsigned int *out, const char *text, size_t len)
+{
+    unsigned int mode = 0;
+    if (len == 0 || len > 4)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '7')
+            return -1;
+        mode = mode * 8 + (unsigned int)(text[i] - '0');
+    }
+    if (mode > 0777)
+        return -1;
+    *out = mode;
+    return 0;
+}
+
+const char *vmp_agent__open_why(int err)
+{
+    switch (err) {
+    case ELOOP:
+        return "it is a symbolic link, which vmp does not follow";
+    case EPERM:
+        return "a file of another user, or with other links, is there; vmp does not overwrite it";
+    case EINVAL:
+        return "it is not a regular file";
+    default:
+        return strerror(err);
+    }
+}
