@@ -33,6 +33,7 @@ enum {
     OPT_INTERVAL,
     OPT_AGENT,
     OPT_FILE_MODE,
+    OPT_FLUSH,
     OPT_MODE, /* from here to OPT_LIVE: the HotSpot agent's alone */
     OPT_LOOP,
     OPT_KEEP,
@@ -57,7 +58,7 @@ static const char record_synopsis[] =
     "through the JAVA_TOOL_OPTIONS environment variable (appended to its\n"
     "current value).  A COMMAND whose program is luajit gets the LuaJIT agent\n"
     "instead (the Lua module vmp_luajit, through LUA_CPATH and LUA_INIT; -o,\n"
-    "--interval, --format and --file-mode apply).  When the command ends, print\n"
+    "--interval, --format, --flush and --file-mode apply).  When the command ends, print\n"
     "a summary of the profile (samples, failed samples, dropped samples,\n"
     "duration) to standard error and exit with the command's exit status.\n"
     "\n"
@@ -80,6 +81,10 @@ static const vmp_cli_option record_options[] = {
     {NULL, 'o', "FILE", NULL,
      "write the profile to FILE (default: vmp-PID.vmp, PID\n"
      "being the command's or the JVM's process id)"},
+    {"flush", OPT_FLUSH, "TIME", NULL,
+     "write what was sampled to the file at least every TIME\n"
+     "(10ms to 60s, default 1s): what a crash of the program\n"
+     "loses at most"},
     {"file-mode", OPT_FILE_MODE, "MODE", NULL,
      "the profile's permission bits, in octal (default 600:\n"
      "profiles hold command lines, labels and symbol names;\n"
@@ -167,14 +172,31 @@ static int valid_size(const char *s)
     return vmp_jvmti_parse_size(&v, s) == 0 && v >= 1 && v <= (1u << 30);
 }
 
-/* The agent's interval syntax: digits, then nothing or ns/us/ms/s. */
+/* The agents' duration syntax: digits, then nothing or ns/us/ms/s, into
+ * `*ns` (may be NULL).  @return 1 when `s` is one. */
+static int parse_agent_time(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        uint64_t ns;
+    } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || digits >= 12)
+        return 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(s + digits, units[i].unit) == 0) {
+            if (ns != NULL)
+                *ns = strtoull(s, NULL, 10) * units[i].ns;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int valid_interval(const char *s)
 {
-    size_t digits = strspn(s, "0123456789");
-    const char *unit = s + digits;
-    return digits > 0 && digits < 12 &&
-           (*unit == '\0' || strcmp(unit, "ns") == 0 || strcmp(unit, "us") == 0 ||
-            strcmp(unit, "ms") == 0 || strcmp(unit, "s") == 0);
+    return parse_agent_time(s, NULL);
 }
 
 /* Append `s` (n bytes) to `out` (at `*at`, size bytes) %XX-escaped where a
@@ -622,12 +644,12 @@ static int java_env(const char *agent, const char *file, const char *options)
  * LUA_CPATH finds it, LUA_INIT requires it before the script (then runs the
  * user's LUA_INIT), VMP_LUAJIT_OPTIONS are its options.  @return 0, or -1. */
 static int luajit_env(const char *agent, const char *file, const char *interval, unsigned major,
-                      const char *file_mode)
+                      const char *file_mode, const char *flush)
 {
     const char *cpath = getenv("LUA_CPATH"), *init = getenv("LUA_INIT");
     const char *slash = strrchr(agent, '/');
     size_t len = strlen(agent) + strlen(file) + strlen(interval) + strlen(file_mode) +
-                 (cpath ? strlen(cpath) : 0) + (init ? strlen(init) : 0) + 64;
+                 strlen(flush) + (cpath ? strlen(cpath) : 0) + (init ? strlen(init) : 0) + 64;
     char *buf = malloc(len);
     int ok;
 
@@ -640,8 +662,8 @@ static int luajit_env(const char *agent, const char *file, const char *interval,
     else
         snprintf(buf, len, "require 'vmp_luajit' %s", init ? init : "");
     ok = ok && setenv("LUA_INIT", buf, 1) == 0;
-    snprintf(buf, len, "file=%s,interval=%s,format=%s,filemode=%s", file, interval,
-             major == 2 ? "2.0" : "1.2", file_mode);
+    snprintf(buf, len, "file=%s,interval=%s,format=%s,filemode=%s,flush=%s", file, interval,
+             major == 2 ? "2.0" : "1.2", file_mode, flush);
     ok = ok && setenv("VMP_LUAJIT_OPTIONS", buf, 1) == 0;
     free(buf);
     return ok ? 0 : -1;
@@ -652,7 +674,8 @@ int vmp_cmd_record(int argc, char **argv)
     vmp_cli_parser p;
     const char *given[OPT_COUNT - VMP_CLI_OPT_END] = {NULL}; /* by key: value, "" for a flag */
     const char *interval, *mode, *depth, *agent_opt, *sampler, *threads, *metadata, *pid_arg;
-    const char *duration, *loop, *keep, *alloc, *lock, *file_mode;
+    const char *duration, *loop, *keep, *alloc, *lock, *file_mode, *flush;
+    uint64_t flush_ns = 0;
     int stop, which, live, java_only = 0; /* java_only: a HotSpot option given */
     unsigned major = 2;                   /* --format */
     char opt_name[32];
@@ -709,6 +732,7 @@ int vmp_cmd_record(int argc, char **argv)
     alloc = GIVEN(OPT_ALLOC, NULL);
     lock = GIVEN(OPT_LOCK, NULL);
     file_mode = GIVEN(OPT_FILE_MODE, "600");
+    flush = GIVEN(OPT_FLUSH, "1s");
     stop = GIVEN(OPT_STOP, NULL) != NULL;
     live = GIVEN(OPT_LIVE, NULL) != NULL;
 #undef GIVEN
@@ -740,6 +764,9 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_usage_error("record", "bad --keep '%s' (1 to 1000000)", keep);
     if (!valid_interval(interval))
         return vmp_cli_usage_error("record", "bad interval '%s' (e.g. 1ms, 100us)", interval);
+    if (!parse_agent_time(flush, &flush_ns) || flush_ns < 10000000u || flush_ns > 60000000000u)
+        return vmp_cli_usage_error("record", "bad flush period '%s' (10ms to 60s, e.g. 200ms)",
+                                   flush);
     if (!valid_file_mode(file_mode))
         return vmp_cli_usage_error("record", "bad file mode '%s' (octal, at most 777: 600, 644)",
                                    file_mode);
@@ -784,14 +811,16 @@ int vmp_cmd_record(int argc, char **argv)
         return vmp_cli_fail("record", "agent path %s contains a space, quote, '=' or ','", agent);
     tail_len = strlen(interval) + strlen(mode) + strlen(depth) + strlen(sampler) +
                (threads ? strlen(threads) : 0) + strlen(metadata) + labels_len +
-               (alloc ? strlen(alloc) : 0) + (lock ? strlen(lock) : 0) + 192;
+               (alloc ? strlen(alloc) : 0) + (lock ? strlen(lock) : 0) + strlen(flush) +
+               strlen(file_mode) + 192;
     tail = malloc(tail_len);
     if (tail == NULL)
         return vmp_cli_fail("record", "out of memory");
-    snprintf(tail, tail_len,
-             "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s,filemode=%s%s%s%s",
-             interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2", file_mode,
-             threads ? ",threads=" : "", threads ? threads : "", labels);
+    snprintf(
+        tail, tail_len,
+        "interval=%s,mode=%s,depth=%s,sampler=%s,metadata=%s,format=%s,filemode=%s,flush=%s%s%s%s",
+        interval, mode, depth, sampler, metadata, major == 2 ? "2.0" : "1.2", file_mode, flush,
+        threads ? ",threads=" : "", threads ? threads : "", labels);
     if (alloc != NULL)
         snprintf(tail + strlen(tail), tail_len - strlen(tail), ",alloc=%s", alloc);
     if (lock != NULL)
@@ -843,7 +872,7 @@ int vmp_cmd_record(int argc, char **argv)
     }
     if (pid == 0) {
         output_file(file, sizeof file, p.output, getpid());
-        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major, file_mode)
+        if ((which == AGENT_LUAJIT ? luajit_env(agent, file, interval, major, file_mode, flush)
                                    : java_env(agent, file, tail)) != 0)
             _exit(126);
         execvp(argv[optind], argv + optind);

@@ -378,14 +378,19 @@ vmp_status vmp_writer_open_fd(vmp_writer **out, int fd, const vmp_writer_meta *m
 /* Open `path` for writing as vmp_writer_open() promises: the last component
  * not followed if a symlink, a file there truncated only if it is a regular
  * file of one link that the effective user owns, `mode` set on it; a
- * character device (/dev/null) written as it is.  Returns
- * the descriptor, or -1 with errno set (nothing truncated). */
-static int create_file(const char *path, mode_t mode)
+ * character device (/dev/null) written as it is.  `*created`: 1 when the
+ * file is new.  Returns the descriptor, or -1 with errno set (nothing
+ * truncated). */
+static int create_file(const char *path, mode_t mode, int *created)
 {
     /* O_NONBLOCK: a FIFO planted at the path must not block the open */
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    const int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = open(path, flags | O_CREAT | O_EXCL, mode);
     struct stat st;
     int err = 0;
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) /* a symlink too: then ELOOP */
+        fd = open(path, flags);
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) != 0)
@@ -418,12 +423,22 @@ vmp_status vmp_writer_open(vmp_writer **out, const char *path, const vmp_writer_
         mode = opts->file_mode;
     if (mode > 0777)
         return VMP_ERR_INVALID_ARG;
-    int fd = create_file(path, (mode_t)mode);
+    int created;
+    int fd = create_file(path, (mode_t)mode, &created);
     if (fd < 0)
         return VMP_ERR_IO;
     vmp_status st = open_impl(out, fd, 1, meta, opts);
-    if (st < 0)
+    if (st < 0) {
+        /* a file this call created and could not fill (a full disk) goes,
+         * unless another took its place meanwhile */
+        struct stat mine, there;
+        int err = errno;
+        if (created && fstat(fd, &mine) == 0 && lstat(path, &there) == 0 &&
+            mine.st_dev == there.st_dev && mine.st_ino == there.st_ino)
+            unlink(path);
         close(fd);
+        errno = err;
+    }
     return st;
 }
 

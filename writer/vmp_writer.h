@@ -178,7 +178,9 @@ typedef struct vmp_writer_meta {
  * owned by the caller's effective user (else errno EPERM, or EINVAL for a
  * FIFO, socket, block device or directory; nothing is truncated).  The
  * file gets opts->file_mode (0600 by default).  A character device
- * (/dev/null) is written as it is.
+ * (/dev/null) is written as it is.  A file this call creates is removed
+ * again when the open fails after (the header could not be written: a full
+ * disk).
  *
  * @param[out] out  receives the writer on success; untouched on failure.  The
  *                  caller owns it and releases it with vmp_writer_close().

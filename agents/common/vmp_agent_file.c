@@ -23,6 +23,11 @@ int vmp_agent__parse_file_mode(unsigned int *out, const char *text, size_t len)
     return 0;
 }
 
+uint32_t vmp_agent__flush_ms(uint64_t ns)
+{
+    return (uint32_t)((ns ? ns : VMP_AGENT_DEFAULT_FLUSH_NS) / 1000000u);
+}
+
 const char *vmp_agent__open_why(int err)
 {
     switch (err) {

@@ -11,6 +11,14 @@
 #define VMP_AGENT_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* flush=: the age that closes a chunk of the file (vmp_writer_options'
+ * chunk_age_ms): what a crash of the VM can lose at most (spec.md §2, "a
+ * crash loses at most the chunk being filled"). */
+#define VMP_AGENT_DEFAULT_FLUSH_NS 1000000000u
+#define VMP_AGENT_MIN_FLUSH_NS     10000000u
+#define VMP_AGENT_MAX_FLUSH_NS     60000000000u
 
 /** Parse the `len` bytes at `text` (need not be NUL-terminated) as a file
  *  mode: 1 to 4 octal digits, at most 0777 ("600", "0640").
@@ -22,5 +30,9 @@ int vmp_agent__parse_file_mode(unsigned int *out, const char *text, size_t len);
  *  documents in words ("it is a symbolic link, which vmp does not
  *  follow"), strerror() for the rest.  @return a static string. */
 const char *vmp_agent__open_why(int err);
+
+/** The chunk age in ms (vmp_writer_options.chunk_age_ms) of a flush=
+ *  period `ns` (0: the default). */
+uint32_t vmp_agent__flush_ms(uint64_t ns);
 
 #endif

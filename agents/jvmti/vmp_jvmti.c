@@ -85,21 +85,81 @@ uint64_t vmp_jvmti__now_ns(void)
 
 /* ---- Life cycle ------------------------------------------------------------------ */
 
-/* Close the writer of `o` (taken out of g: nothing else uses it) and free
- * what it was told.  `report`: one line on stderr with its totals. */
-static void close_output(output *o, int report)
+void vmp_jvmti__output_failed_locked(output *o)
 {
     vmp_writer_totals tot;
 
+    if (o->warned)
+        return;
+    o->warned = 1;
+    if (vmp_jv.failing) /* said already: this run of failures goes on */
+        return;
+    vmp_jv.failing = 1;
+    vmp_writer_stats(o->w, &tot);
+    fprintf(stderr, "vmp: cannot write %s: %s; samples are dropped and counted %s\n", o->path,
+            tot.write_errno ? strerror(tot.write_errno) : "the file is closed",
+            vmp_jv.opts.loop_ns > 0 ? "until a next file of the loop can be written"
+                                    : "to the end; the program runs on");
+}
+
+void vmp_jvmti__check_write_to(output *o, vmp_status st)
+{
+    if (st == VMP_ERR_IO || st == VMP_ERR_CLOSED)
+        vmp_jvmti__output_failed_locked(o);
+}
+
+void vmp_jvmti__check_output_locked(void)
+{
+    vmp_writer_totals tot;
+
+    if (vmp_jv.out.w == NULL || vmp_jv.out.warned)
+        return;
+    vmp_writer_stats(vmp_jv.out.w, &tot);
+    if (tot.write_errno != 0)
+        vmp_jvmti__output_failed_locked(&vmp_jv.out);
+}
+
+/* Close the writer of `o` (taken out of g: nothing else uses it) and free
+ * what it was told.  `report`: one line on stderr with its totals.  Not
+ * under vmp_jv.lock. */
+static void close_output(output *o, int report)
+{
+    vmp_writer_totals tot;
+    uint64_t dropped, lost = 0, not_opened = 0;
+    int failed, say = 0, recovered = 0;
+
     memset(&tot, 0, sizeof tot);
-    if (vmp_writer_close(o->w, &tot) < 0 && !vmp_jv.warned_write)
-        fprintf(stderr, "vmp: error writing %s: %s\n", o->path,
-                tot.write_errno ? strerror(tot.write_errno) : "write failed");
-    else if (report)
+    failed = vmp_writer_close(o->w, &tot) < 0;
+    dropped = tot.dropped_full + tot.dropped_write;
+    pthread_mutex_lock(&vmp_jv.lock);
+    if (failed) { /* said once a run of failures (vmp_jvmti__output_failed_locked()) */
+        say = !o->warned && !vmp_jv.failing;
+        vmp_jv.failing = 1;
+        vmp_jv.dropped_failing += dropped;
+    } else if (vmp_jv.failing) { /* a whole file again: the run of failures ends */
+        recovered = 1;
+        lost = vmp_jv.dropped_failing;
+        not_opened = vmp_jv.not_opened;
+        vmp_jv.failing = 0;
+        vmp_jv.dropped_failing = 0;
+        vmp_jv.not_opened = 0;
+    }
+    pthread_mutex_unlock(&vmp_jv.lock);
+    if (say)
+        fprintf(stderr, "vmp: cannot write %s: %s; %llu samples dropped\n", o->path,
+                tot.write_errno ? strerror(tot.write_errno) : "write failed",
+                (unsigned long long)dropped);
+    if (recovered)
+        fprintf(stderr,
+                "vmp: loop: %s is complete: the files are written again (%llu samples dropped, "
+                "%llu files not opened before)\n",
+                o->path, (unsigned long long)lost, (unsigned long long)not_opened);
+    if (report && !say)
         fprintf(stderr, "vmp: wrote %llu samples (%llu failed, %llu dropped) to %s\n",
                 (unsigned long long)tot.samples_written, (unsigned long long)tot.failed_written,
                 (unsigned long long)(tot.dropped_full + tot.dropped_write), o->path);
     o->w = NULL;
+    o->warned = 0;
     vmp_jvmti__idset_free(&o->functions);
     vmp_jvmti__codemap_free(&o->code);
 }
@@ -218,12 +278,6 @@ void vmp_jvmti__rotate(JNIEnv *jni)
         pthread_mutex_unlock(&vmp_jv.lock);
         return;
     }
-    if (vmp_jv.not_opened > 0) {
-        fprintf(stderr,
-                "vmp: loop: recording into %s; the %" PRIu64 " file%s before could not be opened\n",
-                path, vmp_jv.not_opened, vmp_jv.not_opened == 1 ? "" : "s");
-        vmp_jv.not_opened = 0;
-    }
     describe_state(jni, &vmp_jv.next);
     pthread_mutex_lock(&vmp_jv.lock);
     for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
@@ -238,6 +292,7 @@ void vmp_jvmti__rotate(JNIEnv *jni)
     vmp_jv.out.functions = vmp_jv.next.functions;
     vmp_jv.out.code = vmp_jv.next.code;
     memcpy(vmp_jv.out.path, vmp_jv.next.path, sizeof vmp_jv.out.path);
+    vmp_jv.out.warned = vmp_jv.next.warned;
     __atomic_store_n(&vmp_jv.out.w, vmp_jv.next.w,
                      __ATOMIC_SEQ_CST); /* samples go to the new file */
     memset(&vmp_jv.next, 0, sizeof vmp_jv.next);
@@ -429,6 +484,7 @@ static int open_output(output *o, const char *path)
     wo.sample_time_unit_ns = vmp_jvmti__time_unit(&vmp_jv.opts);
     wo.ring_slots = 16384;
     wo.file_mode = vmp_jv.opts.file_mode;
+    wo.chunk_age_ms = vmp_agent__flush_ms(vmp_jv.opts.flush_ns);
     if (vmp_jv.n_sample_kinds > 0) { /* format 2.1: samples of kinds beside CPU time */
         wo.sample_kinds = vmp_jv.sample_kinds;
         wo.sample_units = vmp_jv.sample_units;
@@ -438,10 +494,16 @@ static int open_output(output *o, const char *path)
     errno = 0;
     st = vmp_writer_open(&w, path, &meta, &wo);
     if (st < 0) {
+        int say, err = errno;
         w = NULL;
-        if (o == &vmp_jv.out || vmp_jv.not_opened == 0) /* a loop says it once */
+        pthread_mutex_lock(&vmp_jv.lock);
+        say = o == &vmp_jv.out || !vmp_jv.failing; /* a loop says it once a run */
+        if (o != &vmp_jv.out)
+            vmp_jv.failing = 1;
+        pthread_mutex_unlock(&vmp_jv.lock);
+        if (say)
             fprintf(stderr, "vmp: cannot open %s: %s; %s\n", path,
-                    st == VMP_ERR_IO ? vmp_agent__open_why(errno) : vmp_status_str(st),
+                    st == VMP_ERR_IO ? vmp_agent__open_why(err) : vmp_status_str(st),
                     o == &vmp_jv.out ? "the program continues without profiling"
                                      : "the recording goes on in the current file");
     } else {
@@ -605,7 +667,8 @@ static void reset_recording_locked(void)
     vmp_jv.not_opened = 0;
     vmp_jv.next_code_id = 0;
     vmp_jv.dead = 0;
-    vmp_jv.warned_write = 0;
+    vmp_jv.failing = 0;
+    vmp_jv.dropped_failing = 0;
     vmp_jv.threads_unsampled = 0;
     atomic_store(&vmp_jv.stop_service, 0);
     atomic_store(&vmp_jv.gc_tail, atomic_load(&vmp_jv.gc_head));
@@ -628,6 +691,8 @@ static int get_jvmti(JavaVM *vm)
     vmp_jv.agct = (agct_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     if (vmp_jv.agct == NULL)
         fprintf(stderr, "vmp: AsyncGetCallTrace not found; every sample will fail\n");
+    else
+        vmp_jvmti__crash_watch_init((const void *)(uintptr_t)vmp_jv.agct);
     return 0;
 }
 

@@ -41,6 +41,7 @@
 #include "vmp_jvmti_anchor.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
+#include "vmp_jvmti_crash.h"
 #include "vmp_jvmti_kinds.h"
 #include "vmp_jvmti_maps.h"
 #include "vmp_jvmti_opts.h"
@@ -111,6 +112,7 @@ typedef struct output {
     vmp_jvmti_idset functions; /* the methods described to it */
     vmp_jvmti_codemap code;    /* its live code objects */
     char path[VMP_JVMTI_PATH_MAX];
+    int warned; /* its failure was said (vmp_jvmti__output_failed_locked()) */
 } output;
 
 typedef struct vmp_jv_state {
@@ -120,14 +122,15 @@ typedef struct vmp_jv_state {
     agct_fn agct;
     int recorded; /* a recording started once: the JVM keeps the library */
 
-    pthread_mutex_t lock; /* guards everything below up to the atomics */
-    output out;           /* the file samples go to; out.w NULL: none */
-    output next;          /* loop: the next file while it is filled */
-    uint64_t file_no;     /* loop: the number of out's file (vmp_jvmti_loop_path) */
-    uint64_t not_opened;  /* loop: files in a row that could not be opened (said once) */
-    int dead;             /* recording stopped (VMDeath, stop): register nothing more */
-    int warned_write;
-    int mechanism; /* cpu mode: enum vmp_agent_mechanism */
+    pthread_mutex_t lock;     /* guards everything below up to the atomics */
+    output out;               /* the file samples go to; out.w NULL: none */
+    output next;              /* loop: the next file while it is filled */
+    uint64_t file_no;         /* loop: the number of out's file (vmp_jvmti_loop_path) */
+    uint64_t not_opened;      /* loop: files in a row that could not be opened (said once) */
+    int dead;                 /* recording stopped (VMDeath, stop): register nothing more */
+    int failing;              /* an output failure was said and no file completed since */
+    uint64_t dropped_failing; /* the samples the files closed since dropped */
+    int mechanism;            /* cpu mode: enum vmp_agent_mechanism */
     uint64_t next_code_id;
     uint64_t threads_unsampled; /* found with every slot taken */
     char process_comm[16];      /* the kernel's name of the process */
@@ -174,6 +177,15 @@ void vmp_jvmti__stop_recording(void);
 void vmp_jvmti__rotate(JNIEnv *jni);
 void vmp_jvmti__write_live_samples(void);
 void vmp_jvmti__check_write(vmp_status st);
+/** As vmp_jvmti__check_write(), for a writer call on output `o`. */
+void vmp_jvmti__check_write_to(output *o, vmp_status st);
+/** Say, once per run of failures, that output `o` stopped (a full disk, an
+ *  I/O error: the writer drops and counts the samples from then on).  Under
+ *  vmp_jv.lock. */
+void vmp_jvmti__output_failed_locked(output *o);
+/** The service thread, each tick under vmp_jv.lock: whether the current
+ *  file's output stopped (vmp_jvmti__output_failed_locked()). */
+void vmp_jvmti__check_output_locked(void);
 uint64_t vmp_jvmti__stack_top(vmp_jvmti_thread *t, void *uc);
 void vmp_jvmti__jfree(void *p);
 void vmp_jvmti__define_class(jclass klass);

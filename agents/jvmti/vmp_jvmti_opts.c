@@ -281,6 +281,16 @@ int vmp_jvmti__parse_options(vmp_jvmti_options *out, const char *text, long pid,
             } else {
                 out->keep = (uint32_t)k;
             }
+        } else if (strcmp(key, "flush") == 0) {
+            uint64_t ns;
+            if (vmp_agent__parse_interval(&ns, val, strlen(val)) != 0 ||
+                ns < VMP_AGENT_MIN_FLUSH_NS || ns > VMP_AGENT_MAX_FLUSH_NS) {
+                warnf(warn, warn_size, "flush '%s' is not a duration from 10ms to 60s; using 1s\n",
+                      val);
+                problems++;
+            } else {
+                out->flush_ns = ns;
+            }
         } else if (strcmp(key, "filemode") == 0) {
             if (vmp_agent__parse_file_mode(&out->file_mode, val, vlen) != 0) {
                 warnf(warn, warn_size, "filemode '%s' is not an octal mode up to 777; using 600\n",

@@ -64,6 +64,9 @@ typedef struct vmp_jvmti_options {
     /* filemode=: the permission bits of the files (octal); 0 == the
      * writer's default, 0600 */
     unsigned int file_mode;
+    /* flush=: a chunk closes at this age: what a crash loses at most;
+     * 0 == VMP_AGENT_DEFAULT_FLUSH_NS */
+    uint64_t flush_ns;
     /* label=KEY:VALUE options, in order, decoded: the header's labels */
     char label_keys[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
     char label_values[VMP_JVMTI_MAX_LABELS][VMP_JVMTI_LABEL_MAX];
@@ -89,11 +92,13 @@ typedef struct vmp_jvmti_options {
  * kind "lock" weighing the nanoseconds waited), live (on or off: with alloc,
  * the sampled allocations still reachable at the end, as samples of kind
  * "live"), filemode (1 to 4 octal digits, at most 777: the permission bits
- * of the files; default 600) and label=KEY:VALUE (repeatable, at most
- * VMP_JVMTI_MAX_LABELS; a later label with the same KEY replaces the earlier one; %XX in KEY or
- * VALUE stands for the byte XX, so that a value may hold ',', ' ', ':' or '=').  Every problem
- * (unknown key, bad value, value out of range) leaves that option at its default and is described
- * by one line appended to `warn` (at most `warn_size` bytes, always NUL-terminated, may be NULL).
+ * of the files; default 600), flush (a duration, 10ms to 60s, default 1s:
+ * the writer closes a chunk at this age, so a crash loses at most that) and label=KEY:VALUE
+ * (repeatable, at most VMP_JVMTI_MAX_LABELS; a later label with the same KEY replaces the earlier
+ * one; %XX in KEY or VALUE stands for the byte XX, so that a value may hold ',', ' ', ':' or '=').
+ * Every problem (unknown key, bad value, value out of range) leaves that option at its default and
+ * is described by one line appended to `warn` (at most `warn_size` bytes, always NUL-terminated,
+ * may be NULL).
  *
  * @param[out] out  receives the options; always fully initialised.
  * @param text      borrowed.

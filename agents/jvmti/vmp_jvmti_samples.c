@@ -25,8 +25,7 @@ static void describe_class_locked(uint64_t id, const char *name)
     for (i = 0; i < N_OUTPUTS; i++) {
         output *o = vmp_jv_outputs[i];
         if (o->w != NULL && vmp_jvmti__idset_add(&o->functions, id) == 1)
-            vmp_agent__check_write(vmp_writer_class(o->w, id, name), vmp_jv.out.path,
-                                   &vmp_jv.warned_write);
+            vmp_jvmti__check_write_to(o, vmp_writer_class(o->w, id, name));
     }
 }
 
@@ -197,7 +196,7 @@ void JNICALL vmp_jvmti__on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthre
 /* Called with vmp_jv.lock held after each writer call: one warning per run. */
 void vmp_jvmti__check_write(vmp_status st)
 {
-    vmp_agent__check_write(st, vmp_jv.out.path, &vmp_jv.warned_write);
+    vmp_jvmti__check_write_to(&vmp_jv.out, st);
 }
 
 /* ---- The signal handler --------------------------------------------------- */
@@ -408,7 +407,8 @@ void vmp_jvmti__on_sigprof(int sig, siginfo_t *si, void *uc)
     atomic_fetch_add(&vmp_jv.in_handler, 1);
     t = vmp_jvmti__threads_self();
     if (t != NULL) {
-        if (atomic_load(&vmp_jv.sampling))
+        /* no walk while the JVM reports a fatal error (vmp_jvmti_crash.h) */
+        if (atomic_load(&vmp_jv.sampling) && !vmp_jvmti__vm_crashing())
             take_sample(t, uc);
         /* last, so that the walk is not counted in the next interval; also
          * before sampling starts (the grid keeps counting), else a clock

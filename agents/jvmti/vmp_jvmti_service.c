@@ -345,6 +345,7 @@ void *vmp_jvmti__service_main(void *arg)
     const pid_t pid = getpid();
     uint64_t last_drain = 0, last_modules = vmp_jvmti__now_ns();
     struct timespec next;
+    int flushed_at_crash = 0;
 
     (void)arg;
     vmp_agent__block_sigprof();
@@ -356,6 +357,14 @@ void *vmp_jvmti__service_main(void *arg)
             ;
         t = vmp_jvmti__now_ns();
         pthread_mutex_lock(&vmp_jv.lock);
+        if (!flushed_at_crash && vmp_jvmti__vm_crashing()) {
+            /* The JVM writes its hs_err file, then dies: what was sampled
+             * goes to the file now.  (If the crashed thread holds the lock,
+             * this thread waits for the end with it.) */
+            flushed_at_crash = 1;
+            if (vmp_jv.out.w != NULL)
+                vmp_writer_flush(vmp_jv.out.w);
+        }
         if (wall && atomic_load(&vmp_jv.sampling)) {
             size_t i;
             for (i = 0; i < vmp_jvmti__threads_bound(); i++) {
@@ -365,6 +374,7 @@ void *vmp_jvmti__service_main(void *arg)
             }
         }
         if (t - last_drain >= SCAN_PERIOD_NS) {
+            vmp_jvmti__check_output_locked();
             vmp_jvmti__drain_gc_locked();
             vmp_jvmti__scan_threads_locked(0);
             find_stack_tops_locked();

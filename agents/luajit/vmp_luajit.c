@@ -53,8 +53,9 @@ static const char *const event_kinds[] = {"flush", "gc"};
 
 /* VMP_LUAJIT_OPTIONS: comma-separated file=PATH, interval=TIME (1us to
  * 1s), format=1.2|2.0 (2.0: samples in SAMPLE_BLOCKs, their times in us at
- * intervals of 10 us or more) and filemode=OCTAL (the file's permission
- * bits, default 600).  A bad option is said on stderr and its default
+ * intervals of 10 us or more), filemode=OCTAL (the file's permission
+ * bits, default 600) and flush=TIME (10ms to 60s: what a crash loses at
+ * most, vmp_agent_file.h).  A bad option is said on stderr and its default
  * kept. */
 static void parse_options(const char *text)
 {
@@ -78,6 +79,10 @@ static void parse_options(const char *text)
         } else if (klen == 6 && memcmp(text, "format", 6) == 0 && vlen == 3 &&
                    (memcmp(val, "1.2", 3) == 0 || memcmp(val, "2.0", 3) == 0)) {
             vmp_lj.format_major = memcmp(val, "2.0", 3) == 0 ? 2 : 1;
+        } else if (klen == 5 && memcmp(text, "flush", 5) == 0 &&
+                   vmp_agent__parse_interval(&ns, val, vlen) == 0 && ns >= VMP_AGENT_MIN_FLUSH_NS &&
+                   ns <= VMP_AGENT_MAX_FLUSH_NS) {
+            vmp_lj.flush_ns = ns;
         } else if (klen == 8 && memcmp(text, "filemode", 8) == 0 &&
                    vmp_agent__parse_file_mode(&vmp_lj.file_mode, val, vlen) == 0) {
         } else if (len > 0) {
@@ -292,6 +297,7 @@ static void open_writer(void)
     wo.lazy_symbols = 1;
     wo.format_major = vmp_lj.format_major; /* times in us from a 10us interval on */
     wo.file_mode = vmp_lj.file_mode;
+    wo.chunk_age_ms = vmp_agent__flush_ms(vmp_lj.flush_ns);
     errno = 0;
     st = vmp_writer_open(&vmp_lj.w, vmp_lj.file, &meta, &wo);
     if (st < 0) {

@@ -80,6 +80,7 @@ typedef struct vmp_lj_state {
     atomic_int closed;
     unsigned format_major; /* format=1.2: 1; 0 == the writer's default, 2.0 */
     unsigned file_mode;    /* filemode=: the file's permission bits; 0 == 0600 */
+    uint64_t flush_ns;     /* flush=: the chunk age (vmp_agent_file.h); 0 == default */
 } vmp_lj_state;
 
 /* the agent's state (vmp_luajit.c) */

@@ -59,6 +59,8 @@ import java.util.function.LongUnaryOperator;
 
 public final class Demo {
     static volatile long sink;
+    // hot mode: the calls of hotLoop made, the work rate a profiler must not slow
+    static long hotRounds;
 
     private Demo() {}
 
@@ -301,6 +303,7 @@ public final class Demo {
         long s = 0;
         while (System.nanoTime() < end) {
             s += hotLoop(s, 1_000_000);
+            hotRounds++;
         }
         sink = s;
     }
@@ -651,6 +654,7 @@ public final class Demo {
                 System.err.println("usage: Demo [all|hot|alloc|live|lock|churn|spin|exit|short|native|copy|vmnative|threads|nshort] [scale]");
                 System.exit(2);
         }
-        System.out.printf("mode=%s elapsed_ms=%d%n", mode, (System.nanoTime() - t0) / 1_000_000);
+        System.out.printf("mode=%s elapsed_ms=%d rounds=%d%n", mode, (System.nanoTime() - t0) / 1_000_000,
+                hotRounds);
     }
 }

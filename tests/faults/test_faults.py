@@ -11,11 +11,39 @@
 #           so in one line); likewise a loop's numbered file; the attach
 #           trigger file is not created through a symlink planted at its
 #           path (the attach still works).  HotSpot and LuaJIT.
+#   crash:  a JVM recorded at 1 ms crashes after 1.5 s: a JNI write through
+#           NULL, a write to address 0 through sun.misc.Unsafe, abort() from
+#           JNI.  Each exits with the status it has without the agent, the
+#           JVM writes its hs_err file (not for abort(), as without the
+#           agent) and does not blame the agent, and the profile reads (it
+#           ends without END: truncated).  What was lost is printed: with
+#           flush=10s, the JVM's crash handling (held 1 s by -XX:OnError)
+#           leaves the agent time to write what it sampled: at most 100 ms
+#           lost (10 s without that); abort() kills at once: at most the
+#           flush period (200 ms) and the writer's wake-up.
+#   disk:   the disk fills during a recording: a JVM recorded with --loop
+#           500ms into a 4 MB tmpfs (its own mount namespace; root only,
+#           else skipped with a line) that a filler leaves 8 KB of, for 4 s;
+#           after 1.5 s the filler goes.  The JVM's work rate against the
+#           same recording on the normal disk (printed; at least 70% of it),
+#           the agent says "No space left on device" once, the files written
+#           before and after read, and at least one file after the space
+#           returned is complete (END) with samples.
+#   attach: N cycles (--cycles, 30 here; bench/run section 13 runs 200) of
+#           `vmp record --pid P --duration 200ms` on one running JVM: every
+#           file valid with samples, and the JVM's open descriptors, threads
+#           and RSS after the last cycle against after the fifth (printed:
+#           the growth per cycle, and per cycle over the last half):
+#           descriptors and threads the same; RSS at most 48 MB above (the
+#           JVM's malloc arenas fill over the first 70 or so recordings, each
+#           with its own threads, then RSS stays flat: with --cycles 100 or
+#           more, at most 64 KB a cycle over the last half); the JVM runs on.
 #
 # usage: test_faults.py --vmp VMP --java JAVA --jar JAR [--luajit LUAJIT]
 #                       --examples DIR --work DIR PART
 import argparse
 import glob
+import json
 import os
 import shutil
 import stat
@@ -30,6 +58,9 @@ ap.add_argument("--jar", required=True)
 ap.add_argument("--luajit")
 ap.add_argument("--examples", required=True)
 ap.add_argument("--work", required=True)
+ap.add_argument("--crash-classes")
+ap.add_argument("--crash-lib")
+ap.add_argument("--cycles", type=int, default=30)
 ap.add_argument("part")
 A = ap.parse_args()
 failures = 0
@@ -174,13 +205,15 @@ def part_files():
         os.unlink(old)
     victim = os.path.join(A.work, "attloop-victim.txt")
     plant_symlink(os.path.join(A.work, "attloop-000002.vmp"), victim)
-    rc, out, err = vmp("record", "--pid", str(demo.pid), "--duration", "1500ms", "--loop", "300ms",
+    rc, out, err = vmp("record", "--pid", str(demo.pid), "--duration", "2s", "--loop", "300ms",
                        "-o", os.path.join(A.work, "attloop.vmp"))
     print(err, end="")
     files = sorted(f for f in glob.glob(os.path.join(A.work, "attloop-*.vmp"))
                    if not os.path.islink(f))
-    check(rc == 0 and len(files) >= 3 and "stopped" not in err,
-          "attach --loop past a skipped number: exit 0, %d files (%d)" % (len(files), rc))
+    check(rc == 0 and len(files) >= 2 and
+          files[-1] >= os.path.join(A.work, "attloop-000003.vmp"),
+          "attach --loop past a skipped number: exit 0, files %s (%d)" %
+          ([os.path.basename(f) for f in files], rc))
     check(all(valid(f) and mode_of(f) == 0o600 for f in files),
           "attach --loop: every file validates and is 0600")
     check(intact(victim), "attach --loop: the symlink's target is as it was")
@@ -196,7 +229,205 @@ def part_files():
         print("skip  luajit: not built")
 
 
-PARTS = {"files": part_files}
+# ---- crash ----------------------------------------------------------------------
+
+# mode: (the agent's flush= in ms, what may be lost in ms)
+CRASH_MODES = {"jni": (10000, 100), "unsafe": (10000, 100), "abort": (200, 450)}
+
+
+def crash_run(mode, record):
+    """Run Crash.java in its own directory; (exit status as vmp record gives
+    it, stdout, stderr, the directory)."""
+    d = os.path.join(A.work, "%s-%s" % (mode, "agent" if record else "plain"))
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    java = [A.java, "-XX:-CreateCoredumpOnCrash", "-XX:OnError=sleep 1", "-cp", A.crash_classes,
+            "Crash", mode, "1500", A.crash_lib]
+    cmd = ([A.vmp, "record", "-o", os.path.join(d, "crash.vmp"), "--flush",
+            "%dms" % CRASH_MODES[mode][0], "--"] if record else []) + java
+    p = subprocess.run(cmd, cwd=d, env=java_env(), capture_output=True, text=True, timeout=180)
+    rc = p.returncode if p.returncode >= 0 else 128 - p.returncode
+    return rc, p.stdout, p.stderr, d
+
+
+def hs_err(d):
+    logs = glob.glob(os.path.join(d, "hs_err_pid*.log"))
+    return open(logs[0], errors="replace").read() if logs else None
+
+
+def problematic_frame(text):
+    lines = (text or "").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# Problematic frame:") and i + 1 < len(lines):
+            return lines[i + 1]
+    return ""
+
+
+def lost_ms(path, crash_ns):
+    """ns between the crash and the latest time in the profile, in ms."""
+    head = subprocess.run("%s decode %s | head -1" % (A.vmp, path), shell=True,
+                          capture_output=True, text=True).stdout
+    start = int(head.split("start_monotonic=")[1].split()[0])
+    rc, out, err = vmp("info", "--json", path)
+    info = json.loads(out)
+    return (crash_ns - (start + info["duration_ns"])) / 1e6, info
+
+
+def part_crash():
+    for mode, (flush_ms, bound_ms) in CRASH_MODES.items():
+        rc0, out0, err0, d0 = crash_run(mode, False)
+        rc1, out1, err1, d1 = crash_run(mode, True)
+        check(rc0 != 0 and rc1 == rc0,
+              "%s: exit status %d, as without the agent (%d)" % (mode, rc1, rc0))
+        check("not crashed" not in out1 and "crash_ns=" in out1, "%s: the JVM crashed" % mode)
+        if mode != "abort":
+            plain, agent = hs_err(d0), hs_err(d1)
+            check(plain is not None and agent is not None,
+                  "%s: the JVM wrote its hs_err file, as without the agent" % mode)
+            frame = problematic_frame(agent)
+            check(frame == problematic_frame(plain) and "vmp" not in frame.replace(
+                      "vmp_test_crash", ""),
+                  "%s: the problematic frame is the program's: %s" % (mode, frame.strip()))
+        path = os.path.join(d1, "crash.vmp")
+        rc, out, err = vmp("report", path)
+        check(rc == 0 and os.path.getsize(path) > 0,
+              "%s: vmp report reads the profile (%d): %s" % (mode, rc, err.strip()[:200]))
+        crash_ns = int(out1.split("crash_ns=")[1].split()[0])
+        lost, info = lost_ms(path, crash_ns)
+        print("%s: %d samples, %s; lost: %.0f ms before the crash (flush=%dms)" %
+              (mode, info["samples"], info["status"], lost, flush_ms))
+        check(info["samples"] > 300 and info["status"].startswith("truncated"),
+              "%s: the samples up to the crash (%d), no END record" % (mode, info["samples"]))
+        check(lost <= bound_ms, "%s: at most %d ms lost: %.0f ms" % (mode, bound_ms, lost))
+
+
+# ---- disk -----------------------------------------------------------------------
+
+def rounds_per_s(out):
+    """The demo's hot-mode work rate from its last line."""
+    f = dict(kv.split("=") for kv in out.split() if "=" in kv)
+    return int(f["rounds"]) / (int(f["elapsed_ms"]) / 1000.0)
+
+
+def can_mount_tmpfs():
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = os.path.join(A.work, "probe")
+    os.makedirs(probe, exist_ok=True)
+    return subprocess.run(["unshare", "-m", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs",
+                           probe], capture_output=True).returncode == 0
+
+
+def part_disk():
+    if not can_mount_tmpfs():
+        print("skip  disk: cannot mount a tmpfs in a mount namespace (needs root)")
+        return
+    mnt, out = os.path.join(A.work, "mnt"), os.path.join(A.work, "out")
+    for d in (mnt, out):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    demo = [A.java, "-jar", A.jar, "hot", "1"]   # 4 s
+
+    # the work rate on the normal disk, with the agent
+    p = subprocess.run([A.vmp, "record", "-o", os.path.join(out, "normal.vmp"), "--loop",
+                        "500ms", "--"] + demo,
+                       cwd=A.work, env=java_env(), capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0, "normal disk: exit 0 (%d)" % p.returncode)
+    normal = rounds_per_s(p.stdout)
+
+    # a 4 MB tmpfs that a filler leaves 8 KB of; the recording's files are
+    # copied out before the namespace goes
+    script = ('mount -t tmpfs -o size=4m tmpfs "$1" && '
+              'dd if=/dev/zero of="$1/filler" bs=1k count=%d 2>/dev/null; '
+              'echo ready >&2; shift; "$@"; rc=$?; cp "%s"/full-*.vmp "%s"/ 2>/dev/null; '
+              'exit $rc' % (4096 - 8, mnt, out))
+    cmd = ["unshare", "-m", "sh", "-c", script, "sh", mnt, A.vmp, "record", "-o",
+           os.path.join(mnt, "full.vmp"), "--loop", "500ms", "--"] + demo
+    p = subprocess.Popen(cmd, cwd=A.work, env=java_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    filler = "/proc/%d/root%s/filler" % (p.pid, mnt)
+    try:
+        os.unlink(filler)
+        freed = True
+    except OSError as e:
+        freed = False
+        print("cannot remove the filler: %s" % e)
+    stdout, stderr = p.communicate(timeout=180)
+    print(stderr, end="")
+    check(freed, "the filler was removed after 1.5 s")
+    check(p.returncode == 0, "full disk: the JVM finished its work, exit 0 (%d)" % p.returncode)
+    full = rounds_per_s(stdout)
+    print("disk: work rate %.1f rounds/s with the disk full for 1.5 s, %.1f on the normal disk "
+          "(%.0f%%)" % (full, normal, 100.0 * full / normal))
+    check(full >= 0.7 * normal, "the work rate stays (%.0f%% of the normal disk's)" %
+          (100.0 * full / normal))
+    said = [l for l in stderr.splitlines() if "No space left on device" in l]
+    check(len(said) == 1, "the full disk is said once: %r" % said)
+    files = sorted(glob.glob(os.path.join(out, "full-*.vmp")))
+    readable = [f for f in files if vmp("info", f)[0] == 0]
+    check(len(files) >= 4 and readable == files,
+          "every file reads (%d files, %d readable)" % (len(files), len(readable)))
+    complete = []
+    for f in files:
+        rc, o, e = vmp("info", "--json", f)
+        info = json.loads(o) if rc == 0 else {}
+        if info.get("status") == "complete" and info.get("samples", 0) > 0:
+            complete.append(os.path.basename(f))
+    check(len(complete) >= 2, "files after the space returned are complete with samples: %s" %
+          complete)
+
+
+# ---- attach ---------------------------------------------------------------------
+
+def proc_figures(pid):
+    """(open descriptors, threads, RSS in KB) of process `pid`."""
+    fds = len(os.listdir("/proc/%d/fd" % pid))
+    status = dict(l.split(":", 1) for l in open("/proc/%d/status" % pid).read().splitlines()
+                  if ":" in l)
+    return fds, int(status["Threads"]), int(status["VmRSS"].split()[0])
+
+
+def part_attach():
+    n = A.cycles
+    demo = start_demo("hot", max(10, n * 0.5))
+    time.sleep(1.0)
+    check(demo.poll() is None, "the demo runs")
+    figures, bad = [], []
+    t0 = time.monotonic()
+    for i in range(1, n + 1):
+        path = os.path.join(A.work, "cycle.vmp")
+        rc, out, err = vmp("record", "--pid", str(demo.pid), "--duration", "200ms", "-o", path)
+        rc_v, out_v, err_v = vmp("info", "--json", path)
+        samples = json.loads(out_v)["samples"] if rc_v == 0 else 0
+        if rc != 0 or rc_v != 0 or samples == 0 or not valid(path):
+            bad.append((i, rc, err.strip()[-200:]))
+        time.sleep(0.05)
+        figures.append(proc_figures(demo.pid))
+    took = time.monotonic() - t0
+    check(not bad, "%d cycles: every one recorded a valid file with samples %s" % (n, bad[:3]))
+    first, last = figures[4], figures[-1]
+    k = n - 5
+    print("attach: %d cycles in %.1f s; after cycle 5 -> %d: descriptors %d -> %d, threads %d -> %d, "
+          "RSS %d -> %d KB (%+.1f KB a cycle)" %
+          (n, took, n, first[0], last[0], first[1], last[1], first[2], last[2],
+           (last[2] - first[2]) / k))
+    check(last[0] <= first[0], "descriptors do not grow (%d -> %d)" % (first[0], last[0]))
+    check(last[1] <= first[1] + 2, "threads do not grow (%d -> %d; the JVM's compiler threads "
+          "come and go)" % (first[1], last[1]))
+    half = figures[n // 2 - 1]
+    late = (last[2] - half[2]) / (n - n // 2)
+    print("attach: RSS over the last %d cycles: %+.1f KB a cycle" % (n - n // 2, late))
+    check(last[2] - first[2] <= 48 * 1024, "RSS at most 48 MB above cycle 5's (%+d KB)" %
+          (last[2] - first[2]))
+    if n >= 100:
+        check(late <= 64, "RSS flat over the last half: at most 64 KB a cycle (%+.1f)" % late)
+    check(demo.poll() is None, "the JVM runs on after %d cycles" % n)
+    demo.kill()
+    demo.communicate(timeout=60)
+
+
+PARTS = {"files": part_files, "crash": part_crash, "disk": part_disk, "attach": part_attach}
 
 if __name__ == "__main__":
     os.makedirs(A.work, exist_ok=True)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "vmp_agent_clock.h"
+#include "vmp_agent_file.h"
 #include "vmp_agent_interval.h"
 #include "vmp_jvmti_attach.h"
 #include "vmp_jvmti_cmlr.h"
@@ -150,6 +151,11 @@ static void test_options_bad_values_keep_defaults(void)
     CHECK(vmp_jvmti__parse_options(&o, "filemode=4755", 9, warn, sizeof warn) == 1);
     CHECK(o.file_mode == 0 && strstr(warn, "filemode '4755'") != NULL);
     CHECK(vmp_jvmti__parse_options(&o, "filemode=rw,filemode=", 9, NULL, 0) == 2);
+    /* flush: 10ms to 60s; 0 (the writer's 1 s) by default */
+    CHECK(vmp_jvmti__parse_options(&o, "flush=200ms", 9, NULL, 0) == 0 &&
+          o.flush_ns == 200000000u && vmp_agent__flush_ms(o.flush_ns) == 200);
+    CHECK(vmp_jvmti__parse_options(&o, "flush=5ms", 9, warn, sizeof warn) == 1 && o.flush_ns == 0 &&
+          strstr(warn, "flush '5ms'") != NULL && vmp_agent__flush_ms(o.flush_ns) == 1000);
     /* loop and keep; the names of a loop's files */
     CHECK(vmp_jvmti__parse_options(&o, "", 9, NULL, 0) == 0 && o.loop_ns == 0 && o.keep == 0);
     CHECK(vmp_jvmti__parse_options(&o, "loop=60s,keep=3", 9, NULL, 0) == 0);

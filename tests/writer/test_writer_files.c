@@ -4,13 +4,16 @@
  * directory others can write to (/tmp): a symlink planted at the path is
  * not followed, a FIFO does not block, another user's file and a hard link
  * are not truncated, and the file gets mode 0600 (or the asked mode),
- * whatever the umask and whatever mode a file already there had.
+ * whatever the umask and whatever mode a file already there had; a file it
+ * created and could not write is removed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -151,6 +154,30 @@ static void test_modes(void)
     umask(old);
 }
 
+/* A file it created and could not write its header to (a full disk; here
+ * RLIMIT_FSIZE 0) is removed; one that was there stays. */
+static void test_unfilled_file_removed(void)
+{
+    struct rlimit old, none;
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old);
+    none = old;
+    none.rlim_cur = 0;
+    unlink("files_full.vmp");
+    CHECK(setrlimit(RLIMIT_FSIZE, &none) == 0);
+    CHECK(try_open("files_full.vmp", NULL, VMP_ERR_IO) == EFBIG);
+    setrlimit(RLIMIT_FSIZE, &old);
+    CHECK(access("files_full.vmp", F_OK) != 0);
+    /* one of ours there already: truncated, and left (empty) */
+    write_victim("files_full.vmp");
+    CHECK(setrlimit(RLIMIT_FSIZE, &none) == 0);
+    try_open("files_full.vmp", NULL, VMP_ERR_IO);
+    setrlimit(RLIMIT_FSIZE, &old);
+    CHECK(access("files_full.vmp", F_OK) == 0);
+    unlink("files_full.vmp");
+    signal(SIGXFSZ, SIG_DFL);
+}
+
 static void test_character_device(void)
 {
     unsigned before = mode_of("/dev/null");
@@ -165,6 +192,7 @@ int main(void)
     VMP_TEST_RUN(test_fifo_refused_without_blocking);
     VMP_TEST_RUN(test_other_users_file_not_truncated);
     VMP_TEST_RUN(test_modes);
+    VMP_TEST_RUN(test_unfilled_file_removed);
     VMP_TEST_RUN(test_character_device);
     VMP_TEST_EXIT();
 }
