@@ -2,7 +2,8 @@
  *
  * vmp_agent_signal.h - what the agents' SIGPROF handlers and their own
  * threads share: the interrupted pc, blocking the sampling signal on a
- * thread of the agent, and waiting until no handler is in flight.
+ * thread of the agent, whether another handler took SIGPROF, and waiting
+ * until no handler is in flight.
  *
  * Internal to the agents (header only).
  */
@@ -55,6 +56,29 @@ static inline void vmp_agent__block_sigprof(void)
     sigemptyset(&set);
     sigaddset(&set, SIGPROF);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/** Whether `ours` (an SA_SIGINFO handler) still handles SIGPROF: 0 once
+ *  another handler replaced it (another profiler in the process: async-
+ *  profiler, luajit -jp, the program's own), which takes the signals of
+ *  the agent's clocks from then on.  ASYNC-SIGNAL-SAFE (sigaction). */
+static inline int vmp_agent__sigprof_is(void (*ours)(int, siginfo_t *, void *))
+{
+    struct sigaction cur;
+    return sigaction(SIGPROF, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+           cur.sa_sigaction == ours;
+}
+
+/** 1 when SIGPROF has a handler that is not `ours` (another profiler
+ *  installed before the agent).  ASYNC-SIGNAL-SAFE. */
+static inline int vmp_agent__sigprof_taken(void (*ours)(int, siginfo_t *, void *))
+{
+    struct sigaction cur;
+    if (sigaction(SIGPROF, NULL, &cur) != 0)
+        return 0;
+    if (cur.sa_flags & SA_SIGINFO)
+        return cur.sa_sigaction != ours;
+    return cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN;
 }
 
 /** Wait until `*in_handler` (the handlers running now) is 0, at most about

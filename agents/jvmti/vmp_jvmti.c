@@ -650,11 +650,26 @@ static int install_handler(void)
 {
     struct sigaction sa;
 
+    if (vmp_agent__sigprof_taken(vmp_jvmti__on_sigprof))
+        fprintf(stderr, "vmp: SIGPROF has another handler (another profiler in the JVM?); "
+                        "vmp's replaces it while it records\n");
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = vmp_jvmti__on_sigprof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     return sigaction(SIGPROF, &sa, NULL);
+}
+
+void vmp_jvmti__check_sigprof_locked(void)
+{
+    if (vmp_jv.sigprof_lost || !atomic_load(&vmp_jv.sampling) ||
+        vmp_agent__sigprof_is(vmp_jvmti__on_sigprof))
+        return;
+    vmp_jv.sigprof_lost = 1;
+    fprintf(stderr,
+            "vmp: another SIGPROF handler replaced vmp's (another profiler, or the program): "
+            "vmp takes no more samples into %s\n",
+            vmp_jv.out.path);
 }
 
 /* Forget what a previous recording in this VM run left (a stop, then
@@ -669,6 +684,7 @@ static void reset_recording_locked(void)
     vmp_jv.dead = 0;
     vmp_jv.failing = 0;
     vmp_jv.dropped_failing = 0;
+    vmp_jv.sigprof_lost = 0;
     vmp_jv.threads_unsampled = 0;
     atomic_store(&vmp_jv.stop_service, 0);
     atomic_store(&vmp_jv.gc_tail, atomic_load(&vmp_jv.gc_head));

@@ -130,6 +130,7 @@ typedef struct vmp_jv_state {
     int dead;                 /* recording stopped (VMDeath, stop): register nothing more */
     int failing;              /* an output failure was said and no file completed since */
     uint64_t dropped_failing; /* the samples the files closed since dropped */
+    int sigprof_lost;         /* another handler took SIGPROF: said */
     int mechanism;            /* cpu mode: enum vmp_agent_mechanism */
     uint64_t next_code_id;
     uint64_t threads_unsampled; /* found with every slot taken */
@@ -186,6 +187,9 @@ void vmp_jvmti__output_failed_locked(output *o);
 /** The service thread, each tick under vmp_jv.lock: whether the current
  *  file's output stopped (vmp_jvmti__output_failed_locked()). */
 void vmp_jvmti__check_output_locked(void);
+/** The service thread, each tick under vmp_jv.lock: say once when another
+ *  handler replaced the agent's SIGPROF handler (vmp_agent__sigprof_is()). */
+void vmp_jvmti__check_sigprof_locked(void);
 uint64_t vmp_jvmti__stack_top(vmp_jvmti_thread *t, void *uc);
 void vmp_jvmti__jfree(void *p);
 void vmp_jvmti__define_class(jclass klass);

@@ -375,6 +375,7 @@ void *vmp_jvmti__service_main(void *arg)
         }
         if (t - last_drain >= SCAN_PERIOD_NS) {
             vmp_jvmti__check_output_locked();
+            vmp_jvmti__check_sigprof_locked();
             vmp_jvmti__drain_gc_locked();
             vmp_jvmti__scan_threads_locked(0);
             find_stack_tops_locked();

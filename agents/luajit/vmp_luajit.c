@@ -94,10 +94,32 @@ static void parse_options(const char *text)
 
 /* ---- Life cycle -------------------------------------------------------------------- */
 
+/* Say once when another profiler took the samples from the agent: a new
+ * SIGPROF handler (luajit -jp installs LuaJIT's own, async-profiler or the
+ * program theirs), or LuaJIT's profiler started again with another callback
+ * (-jp stops the agent's profile to start its own: one profile at a time). */
+static void check_profiler(void)
+{
+    void *volatile *ps = vmp_lj.lj_profile_g; /* &ProfileState.g; cb follows */
+    if (vmp_lj.profiler_lost || !vmp_lj.clock_started)
+        return;
+    if (vmp_agent__sigprof_is(vmp_luajit__on_sigprof) &&
+        (ps == NULL || ps[1] == (void *)(uintptr_t)vmp_luajit__on_lua_stack))
+        return;
+    vmp_lj.profiler_lost = 1;
+    fprintf(stderr,
+            "vmp: another profiler took SIGPROF or LuaJIT's profiler (luajit -jp?); "
+            "vmp took no more samples into %s from then on\n",
+            vmp_lj.file);
+}
+
 static void stop_recording(void)
 {
     vmp_writer_totals tot;
 
+    if (atomic_load(&vmp_lj.closed))
+        return;
+    check_profiler();
     if (atomic_exchange(&vmp_lj.closed, 1))
         return;
     atomic_store(&vmp_lj.sampling, 0);
@@ -127,6 +149,7 @@ static int on_gc_cycle(lua_State *L)
 {
     if (vmp_lj.w == NULL || atomic_load(&vmp_lj.closed))
         return 0;
+    check_profiler();
     {
         lua_Debug ar;
 

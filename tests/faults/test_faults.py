@@ -29,6 +29,22 @@
 #           the agent says "No space left on device" once, the files written
 #           before and after read, and at least one file after the space
 #           returned is complete (END) with samples.
+#   profilers: another profiler in the same process.  A JVM whose program
+#           installs its own SIGPROF handler mid-recording: it runs to its
+#           end, the agent says once that it takes no more samples, the file
+#           is complete.  JFR's sampler (-XX:StartFlightRecording) together
+#           with vmp: both files hold samples, nothing said.  luajit -jp
+#           together with the agent: -jp prints its profile, the agent says
+#           once that it lost the samples to it, the file is complete.
+#   soak:   continuous recording, `vmp record --pid P --loop 500ms --keep 5`
+#           for --soak seconds (12 here; bench/run section 13: 600 with a
+#           1 s loop) on a JVM with a fixed, pre-touched 64 MB heap: its
+#           fewest descriptors and threads of the last third against the
+#           middle third's, the
+#           highest RSS of the last third against the middle third's (within
+#           8 MB; a writer's ring is touched when a file opens), 5 files kept, each valid and complete, no
+#           sample in two of them, and the hot thread's samples continue
+#           from one file to the next (the gap printed; at most 100 ms).
 #   attach: N cycles (--cycles, 30 here; bench/run section 13 runs 200) of
 #           `vmp record --pid P --duration 200ms` on one running JVM: every
 #           file valid with samples, and the JVM's open descriptors, threads
@@ -44,6 +60,7 @@
 import argparse
 import glob
 import json
+import re
 import os
 import shutil
 import stat
@@ -58,9 +75,11 @@ ap.add_argument("--jar", required=True)
 ap.add_argument("--luajit")
 ap.add_argument("--examples", required=True)
 ap.add_argument("--work", required=True)
-ap.add_argument("--crash-classes")
-ap.add_argument("--crash-lib")
+ap.add_argument("--classes")
+ap.add_argument("--lib")
 ap.add_argument("--cycles", type=int, default=30)
+ap.add_argument("--soak", type=int, default=12)
+ap.add_argument("--soak-loop", default="500ms")
 ap.add_argument("part")
 A = ap.parse_args()
 failures = 0
@@ -86,8 +105,8 @@ def java_env():
     return env
 
 
-def start_demo(mode, scale, cwd=None):
-    return subprocess.Popen([A.java, "-jar", A.jar, mode, str(scale)], cwd=cwd or A.work,
+def start_demo(mode, scale, cwd=None, flags=()):
+    return subprocess.Popen([A.java, *flags, "-jar", A.jar, mode, str(scale)], cwd=cwd or A.work,
                             env=java_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
@@ -241,8 +260,8 @@ def crash_run(mode, record):
     d = os.path.join(A.work, "%s-%s" % (mode, "agent" if record else "plain"))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    java = [A.java, "-XX:-CreateCoredumpOnCrash", "-XX:OnError=sleep 1", "-cp", A.crash_classes,
-            "Crash", mode, "1500", A.crash_lib]
+    java = [A.java, "-XX:-CreateCoredumpOnCrash", "-XX:OnError=sleep 1", "-cp", A.classes,
+            "Faults", mode, "1500", A.lib]
     cmd = ([A.vmp, "record", "-o", os.path.join(d, "crash.vmp"), "--flush",
             "%dms" % CRASH_MODES[mode][0], "--"] if record else []) + java
     p = subprocess.run(cmd, cwd=d, env=java_env(), capture_output=True, text=True, timeout=180)
@@ -285,8 +304,7 @@ def part_crash():
             check(plain is not None and agent is not None,
                   "%s: the JVM wrote its hs_err file, as without the agent" % mode)
             frame = problematic_frame(agent)
-            check(frame == problematic_frame(plain) and "vmp" not in frame.replace(
-                      "vmp_test_crash", ""),
+            check(frame == problematic_frame(plain) and "libvmp-jvmti" not in frame,
                   "%s: the problematic frame is the program's: %s" % (mode, frame.strip()))
         path = os.path.join(d1, "crash.vmp")
         rc, out, err = vmp("report", path)
@@ -378,6 +396,138 @@ def part_disk():
           complete)
 
 
+# ---- profilers --------------------------------------------------------------------
+
+def part_profilers():
+    path = os.path.join(A.work, "sigprof.vmp")
+    p = subprocess.run([A.vmp, "record", "-o", path, "--", A.java, "-cp", A.classes, "Faults",
+                        "sigprof", "1000", A.lib], cwd=A.work, env=java_env(),
+                       capture_output=True, text=True, timeout=180)
+    print(p.stderr, end="")
+    said = [l for l in p.stderr.splitlines() if "another SIGPROF handler replaced" in l]
+    check(p.returncode == 0 and "sigprof: done" in p.stdout,
+          "program's own SIGPROF handler: the JVM ran to its end (%d)" % p.returncode)
+    check(len(said) == 1, "the agent says once that it takes no more samples: %r" % said)
+    rc, out, err = vmp("info", "--json", path)
+    info = json.loads(out) if rc == 0 else {}
+    check(info.get("status") == "complete" and info.get("samples", 0) > 100,
+          "the file is complete with the samples before (%s, %s)" %
+          (info.get("status"), info.get("samples")))
+
+    jfr = os.path.join(A.work, "together.jfr")
+    path = os.path.join(A.work, "together.vmp")
+    p = subprocess.run([A.vmp, "record", "-o", path, "--", A.java,
+                        "-XX:StartFlightRecording=filename=%s,settings=profile" % jfr,
+                        "-jar", A.jar, "hot", "0.5"], cwd=A.work, env=java_env(),
+                       capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0 and "another" not in p.stderr,
+          "JFR together with vmp: exit 0, nothing said (%d)" % p.returncode)
+    rc, out, err = vmp("info", "--json", path)
+    info = json.loads(out) if rc == 0 else {}
+    jfr_tool = os.path.join(os.path.dirname(os.path.realpath(A.java)), "jfr")
+    s = subprocess.run([jfr_tool, "summary", jfr], capture_output=True, text=True)
+    m = re.search(r"jdk\.ExecutionSample\s+(\d+)", s.stdout)
+    print("JFR together with vmp: vmp %s samples; JFR %s execution samples" %
+          (info.get("samples"), m.group(1) if m else "?"))
+    check(info.get("status") == "complete" and info.get("samples", 0) > 500,
+          "JFR together with vmp: vmp's file is complete with samples")
+    check(m is not None and int(m.group(1)) > 0, "JFR together with vmp: JFR's has samples")
+
+    if not A.luajit:
+        print("skip  luajit: not built")
+        return
+    path = os.path.join(A.work, "jp.vmp")
+    hot = os.path.join(A.examples, "luajit", "hot.lua")
+    p = subprocess.run([A.vmp, "record", "-o", path, "--", A.luajit, "-jp=f", hot, "1", "20"],
+                       cwd=A.work, capture_output=True, text=True, timeout=180)
+    print(p.stderr, end="")
+    said = [l for l in p.stderr.splitlines() if "another profiler took SIGPROF" in l]
+    check(p.returncode == 0 and re.search(r"^\s*\d+%\s+hot", p.stdout, re.M),
+          "luajit -jp with the agent: -jp printed its profile (%d)" % p.returncode)
+    check(len(said) == 1, "the agent says once that -jp took its samples: %r" % said)
+    rc, out, err = vmp("info", "--json", path)
+    info = json.loads(out) if rc == 0 else {}
+    check(info.get("status") == "complete", "the file is complete (%s)" % info.get("status"))
+
+
+# ---- soak -------------------------------------------------------------------------
+
+def hot_samples(path):
+    """{(thread, time)} of a file's samples, and the busiest thread's times."""
+    rc, out, err = vmp("decode", "--json", path)
+    start, keys, per = 0, set(), {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        if r["type"] == "HEADER":
+            start = r.get("start_monotonic", 0)
+        elif r["type"] == "SAMPLE":
+            keys.add((r["thread"], start + r["t"]))
+            per.setdefault(r["thread"], []).append(start + r["t"])
+    hot = max(per.values(), key=len) if per else []
+    return keys, sorted(hot)
+
+
+def part_soak():
+    for old in glob.glob(os.path.join(A.work, "soak-*.vmp")):
+        os.unlink(old)
+    # a heap of fixed size, touched at start: its RSS does not grow with
+    # the garbage JVMTI calls leave
+    demo = start_demo("hot", A.soak / 4.0 + 5,
+                      flags=("-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch"))
+    time.sleep(1.0)
+    rec = subprocess.Popen([A.vmp, "record", "--pid", str(demo.pid), "--duration", "%ds" % A.soak,
+                            "--loop", A.soak_loop, "--keep", "5", "--format", "1.2", "-o",
+                            os.path.join(A.work, "soak.vmp")], cwd=A.work,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    trace = []
+    for i in range(A.soak - 1):
+        time.sleep(1.0)
+        trace.append(proc_figures(demo.pid))
+    # RSS rises by a writer's ring while the next file opens (its pages are
+    # touched up front): the highest of each third of the run
+    third = max(1, len(trace) // 3)
+    early = max(trace[third:2 * third], key=lambda t: t[2], default=trace[0])
+    late = max(trace[-third:], key=lambda t: t[2])
+    # descriptors and threads: the fewest of each third (a file opening
+    # holds one more for a moment)
+    early = (min(t[0] for t in trace[third:2 * third] or trace),
+             min(t[1] for t in trace[third:2 * third] or trace), early[2])
+    late = (min(t[0] for t in trace[-third:]), min(t[1] for t in trace[-third:]), late[2])
+    print("soak: RSS each second (MB): %s" % " ".join(str(t[2] // 1024) for t in trace))
+    out, err = rec.communicate(timeout=120)
+    check(rec.returncode == 0, "soak: vmp record exits 0 (%d): %s" % (rec.returncode, err[-300:]))
+    print("soak: %d s, loop %s: descriptors %d -> %d, threads %d -> %d, RSS %d -> %d KB" %
+          (A.soak, A.soak_loop, early[0], late[0], early[1], late[1], early[2], late[2]))
+    check(late[0] <= early[0] + 1, "soak: descriptors flat (%d -> %d)" % (early[0], late[0]))
+    check(late[1] <= early[1] + 2, "soak: threads flat (%d -> %d)" % (early[1], late[1]))
+    check(late[2] <= early[2] + 8 * 1024,
+          "soak: the highest RSS of the last third within 8 MB of the middle third's (%d -> %d KB)" %
+          (early[2], late[2]))
+    files = sorted(glob.glob(os.path.join(A.work, "soak-*.vmp")))
+    check(len(files) == 5, "soak: 5 files kept (%s)" % [os.path.basename(f) for f in files])
+    seen, prev_last, gaps = set(), None, []
+    for f in files:
+        rc, o, e = vmp("info", "--json", f)
+        info = json.loads(o) if rc == 0 else {}
+        check(info.get("status") == "complete" and valid(f),
+              "soak: %s valid and complete" % os.path.basename(f))
+        keys, hot = hot_samples(f)
+        check(not (keys & seen), "soak: %s: no sample of an earlier file" % os.path.basename(f))
+        seen |= keys
+        if hot and prev_last is not None:
+            gaps.append((hot[0] - prev_last) / 1e6)
+        if hot:
+            prev_last = hot[-1]
+    print("soak: the hot thread's gap between consecutive files: %s ms" %
+          ", ".join("%.1f" % g for g in gaps))
+    check(gaps and all(-1.0 <= g <= 100.0 for g in gaps),
+          "soak: the hot thread's samples continue from file to file (gaps %s ms)" %
+          ["%.1f" % g for g in gaps])
+    check(demo.poll() is None, "soak: the JVM runs on")
+    demo.kill()
+    demo.communicate(timeout=60)
+
+
 # ---- attach ---------------------------------------------------------------------
 
 def proc_figures(pid):
@@ -427,7 +577,8 @@ def part_attach():
     demo.communicate(timeout=60)
 
 
-PARTS = {"files": part_files, "crash": part_crash, "disk": part_disk, "attach": part_attach}
+PARTS = {"files": part_files, "crash": part_crash, "disk": part_disk, "profilers": part_profilers,
+         "soak": part_soak, "attach": part_attach}
 
 if __name__ == "__main__":
     os.makedirs(A.work, exist_ok=True)
