@@ -13,13 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 
-static vmp_jvmti_thread slots[VMP_JVMTI_MAX_THREADS];
-static size_t bound;     /* slots[bound..] were never used (atomic) */
+/* The slots: segments of SEGMENT_SLOTS, each mapped when the table first
+ * reaches it and never unmapped (a handler may read any slot below the
+ * bound at any time).  A segment's pointer is published before the bound
+ * passes into it. */
+#define SEGMENT_SLOTS 1024
+static vmp_jvmti_thread *segments[VMP_JVMTI_MAX_THREADS / SEGMENT_SLOTS];
+static size_t bound;     /* slots bound.. were never used (atomic) */
 static long vm_key = -1; /* HotSpot's key of Thread*, or -1 (vmp_jvmti__find_vm_key) */
 
 /* How far past its Thread* a JavaThread's JNIEnv may lie (688 bytes in
@@ -30,13 +36,38 @@ static long vm_key = -1; /* HotSpot's key of Thread*, or -1 (vmp_jvmti__find_vm_
 static __thread vmp_jvmti_thread *tls_self TLS_IE;
 static __thread uint64_t tls_tid TLS_IE;
 
+/* The slot at `i` (< bound, or == bound once its segment is mapped). */
+static vmp_jvmti_thread *slot_at(size_t i)
+{
+    vmp_jvmti_thread *seg = __atomic_load_n(&segments[i / SEGMENT_SLOTS], __ATOMIC_ACQUIRE);
+    return &seg[i % SEGMENT_SLOTS];
+}
+
+/* Map the segment that slot `i` falls in, if it is not yet.  @return 0, or
+ * -1 (out of memory, or past VMP_JVMTI_MAX_THREADS). */
+static int map_segment(size_t i)
+{
+    size_t s = i / SEGMENT_SLOTS;
+    void *p;
+    if (s >= sizeof segments / sizeof segments[0])
+        return -1;
+    if (segments[s] != NULL)
+        return 0;
+    p = mmap(NULL, SEGMENT_SLOTS * sizeof(vmp_jvmti_thread), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    __atomic_store_n(&segments[s], (vmp_jvmti_thread *)p, __ATOMIC_RELEASE);
+    return 0;
+}
+
 vmp_jvmti_thread *vmp_jvmti__threads_find(uint64_t tid)
 {
     size_t i;
 
     for (i = 0; i < bound; i++) {
-        if (slots[i].tid == tid)
-            return &slots[i];
+        if (slot_at(i)->tid == tid)
+            return slot_at(i);
     }
     return NULL;
 }
@@ -49,18 +80,18 @@ vmp_jvmti_thread *vmp_jvmti__threads_claim(uint64_t tid, size_t frames, size_t j
     size_t i;
 
     for (i = 0; i < bound && t == NULL; i++) {
-        if (slots[i].tid == 0)
-            t = &slots[i];
+        if (slot_at(i)->tid == 0)
+            t = slot_at(i);
     }
-    if (t == NULL && bound < VMP_JVMTI_MAX_THREADS)
-        t = &slots[bound];
+    if (t == NULL && map_segment(bound) == 0)
+        t = slot_at(bound);
     if (t == NULL || (buf = malloc(frames * sizeof *buf)) == NULL)
         return NULL;
     if ((java = malloc(frames * (java_frame_size ? java_frame_size : 1))) == NULL) {
         free(buf);
         return NULL;
     }
-    if (t == &slots[bound])
+    if (bound < VMP_JVMTI_MAX_THREADS && t == slot_at(bound))
         __atomic_store_n(&bound, bound + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&t->status, VMP_JVMTI_SLOT_FREE, __ATOMIC_RELEASE);
     memset(&t->java, 0, sizeof *t - offsetof(vmp_jvmti_thread, java));
@@ -95,7 +126,7 @@ size_t vmp_jvmti__threads_bound(void)
 
 vmp_jvmti_thread *vmp_jvmti__threads_at(size_t i)
 {
-    return &slots[i];
+    return slot_at(i);
 }
 
 vmp_jvmti_thread *vmp_jvmti__threads_self(void)
@@ -113,9 +144,10 @@ vmp_jvmti_thread *vmp_jvmti__threads_self(void)
         tls_tid = tid = (uint64_t)syscall(SYS_gettid);
     n = __atomic_load_n(&bound, __ATOMIC_ACQUIRE);
     for (i = 0; i < n; i++) {
-        if (__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE) == tid &&
-            __atomic_load_n(&slots[i].status, __ATOMIC_ACQUIRE) == VMP_JVMTI_SLOT_LIVE) {
-            tls_self = &slots[i];
+        vmp_jvmti_thread *s = slot_at(i);
+        if (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == tid &&
+            __atomic_load_n(&s->status, __ATOMIC_ACQUIRE) == VMP_JVMTI_SLOT_LIVE) {
+            tls_self = s;
             return tls_self;
         }
     }

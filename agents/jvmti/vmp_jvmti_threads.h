@@ -9,9 +9,9 @@
  * /proc/self/task (on the agent's service thread).  A slot holds the thread's
  * sampling clock and its frame buffer; the signal handler finds its own
  * thread's slot without a lock (vmp_jvmti__threads_self()).  Slots live in
- * one static array and are never unmapped, so a handler can never touch
- * freed memory; a slot is reused only after its thread is gone from
- * /proc/self/task.
+ * segments mapped as the table grows and never unmapped, so a handler can
+ * never touch freed memory; a slot is reused only after its thread is gone
+ * from /proc/self/task.
  *
  * Internal to libvmp-jvmti.  Claiming, finding and releasing slots are
  * serialised by the caller (the agent's lock); vmp_jvmti__threads_self() is
@@ -26,8 +26,9 @@
 #include "vmp_agent_clock.h"
 #include "vmp_writer.h"
 
-/** Threads sampled at once, at most; more are counted, not sampled. */
-#define VMP_JVMTI_MAX_THREADS 4096
+/** Threads sampled at once, at most; more are counted, not sampled.  Slots
+ *  are mapped 1024 at a time as the threads come (some 300 KB each). */
+#define VMP_JVMTI_MAX_THREADS 65536
 
 /** The life of a slot. */
 enum vmp_jvmti_slot_status {

@@ -345,6 +345,33 @@ static void test_tasks_and_table(void)
     CHECK(vmp_jvmti__threads_claim(me, 8, 16) == t); /* the slot is reused */
     vmp_jvmti__threads_release(t);
 
+    /* the table grows past the 4,096 slots it held at first, a segment at
+     * a time; released slots are reused without growing it */
+    {
+        enum {
+            MANY = 5000
+        };
+
+        static vmp_jvmti_thread *many[MANY];
+        size_t i, ok = 1, bound;
+        for (i = 0; i < MANY; i++) {
+            many[i] = vmp_jvmti__threads_claim(1000000 + i, 2, 8);
+            ok &= many[i] != NULL && (i == 0 || many[i] != many[i - 1]);
+        }
+        CHECK(ok);
+        CHECK(vmp_jvmti__threads_find(1000000 + 4500) == many[4500]);
+        CHECK(vmp_jvmti__threads_find(1000000 + MANY - 1) == many[MANY - 1]);
+        bound = vmp_jvmti__threads_bound();
+        CHECK_EQ_U64(bound, MANY);
+        for (i = 0; i < MANY; i++)
+            vmp_jvmti__threads_release(many[i]);
+        for (i = 0; i < 5000; i++)
+            ok &= (many[i] = vmp_jvmti__threads_claim(2000000 + i, 2, 8)) != NULL;
+        CHECK(ok && vmp_jvmti__threads_bound() == bound);
+        for (i = 0; i < 5000; i++)
+            vmp_jvmti__threads_release(many[i]);
+    }
+
     pthread_mutex_lock(&named_mu);
     named_done = 1;
     pthread_cond_broadcast(&named_cv);
