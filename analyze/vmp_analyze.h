@@ -734,6 +734,29 @@ typedef struct vmp_diffstat_row {
 VMP_API vmp_status vmp_diffstat(const vmp_run_weights *runs, size_t n_base, size_t n_new,
                                 double alpha, vmp_diffstat_row **out, size_t *n_out);
 
+/** One side of the test of one share (self or total) of one function, by
+ *  the sums it needs: vmp_diffstat() fills it from the runs, `vmp archive
+ *  trend` from running sums, to test every split of a series in time linear
+ *  in its length. */
+typedef struct vmp_share_side {
+    size_t n;     /* runs, at least 1 */
+    double mean;  /* the mean of their shares p_r */
+    double ss;    /* sum over r of (p_r - mean)^2 */
+    double inv_w; /* sum over r of 1 / W_r (1 for a run of weight 0) */
+} vmp_share_side;
+
+/** The difference of one share between two sides, as above: `pooled` is p0.
+ * @param[out] t_abs  |t| (0 when nothing differs, INFINITY when the
+ *                    variance is 0 and the means differ).
+ * @param[out] p      NULL, or receives the two-sided p-value (what costs:
+ *                    the t distribution's tail).
+ * @param[out] df     NULL, or receives the Welch-Satterthwaite degrees of
+ *                    freedom (0: normal).
+ * @param[out] se     NULL, or receives the standard error sqrt(v).
+ *  Pure; thread-safe.  Added in 0.8. */
+VMP_API void vmp_share_test(const vmp_share_side *base, const vmp_share_side *new_side,
+                            double pooled, double *t_abs, double *p, double *df, double *se);
+
 #ifdef __cplusplus
 }
 #endif

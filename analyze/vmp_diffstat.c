@@ -115,33 +115,61 @@ static int fname_cmp(const void *x, const void *y)
     return strcmp(((const fname *)x)->name, ((const fname *)y)->name);
 }
 
-/* One side's mean share of a function and the variance of that mean. */
-typedef struct side {
-    double mean, var, df; /* df: 0 == normal (sampling floor) */
-} side;
-
-static side side_stats(const double *share, const vmp_run_weights *runs, size_t first, size_t n,
-                       double pooled)
+/* The variance of a side's mean share and its degrees of freedom (0 ==
+ * normal: the sampling floor). */
+static double side_var(const vmp_share_side *s, double pooled, double *df)
 {
-    side s;
-    double sum = 0, ss = 0, inv_w = 0, floor_var, between;
+    double n = (double)s->n;
+    double floor_var = pooled * (1.0 - pooled) * (s->inv_w / n) / n;
+    double between = s->n >= 2 ? s->ss / (n - 1) / n : 0.0;
+    if (s->n >= 2 && between >= floor_var) {
+        *df = n - 1;
+        return between;
+    }
+    *df = 0;
+    return floor_var;
+}
+
+void vmp_share_test(const vmp_share_side *base, const vmp_share_side *new_side, double pooled,
+                    double *t_abs, double *p, double *df, double *se)
+{
+    double df_b, df_n, vb = side_var(base, pooled, &df_b), vn = side_var(new_side, pooled, &df_n);
+    double v = vb + vn, d = new_side->mean - base->mean, den = 0, dof;
+    if (df_b > 0)
+        den += vb * vb / df_b;
+    if (df_n > 0)
+        den += vn * vn / df_n;
+    /* a side on the sampling floor has (nearly) infinite degrees of freedom */
+    dof = den > 0 ? v * v / den : 0;
+    if (df)
+        *df = dof;
+    if (se)
+        *se = sqrt(v);
+    if (!(sqrt(v) > 0)) {
+        *t_abs = d == 0 ? 0.0 : INFINITY;
+        if (p)
+            *p = d == 0 ? 1.0 : 0.0;
+        return;
+    }
+    *t_abs = fabs(d) / sqrt(v);
+    if (p)
+        *p = t_two_sided(*t_abs, dof);
+}
+
+/* One side's sums of `share` over runs [first, first + n). */
+static vmp_share_side side_of(const double *share, const vmp_run_weights *runs, size_t first,
+                              size_t n)
+{
+    vmp_share_side s = {n, 0, 0, 0};
+    double sum = 0;
     size_t i;
     for (i = 0; i < n; i++) {
         sum += share[first + i];
-        inv_w += runs[first + i].total ? 1.0 / (double)runs[first + i].total : 1.0;
+        s.inv_w += runs[first + i].total ? 1.0 / (double)runs[first + i].total : 1.0;
     }
     s.mean = sum / (double)n;
     for (i = 0; i < n; i++)
-        ss += (share[first + i] - s.mean) * (share[first + i] - s.mean);
-    floor_var = pooled * (1.0 - pooled) * (inv_w / (double)n) / (double)n;
-    between = n >= 2 ? ss / (double)(n - 1) / (double)n : 0.0;
-    if (n >= 2 && between >= floor_var) {
-        s.var = between;
-        s.df = (double)(n - 1);
-    } else {
-        s.var = floor_var;
-        s.df = 0;
-    }
+        s.ss += (share[first + i] - s.mean) * (share[first + i] - s.mean);
     return s;
 }
 
@@ -151,27 +179,17 @@ static void test_one(const double *share, const vmp_run_weights *runs, size_t n_
                      double pooled, double alpha, double *mean, double *d, double *lo, double *hi,
                      double *p, double *t_abs)
 {
-    side b = side_stats(share, runs, 0, n_base, pooled);
-    side n = side_stats(share, runs, n_base, n_new, pooled);
-    double v = b.var + n.var, se = sqrt(v), df, den = 0, half;
+    vmp_share_side b = side_of(share, runs, 0, n_base), n = side_of(share, runs, n_base, n_new);
+    double df, se, half;
 
+    vmp_share_test(&b, &n, pooled, t_abs, p, &df, &se);
     mean[0] = b.mean;
     mean[1] = n.mean;
     *d = n.mean - b.mean;
-    if (b.df > 0)
-        den += b.var * b.var / b.df;
-    if (n.df > 0)
-        den += n.var * n.var / n.df;
-    /* a side on the sampling floor has (nearly) infinite degrees of freedom */
-    df = den > 0 ? v * v / den : 0;
     if (!(se > 0)) {
-        *p = *d == 0 ? 1.0 : 0.0;
-        *t_abs = *d == 0 ? 0.0 : INFINITY;
         *lo = *hi = *d;
         return;
     }
-    *t_abs = fabs(*d) / se;
-    *p = t_two_sided(*t_abs, df);
     half = t_quantile(alpha, df) * se;
     *lo = *d - half;
     *hi = *d + half;

@@ -10,14 +10,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Running sums over the runs with samples, in time order: sums[k] covers
+ * the first k, so a segment's sums are two subtractions and every split of
+ * a series is tested in time linear in its length.  Shares are taken
+ * relative to `shift` (the series' first share), which keeps the sums of
+ * squares from cancelling. */
+typedef struct share_sums {
+    double x[2], xx[2]; /* shares minus shift: [0] self (executing), [1] total */
+    double inv_w;       /* 1 / W_r */
+    double w[2], all;   /* the function's weight, [0] self, [1] total; the runs' total */
+    size_t present;     /* runs where the function has weight */
+} share_sums;
+
 typedef struct segmenter {
-    vmp_run_weights *w; /* the runs with samples, in time order */
-    size_t *index;      /* their indexes in the rows */
+    share_sums *sums; /* m + 1 of them */
+    double shift[2];
+    size_t *index; /* the runs' indexes in the rows */
     double alpha;
     vmp_archive_change *out;
     size_t n_out, cap;
     int nomem;
 } segmenter;
+
+/* One side, runs [a, b), of share `k` (0 self, 1 total). */
+static vmp_share_side side_of(const segmenter *s, size_t a, size_t b, int k)
+{
+    const share_sums *lo = &s->sums[a], *hi = &s->sums[b];
+    vmp_share_side side;
+    double n = (double)(b - a), sx = hi->x[k] - lo->x[k];
+    side.n = b - a;
+    side.mean = sx / n + s->shift[k];
+    side.ss = (hi->xx[k] - lo->xx[k]) - sx * sx / n;
+    if (side.ss < 0)
+        side.ss = 0;
+    side.inv_w = hi->inv_w - lo->inv_w;
+    return side;
+}
 
 static void add_change(segmenter *s, const vmp_archive_change *c)
 {
@@ -28,38 +56,48 @@ static void add_change(segmenter *s, const vmp_archive_change *c)
     s->out[s->n_out++] = *c;
 }
 
-/* Search runs [a, b) for the strongest split; recurse on both sides of a
- * significant one. */
+/* Search runs [a, b) for the strongest split (the larger |t| of the self and
+ * total shares, the test of vmp_diffstat() for one function); recurse on
+ * both sides of a significant one. */
 static void segment(segmenter *s, size_t a, size_t b)
 {
     vmp_archive_change best;
-    double best_score = -1.0, best_p = 1.0;
+    double best_score = -1.0, best_p = 1.0, pooled[2], all;
     size_t i, tried = 0;
+    int k;
 
     if (b - a < 4 || s->nomem)
         return;
+    if (s->sums[b].present == s->sums[a].present)
+        return; /* the function has no weight here: nothing to compare */
+    all = s->sums[b].all - s->sums[a].all;
+    for (k = 0; k < 2; k++)
+        pooled[k] = all > 0 ? (s->sums[b].w[k] - s->sums[a].w[k]) / all : 0;
     memset(&best, 0, sizeof best);
     for (i = a + 2; i + 2 <= b; i++) {
-        vmp_diffstat_row *rows = NULL;
-        size_t n_rows = 0;
-        if (vmp_diffstat(s->w + a, i - a, b - i, s->alpha, &rows, &n_rows) != VMP_OK) {
-            s->nomem = 1;
-            return;
-        }
+        double score = 0;
         tried++;
-        if (n_rows == 1 && rows[0].score > best_score) {
-            best_score = rows[0].score;
-            best_p = fmin(rows[0].p_self, rows[0].p_total);
-            best.at = i;
-            best.self[0] = rows[0].self[0];
-            best.self[1] = rows[0].self[1];
-            best.total[0] = rows[0].total[0];
-            best.total[1] = rows[0].total[1];
+        for (k = 0; k < 2; k++) {
+            vmp_share_side before = side_of(s, a, i, k), after = side_of(s, i, b, k);
+            double t;
+            vmp_share_test(&before, &after, pooled[k], &t, NULL, NULL, NULL);
+            score = fmax(score, t);
         }
-        free(rows);
+        if (score > best_score) {
+            best_score = score;
+            best.at = i;
+        }
     }
     if (best_score < 0)
         return;
+    for (k = 0; k < 2; k++) {
+        vmp_share_side before = side_of(s, a, best.at, k), after = side_of(s, best.at, b, k);
+        double t, p;
+        vmp_share_test(&before, &after, pooled[k], &t, &p, NULL, NULL);
+        best_p = fmin(best_p, p);
+        (k ? best.total : best.self)[0] = before.mean;
+        (k ? best.total : best.self)[1] = after.mean;
+    }
     best.q = fmin(1.0, best_p * 2.0 * (double)tried);
     if (!(best.q <= s->alpha))
         return;
@@ -75,30 +113,43 @@ int vmp_archive_changes(const vmp_archive_row *rows, size_t n, const char *funct
 {
     segmenter s;
     size_t i, m = 0;
+    int k, first = 1;
 
+    (void)function;
     memset(&s, 0, sizeof s);
     s.alpha = alpha;
-    s.w = calloc(n ? n : 1, sizeof *s.w);
+    s.sums = calloc(n + 1, sizeof *s.sums);
     s.index = malloc((n ? n : 1) * sizeof *s.index);
-    if (!s.w || !s.index) {
-        free(s.w);
+    if (!s.sums || !s.index) {
+        free(s.sums);
         free(s.index);
         return -1;
     }
     for (i = 0; i < n; i++) {
-        vmp_run_weights *w = &s.w[m];
-        if (!rows[i].total_weight)
-            continue;
-        /* one function; vmp_diffstat() reads these without changing them */
-        w->total = rows[i].total_weight;
-        w->n = rows[i].executing || rows[i].total ? 1 : 0;
-        w->names = (char **)&function;
-        w->self = (uint64_t *)&rows[i].executing;
-        w->inclusive = (uint64_t *)&rows[i].total;
+        const vmp_archive_row *r = &rows[i];
+        double W = (double)r->total_weight, x[2] = {(double)r->executing / W, (double)r->total / W};
+        share_sums *next = &s.sums[m + 1];
+        if (!r->total_weight)
+            continue; /* runs with no samples are left out */
+        if (first) {
+            s.shift[0] = x[0];
+            s.shift[1] = x[1];
+            first = 0;
+        }
+        *next = s.sums[m];
+        for (k = 0; k < 2; k++) {
+            next->x[k] += x[k] - s.shift[k];
+            next->xx[k] += (x[k] - s.shift[k]) * (x[k] - s.shift[k]);
+        }
+        next->inv_w += 1.0 / W;
+        next->w[0] += (double)r->executing;
+        next->w[1] += (double)r->total;
+        next->all += W;
+        next->present += r->executing || r->total;
         s.index[m++] = i;
     }
     segment(&s, 0, m);
-    free(s.w);
+    free(s.sums);
     free(s.index);
     if (s.nomem) {
         free(s.out);
