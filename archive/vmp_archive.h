@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_archive.h - libvmp-archive, the index of `vmp archive`: an SQLite
- * database of profiles
- * (one row per run: the file's content hash, its header and labels, and the
+ * vmp_archive.h - libvmp-archive, the index of `vmp archive`: a database of
+ * profiles, in an SQLite file or on a PostgreSQL server that many machines
+ * share (one row per run: the file's content hash, its header and labels, and the
  * self and total weight of every function, the per-run input of the
  * repeated-run statistics of vmp_diffstat()).  The schema is documented for
- * users in docs/archive.md; the SQL that creates it is in vmp_archive_db.c
- * and the two are kept equal by tests/archive.
+ * users in docs/archive.md; the SQL that creates it is in
+ * vmp_archive_sqlite.c and vmp_archive_pg.c, and tests/archive keeps the
+ * three equal.  Both databases give the same answers.
  *
  * Every function that can fail returns 0 on success and -1 after writing a
- * one-line message (naming the database file) to `err`.
+ * one-line message (naming the database file or server) to `err`.
  *
  * Thread safety: an archive handle is used by one thread at a time.  Several
- * processes may use one database file: SQLite locks it, writers wait (a
- * busy timeout) for each other's transactions.  Nothing is signal-safe.
+ * processes may use one archive: SQLite locks the file and writers wait (a
+ * busy timeout) for each other's transactions; a PostgreSQL server runs
+ * their transactions side by side, and a profile two of them add at once is
+ * added once (a unique constraint on its hash).  Nothing is signal-safe.
  */
 #ifndef VMP_ARCHIVE_H
 #define VMP_ARCHIVE_H
@@ -38,17 +41,32 @@ extern "C" {
 
 typedef struct vmp_archive vmp_archive;
 
-/** Open the archive database at `path`.
+/** Open the archive `name`: an SQLite file's path, or a PostgreSQL
+ *  connection URI (postgresql://[user[:password]@][host][:port][/dbname]
+ *  [?param=value...], or postgres://), which libpq completes from the PG*
+ *  environment variables (PGHOST, PGUSER, PGDATABASE, PGPASSWORD,
+ *  ~/.pgpass...): "postgresql://" alone takes everything from there.
  * @param create  non-zero: create the file and its schema when missing (an
- *                empty existing file gets the schema too); zero: the file
- *                must exist.  Either way an existing file must be a vmp
- *                archive of schema VMP_ARCHIVE_SCHEMA, or of schema 1,
- *                which gains the tables of sample kinds (nothing else
- *                changes: schema 2 is schema 1 and two tables).
+ *                empty existing file, or a database without the tables,
+ *                gets the schema too); zero: the file must exist and, on a
+ *                server, the tables too.  Either way an existing archive
+ *                must be of schema VMP_ARCHIVE_SCHEMA, or of schema 1, which
+ *                gains the tables of sample kinds (nothing else changes:
+ *                schema 2 is schema 1 and two tables).
  * @param[out] out  receives the handle; the caller closes it.
- * @param err  receives the message on failure (VMP_ARCHIVE_ERR_SIZE bytes).
+ * @param err  receives the message on failure (VMP_ARCHIVE_ERR_SIZE bytes):
+ *             a server is named without its password.
  * @return 0 or -1. */
-VMP_API int vmp_archive_open(vmp_archive **out, const char *path, int create, char *err);
+VMP_API int vmp_archive_open(vmp_archive **out, const char *name, int create, char *err);
+
+/** Whether vmp_archive_open() takes `name` for a server's URI (it begins
+ *  with postgresql:// or postgres://), not a file. */
+VMP_API int vmp_archive_is_server(const char *name);
+
+/** The archive as messages name it: the file's path, or the server as
+ *  postgresql://user@host:port/dbname (never the password).  Owned by the
+ *  handle. */
+VMP_API const char *vmp_archive_name(const vmp_archive *a);
 
 /** Close the handle (the database is consistent after every call).  Accepts
  *  NULL. */
@@ -90,9 +108,12 @@ typedef struct vmp_archive_kind {
 
 /** Add one run, its labels, its weights `w` (as `vmp diff` counts them) and
  *  `ex`, and those of its `n_kinds` other kinds in one transaction: after a
- *  crash or a kill the database holds all of it or none of it.
- * @param[out] run_id  receives the new run's id.
- * @return 0 or -1 (nothing added). */
+ *  crash, a kill or a lost connection the database holds all of it or none
+ *  of it.
+ * @param[out] run_id  receives the new run's id (when 0 is returned).
+ * @return 0 added; 1 not added, no error: a run of the same sha256 is in the
+ *         archive (another process added it since vmp_archive_find()); or
+ *         -1 (nothing added). */
 VMP_API int vmp_archive_add(vmp_archive *a, const vmp_archive_run *run, const vmp_run_weights *w,
                             const vmp_archive_executing *ex, const vmp_archive_kind *kinds,
                             size_t n_kinds, int64_t *run_id, char *err);
@@ -112,8 +133,11 @@ enum vmp_archive_outcome {
  * @param[out] outcome  receives enum vmp_archive_outcome when 0 is returned;
  *                      for VMP_ARCHIVE_DAMAGED `err` says why in one line
  *                      naming the file (and the offset, for bad bytes).
- * @return 0, or -1 (the archive failed or memory ran out; `err` says so,
- *         nothing of the file was added). */
+ *                      A profile another process added meanwhile is
+ *                      VMP_ARCHIVE_KNOWN.
+ * @return 0, or -1 (the archive failed or memory ran out; `err` says so in
+ *         one line naming the file, then the archive; nothing of the file
+ *         was added). */
 VMP_API int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outcome,
                                  char *err);
 

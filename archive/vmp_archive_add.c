@@ -177,7 +177,7 @@ int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outc
     known = vmp_archive_find(a, sha, &run_id, err);
     if (known < 0) {
         rc = -1;
-        goto out;
+        goto failed;
     }
     if (known) {
         *outcome = VMP_ARCHIVE_KNOWN;
@@ -211,10 +211,22 @@ int vmp_archive_add_file(vmp_archive *a, const char *path, int ranges, int *outc
     run.format_minor = info.format_minor;
     run.complete = info.seen_end;
     run.ranges = (fo->flags & VMP_FLAME_RANGES) != 0;
-    if (vmp_archive_add(a, &run, &w, &ex, kinds, (size_t)n_kinds, &run_id, err) != 0)
-        rc = -1;
-    else
-        *outcome = VMP_ARCHIVE_ADDED;
+    rc = vmp_archive_add(a, &run, &w, &ex, kinds, (size_t)n_kinds, &run_id, err);
+    if (rc >= 0) {
+        *outcome = rc == 0 ? VMP_ARCHIVE_ADDED : VMP_ARCHIVE_KNOWN;
+        rc = 0;
+        goto out;
+    }
+failed : /* the archive's message, after the file's name (cut to fit) */
+{
+    size_t lp = strnlen(path, VMP_ARCHIVE_ERR_SIZE / 2), lw;
+    memcpy(why, err, sizeof why);
+    memcpy(err, path, lp);
+    memcpy(err + lp, ": ", 2);
+    lw = strnlen(why, VMP_ARCHIVE_ERR_SIZE - lp - 3);
+    memcpy(err + lp + 2, why, lw);
+    err[lp + 2 + lw] = '\0';
+}
     goto out;
 damaged:
     snprintf(err, VMP_ARCHIVE_ERR_SIZE, "%s", msg);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * vmp_cmd_archive.c - `vmp archive`: an index of many profiles in an SQLite
- * database (archive/vmp_archive.h, docs/archive.md): add profiles, list runs,
+ * file or on a PostgreSQL server (archive/vmp_archive.h, docs/archive.md): add profiles, list runs,
  * compare runs selected by label with the repeated-run statistics of
  * `vmp diff BASE... -- NEW...` without reopening the files.
  */
@@ -18,25 +18,32 @@
 #include "vmp_convert.h"
 
 static const char archive_synopsis[] =
-    "usage: vmp archive add [--ranges] ARCHIVE.db FILE...\n"
-    "       vmp archive ls [--label K=V]... [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
+    "usage: vmp archive add [--ranges] ARCHIVE FILE...\n"
+    "       vmp archive ls [--label K=V]... [--format text|csv|json] [-o FILE] ARCHIVE\n"
     "       vmp archive trend [--label K=V]... [--alpha A] [--format text|csv|json|svg]\n"
-    "                         [-o FILE] ARCHIVE.db FUNCTION\n"
+    "                         [-o FILE] ARCHIVE FUNCTION\n"
     "       vmp archive diff --base K=V... --new K=V... [--alpha A] [--ranges]\n"
-    "                        [--format text|csv|json] [-o FILE] ARCHIVE.db\n"
+    "                        [--format text|csv|json] [-o FILE] ARCHIVE\n"
     "\n"
     "Keep an index of many profiles (nightly or per-commit benchmark runs) in\n"
-    "an SQLite database: one row per run with its header and labels, and the\n"
-    "self and total sample weight of every function (the names of `vmp flame`\n"
-    "and `vmp diff`).  The database is an ordinary SQLite file: query it with\n"
-    "the sqlite3 shell or any language; docs/archive.md documents its tables.\n"
+    "a database: one row per run with its header and labels, and the self and\n"
+    "total sample weight of every function (the names of `vmp flame` and\n"
+    "`vmp diff`).  docs/archive.md documents its tables.\n"
+    "\n"
+    "ARCHIVE  an SQLite file (query it with the sqlite3 shell or any language),\n"
+    "         or a PostgreSQL server that many machines share, by its URI:\n"
+    "         postgresql://[USER[:PASSWORD]@][HOST][:PORT][/DBNAME][?PARAM=V...]\n"
+    "         completed from the PG* environment variables (PGHOST, PGUSER,\n"
+    "         PGDATABASE, PGPASSWORD...) and ~/.pgpass: postgresql:// alone\n"
+    "         takes everything from there.  The same answers from both.\n"
     "\n"
     "add   index each FILE: read it once, skip it when a file with the same\n"
     "      content (SHA-256) is indexed already, report a damaged or truncated\n"
     "      file and skip it (exit status 1 at the end), add each run in one\n"
     "      transaction (an interrupted add leaves every run whole or absent).\n"
-    "      Creates ARCHIVE.db when missing.  A progress bar on stderr when it\n"
-    "      is a terminal.\n"
+    "      Creates ARCHIVE (its tables) when missing.  Processes or machines\n"
+    "      adding at once add each content once.  A progress bar on stderr\n"
+    "      when it is a terminal.\n"
     "        --ranges   also store each bytecode range (\"name A->B\")\n"
     "ls    list the runs in time order (the header's start time, then the\n"
     "      order of adding): run id, start time, total sample weight, VM,\n"
@@ -268,7 +275,7 @@ static int cmd_add(int argc, char **argv)
     if (c < 0)
         return p.exit;
     if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
+        return vmp_cli_usage_error(cmd, "missing ARCHIVE");
     if (optind + 1 >= argc)
         return vmp_cli_usage_error(cmd, "missing FILE (the profiles to add)");
     /* names as `vmp diff` compares runs: hidden classes grouped by name alone */
@@ -427,7 +434,7 @@ static int parse_query(int argc, char **argv, const vmp_cli_command *command, in
     else if ((o->format = parse_format(cmd, format)) < 0)
         return VMP_EXIT_USAGE;
     if (optind >= argc)
-        return vmp_cli_usage_error(cmd, "missing ARCHIVE.db");
+        return vmp_cli_usage_error(cmd, "missing ARCHIVE");
     if (mode == MODE_TREND && optind + 1 >= argc)
         return vmp_cli_usage_error(cmd, "missing FUNCTION");
     if (argc - optind > 1 + (mode == MODE_TREND))

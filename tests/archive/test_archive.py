@@ -24,31 +24,17 @@ import subprocess
 import sys
 import time
 
+from archive_checks import check, finish, make_profile, runner
+
 VMP, SIMVM, WORK = sys.argv[1:4]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 100
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "archive.md")
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def run(*args):
-    p = subprocess.run([VMP, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+run = runner(VMP)
 
 
 def simvm(name, seed, commit, slow=None):
-    args = [SIMVM, "--seed", "1", "--run-seed", str(seed), "--stacks", "20", "--samples", "1500",
-            "--label", "commit=" + commit, "-o", name]
-    if slow:
-        args += ["--slow", slow]
-    subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
-    return name
+    return make_profile(SIMVM, name, seed, commit, slow)
 
 
 def dump(db):
@@ -389,7 +375,4 @@ check(rc == 0 and "vmp archive add" in out, "archive --help")
 rc, _, err = run("archive", "diff", "--base", "commit=zzz", "--new", "commit=b", "a.db")
 check(rc == 1 and "no run" in err, "a side without runs: exit 1 (%s)" % err.strip())
 
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all checks passed")
+finish()
