@@ -155,6 +155,10 @@ try:
         check(made == documented, "the schema vmp creates is docs/archive.md's (%s)" % diff[:4])
 
     # ---- the queries a team runs use indexes ---------------------------------------------
+    commits = re.search(r"The runs of a range of commits.*?```sql\n(.*?);\n```", doc,
+                        re.S).group(1).replace("1a2b", "a").replace("3c4d", "b")
+    got = len(server.psql(commits))
+    check(got == 2 * N, "the documented query of a range of commits: %d runs of %d" % (got, 2 * N))
     fid = server.psql("SELECT function_id FROM functions WHERE name = '%s'" % F)[0][0]
     for what, q in (
             ("a function's share over time",
@@ -166,6 +170,7 @@ try:
             ("the runs of a time range",
              "SELECT * FROM runs WHERE start_ns BETWEEN 0 AND 9000000000000000000 "
              "ORDER BY start_ns, run_id"),
+            ("the runs of a range of commits (docs/archive.md)", commits),
             ("a function by name",
              "SELECT function_id FROM functions WHERE md5(name) = md5('%s') AND name = '%s'"
              % (F, F))):
