@@ -214,10 +214,14 @@ static int add_record(summary *sum, const vmp_record *rec)
         t = thread_get(sum, rec->u.thread.id);
         if (!t)
             return -1;
-        free(t->name);
-        t->name = dup_str(&rec->u.thread.name, &t->name_len);
-        if (!t->name)
-            return -1;
+        /* spec R-ID-3: a record without a name (one that says the thread
+         * ended) renames nothing */
+        if (rec->u.thread.name.len > 0 || !t->name) {
+            free(t->name);
+            t->name = dup_str(&rec->u.thread.name, &t->name_len);
+            if (!t->name)
+                return -1;
+        }
         seen_time(sum, rec->u.thread.time_ns);
         seen_time(sum, rec->u.thread.end_time_ns);
         break;

@@ -11,6 +11,7 @@ and an END record with the counts of R-END-1.
 
 Usage: check_spec_rules.py VMP WORKDIR [CASE...]
 """
+import json
 import os
 import re
 import struct
@@ -330,7 +331,9 @@ main,4
 a,3
 x (y),2
 thread#4,1
-""")])
+"""), (["info", "--json", "--threads"], lambda p: None if p.returncode == 0 and {
+    t["id"]: t["name"] for t in json.loads(p.stdout)["threads"]}.get(1) == "main"
+    else "info: thread 1 is not 'main' after a THREAD record without a name: " + p.stdout)])
 
 # R-RES-10: grouped names of hidden classes and their counts.
 GROUPS = [
