@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -113,6 +115,11 @@ typedef struct output {
     vmp_jvmti_codemap code;    /* its live code objects */
     char path[VMP_JVMTI_PATH_MAX];
     int warned; /* its failure was said (vmp_jvmti__output_failed_locked()) */
+    /* the file's identity when opened, to notice it deleted or replaced */
+    dev_t dev;
+    ino_t ino;
+    int known; /* dev and ino are set */
+    int gone;  /* its deletion was said */
 } output;
 
 typedef struct vmp_jv_state {
@@ -185,7 +192,10 @@ void vmp_jvmti__check_write_to(output *o, vmp_status st);
  *  vmp_jv.lock. */
 void vmp_jvmti__output_failed_locked(output *o);
 /** The service thread, each tick under vmp_jv.lock: whether the current
- *  file's output stopped (vmp_jvmti__output_failed_locked()). */
+ *  file's output stopped (vmp_jvmti__output_failed_locked()), and whether
+ *  its file was deleted or replaced at its path (said once a file: a
+ *  cleaner of /tmp, a user; the samples then go to an inode no one can
+ *  open). */
 void vmp_jvmti__check_output_locked(void);
 /** The service thread, each tick under vmp_jv.lock: say once when another
  *  handler replaced the agent's SIGPROF handler (vmp_agent__sigprof_is()). */

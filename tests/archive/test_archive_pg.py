@@ -264,6 +264,11 @@ try:
               "wrong" not in err.replace("wrong password", "") and
               pg_server.PASSWORD not in err,
               "%s: exit 1, one line (%s)" % (what, err.strip()))
+    server.psql("UPDATE archive SET value = '3' WHERE name = 'schema'", db="kinds")
+    rc, out, err = run("archive", "ls", server.uri("kinds"))
+    check(rc == 1 and len(err.strip().splitlines()) == 1 and
+          "archive schema 3, this vmp reads schema 2" in err,
+          "an archive of a later schema: refused, exit 1, one line (%s)" % err.strip())
     server.stop()
     rc, out, err = run("archive", "ls", PG)
     check(rc == 1 and len(err.strip().splitlines()) == 1 and "cannot connect" in err,

@@ -348,7 +348,44 @@ def can_mount_tmpfs():
                            probe], capture_output=True).returncode == 0
 
 
+def disk_deleted():
+    """The profile deleted while it is written (a cleaner of /tmp): said
+    once, the program runs on; with --loop the next files are whole."""
+    d = os.path.join(A.work, "deleted")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    demo = [A.java, "-jar", A.jar, "hot", "1"]   # 4 s
+    for loop in ([], ["--loop", "500ms"]):
+        path = os.path.join(d, "gone.vmp")
+        p = subprocess.Popen([A.vmp, "record", "-o", path, *loop, "--"] + demo, cwd=A.work,
+                             env=java_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        victim = path if not loop else os.path.join(d, "gone-000001.vmp")
+        deadline = time.monotonic() + 60
+        while not os.path.exists(victim) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        removed = os.path.exists(victim)
+        if removed:
+            os.unlink(victim)
+        stdout, stderr = p.communicate(timeout=180)
+        said = [l for l in stderr.splitlines() if "was deleted or replaced" in l]
+        what = "loop" if loop else "one file"
+        check(removed and p.returncode == 0 and rounds_per_s(stdout) > 0,
+              "deleted (%s): the file removed as it was written, the JVM finished, exit 0 (%d)" %
+              (what, p.returncode))
+        check(len(said) == 1 and os.path.basename(victim) in said[0],
+              "deleted (%s): said once: %r" % (what, said or stderr[-300:]))
+        if loop:
+            rest = sorted(glob.glob(os.path.join(d, "gone-*.vmp")))
+            whole = [f for f in rest if vmp("info", f)[0] == 0]
+            check(len(rest) >= 2 and whole == rest,
+                  "deleted (loop): the next files are written and read (%s)" %
+                  [os.path.basename(f) for f in rest])
+
+
 def part_disk():
+    disk_deleted()
     if not can_mount_tmpfs():
         print("skip  disk: cannot mount a tmpfs in a mount namespace (needs root)")
         return
