@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int vmp_agent__parse_file_mode(unsigned int *out, const char *text, size_t len)
 {
@@ -40,4 +41,22 @@ const char *vmp_agent__open_why(int err)
     default:
         return strerror(err);
     }
+}
+
+void vmp_agent__file_note(vmp_agent_file_id *id, const char *path)
+{
+    struct stat sb;
+    id->known = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    id->dev = id->known ? sb.st_dev : 0;
+    id->ino = id->known ? sb.st_ino : 0;
+}
+
+int vmp_agent__file_gone(const vmp_agent_file_id *id, const char *path)
+{
+    struct stat sb;
+    if (!id->known)
+        return 0;
+    if (stat(path, &sb) == 0)
+        return sb.st_dev != id->dev || sb.st_ino != id->ino;
+    return errno == ENOENT || errno == ENOTDIR;
 }

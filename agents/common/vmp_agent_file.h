@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
- * vmp_agent_file.h - the agents' output files: the filemode= option, and
- * why a file could not be opened in words a user acts on (vmp_writer_open()
- * refuses a symlink, another user's file and a FIFO at the path).
+ * vmp_agent_file.h - the agents' output files: the filemode= option, why a
+ * file could not be opened in words a user acts on (vmp_writer_open()
+ * refuses a symlink, another user's file and a FIFO at the path), and
+ * whether the file being written is still the one at its path.
  *
  * Internal to the agents (a static library each links): nothing here is
  * exported from their shared objects.  Reentrant; not async-signal-safe.
@@ -12,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* flush=: the age that closes a chunk of the file (vmp_writer_options'
  * chunk_age_ms): what a crash of the VM can lose at most (spec.md §2, "a
@@ -34,5 +36,23 @@ const char *vmp_agent__open_why(int err);
 /** The chunk age in ms (vmp_writer_options.chunk_age_ms) of a flush=
  *  period `ns` (0: the default). */
 uint32_t vmp_agent__flush_ms(uint64_t ns);
+
+/** Which file an output opened: a file deleted (a cleaner of /tmp, a user)
+ *  or replaced at its path while it is written cannot be saved (the writer
+ *  goes on into an inode no name reaches), but it can be said. */
+typedef struct vmp_agent_file_id {
+    dev_t dev;
+    ino_t ino;
+    int known; /* a regular file was at the path when noted */
+} vmp_agent_file_id;
+
+/** Note which file is at `path` now (just opened).  A path that is not a
+ *  regular file (/dev/null) leaves nothing known. */
+void vmp_agent__file_note(vmp_agent_file_id *id, const char *path);
+
+/** @return 1 when the file `id` noted is no longer at `path` (deleted, or
+ *  another file there), 0 when it is, or when that cannot be told (nothing
+ *  known, the directory unreadable).  One stat(). */
+int vmp_agent__file_gone(const vmp_agent_file_id *id, const char *path);
 
 #endif

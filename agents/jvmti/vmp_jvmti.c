@@ -108,25 +108,11 @@ void vmp_jvmti__check_write_to(output *o, vmp_status st)
         vmp_jvmti__output_failed_locked(o);
 }
 
-/* Remember the identity of the file `o` just opened at `path`. */
-static void note_identity(output *o, const char *path)
-{
-    struct stat sb;
-    o->known = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-    o->dev = o->known ? sb.st_dev : 0;
-    o->ino = o->known ? sb.st_ino : 0;
-    o->gone = 0;
-}
-
 /* Say once when `o`'s file is no longer at its path. */
 static void check_gone_locked(output *o)
 {
-    struct stat sb;
-    if (o->w == NULL || !o->known || o->gone)
+    if (o->w == NULL || o->gone || !vmp_agent__file_gone(&o->id, o->path))
         return;
-    if (stat(o->path, &sb) == 0 ? sb.st_dev == o->dev && sb.st_ino == o->ino
-                                : errno != ENOENT && errno != ENOTDIR)
-        return; /* there, or cannot tell */
     o->gone = 1;
     fprintf(stderr, "vmp: %s was deleted or replaced while being written: %s\n", o->path,
             vmp_jv.opts.loop_ns > 0
@@ -321,9 +307,7 @@ void vmp_jvmti__rotate(JNIEnv *jni)
     vmp_jv.out.code = vmp_jv.next.code;
     memcpy(vmp_jv.out.path, vmp_jv.next.path, sizeof vmp_jv.out.path);
     vmp_jv.out.warned = vmp_jv.next.warned;
-    vmp_jv.out.dev = vmp_jv.next.dev;
-    vmp_jv.out.ino = vmp_jv.next.ino;
-    vmp_jv.out.known = vmp_jv.next.known;
+    vmp_jv.out.id = vmp_jv.next.id;
     vmp_jv.out.gone = vmp_jv.next.gone;
     __atomic_store_n(&vmp_jv.out.w, vmp_jv.next.w,
                      __ATOMIC_SEQ_CST); /* samples go to the new file */
@@ -545,7 +529,8 @@ static int open_output(output *o, const char *path)
         vmp_jvmti__check_write(vmp_writer_code_zone(w, &zone, "CodeCache", 0, UINT64_MAX));
         o->zone = zone;
         snprintf(o->path, sizeof o->path, "%s", path);
-        note_identity(o, path);
+        vmp_agent__file_note(&o->id, path);
+        o->gone = 0;
         __atomic_store_n(&o->w, w, __ATOMIC_SEQ_CST); /* JVMTI callbacks describe to it now */
         pthread_mutex_unlock(&vmp_jv.lock);
     }

@@ -28,9 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/types.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -114,12 +112,9 @@ typedef struct output {
     vmp_jvmti_idset functions; /* the methods described to it */
     vmp_jvmti_codemap code;    /* its live code objects */
     char path[VMP_JVMTI_PATH_MAX];
-    int warned; /* its failure was said (vmp_jvmti__output_failed_locked()) */
-    /* the file's identity when opened, to notice it deleted or replaced */
-    dev_t dev;
-    ino_t ino;
-    int known; /* dev and ino are set */
-    int gone;  /* its deletion was said */
+    int warned;           /* its failure was said (vmp_jvmti__output_failed_locked()) */
+    vmp_agent_file_id id; /* the file opened, to notice it deleted or replaced */
+    int gone;             /* its deletion was said */
 } output;
 
 typedef struct vmp_jv_state {

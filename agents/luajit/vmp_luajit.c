@@ -113,6 +113,19 @@ static void check_profiler(void)
             vmp_lj.file);
 }
 
+/* Say once when the file is no longer at its path (deleted, replaced):
+ * checked at each GC cycle and at the end. */
+static void check_file(void)
+{
+    if (vmp_lj.file_gone || vmp_lj.w == NULL || !vmp_agent__file_gone(&vmp_lj.file_id, vmp_lj.file))
+        return;
+    vmp_lj.file_gone = 1;
+    fprintf(stderr,
+            "vmp: %s was deleted or replaced while being written: the recording goes on into a "
+            "file no one can open and is lost; the program runs on\n",
+            vmp_lj.file);
+}
+
 static void stop_recording(void)
 {
     vmp_writer_totals tot;
@@ -120,6 +133,7 @@ static void stop_recording(void)
     if (atomic_load(&vmp_lj.closed))
         return;
     check_profiler();
+    check_file();
     if (atomic_exchange(&vmp_lj.closed, 1))
         return;
     atomic_store(&vmp_lj.sampling, 0);
@@ -150,6 +164,7 @@ static int on_gc_cycle(lua_State *L)
     if (vmp_lj.w == NULL || atomic_load(&vmp_lj.closed))
         return 0;
     check_profiler();
+    check_file();
     {
         lua_Debug ar;
 
@@ -329,6 +344,7 @@ static void open_writer(void)
                 vmp_lj.file, st == VMP_ERR_IO ? vmp_agent__open_why(errno) : vmp_status_str(st));
         return;
     }
+    vmp_agent__file_note(&vmp_lj.file_id, vmp_lj.file);
     /* LuaJIT allocates its machine code areas near the binary: one zone
      * spans the address space, traces give the real extents */
     vmp_luajit__check_write(vmp_writer_code_zone(vmp_lj.w, &vmp_lj.zone, "mcode", 0, UINT64_MAX));

@@ -78,10 +78,12 @@ typedef struct vmp_lj_state {
     atomic_int sampling;
     atomic_int in_handler;
     atomic_int closed;
-    unsigned format_major; /* format=1.2: 1; 0 == the writer's default, 2.0 */
-    unsigned file_mode;    /* filemode=: the file's permission bits; 0 == 0600 */
-    uint64_t flush_ns;     /* flush=: the chunk age (vmp_agent_file.h); 0 == default */
-    int profiler_lost;     /* another profiler took SIGPROF or LuaJIT's profiler: said */
+    unsigned format_major;     /* format=1.2: 1; 0 == the writer's default, 2.0 */
+    unsigned file_mode;        /* filemode=: the file's permission bits; 0 == 0600 */
+    uint64_t flush_ns;         /* flush=: the chunk age (vmp_agent_file.h); 0 == default */
+    int profiler_lost;         /* another profiler took SIGPROF or LuaJIT's profiler: said */
+    vmp_agent_file_id file_id; /* the file opened, to notice it deleted or replaced */
+    int file_gone;             /* its deletion was said */
 } vmp_lj_state;
 
 /* the agent's state (vmp_luajit.c) */
