@@ -23,6 +23,7 @@
 #include <libpq-fe.h>
 
 #include "vmp_archive_backend.h"
+#include "vmp_grow.h"
 
 #define set_err vmp_archive__err
 
@@ -187,21 +188,10 @@ typedef struct tbuf {
 
 static void tb_put(tbuf *b, const char *s, size_t n)
 {
+    while (!b->nomem && b->len + n + 1 > b->cap)
+        b->nomem = vmp_grow(&b->s, &b->cap, 1, 256) != 0;
     if (b->nomem)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *grown;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        grown = realloc(b->s, cap);
-        if (!grown) {
-            b->nomem = 1;
-            return;
-        }
-        b->s = grown;
-        b->cap = cap;
-    }
     memcpy(b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = '\0';
@@ -410,6 +400,11 @@ typedef struct weight_arrays {
     tbuf names, ranges, self, total, executing;
 } weight_arrays;
 
+/* The names and range flags of every kind of a run, for insert_functions(). */
+typedef struct name_arrays {
+    tbuf names, ranges;
+} name_arrays;
+
 static void arrays_free(weight_arrays *t)
 {
     tb_free(&t->names);
@@ -419,9 +414,11 @@ static void arrays_free(weight_arrays *t)
     tb_free(&t->executing);
 }
 
-static void arrays_put(weight_arrays *t, const char *name, int is_range, uint64_t self,
-                       uint64_t total, uint64_t executing)
+static void arrays_put(weight_arrays *t, name_arrays *all, const char *name, int is_range,
+                       uint64_t self, uint64_t total, uint64_t executing)
 {
+    tb_text(&all->names, name);
+    tb_int(&all->ranges, (uint64_t)is_range);
     tb_text(&t->names, name);
     tb_int(&t->ranges, (uint64_t)is_range);
     tb_int(&t->self, self);
@@ -429,22 +426,24 @@ static void arrays_put(weight_arrays *t, const char *name, int is_range, uint64_
     tb_int(&t->executing, executing);
 }
 
-static void arrays_of(weight_arrays *t, const vmp_run_weights *w, const vmp_archive_executing *ex)
+/* One kind's arrays into `t`, its names also into `all`. */
+static void arrays_of(weight_arrays *t, name_arrays *all, const vmp_run_weights *w,
+                      const vmp_archive_executing *ex)
 {
     size_t i;
     for (i = 0; i < w->n; i++)
-        arrays_put(t, w->names[i], w->is_range ? w->is_range[i] : 0, w->self[i], w->inclusive[i],
-                   0);
+        arrays_put(t, all, w->names[i], w->is_range ? w->is_range[i] : 0, w->self[i],
+                   w->inclusive[i], 0);
     for (i = 0; ex && i < ex->n; i++)
         if (ex->weights[i])
-            arrays_put(t, ex->names[i], 0, 0, 0, ex->weights[i]);
+            arrays_put(t, all, ex->names[i], 0, 0, 0, ex->weights[i]);
 }
 
 /* The function names of every kind, in one statement (see the top of the
  * file), in the order of the unique index. */
-static int insert_functions(pg_archive *a, tbuf *names, tbuf *ranges, char *err, char state[6])
+static int insert_functions(pg_archive *a, name_arrays *all, char *err, char state[6])
 {
-    const char *p[2] = {tb_array(names), tb_array(ranges)};
+    const char *p[2] = {tb_array(&all->names), tb_array(&all->ranges)};
     if (!p[0] || !p[1])
         return set_err(err, "%s: out of memory", a->base.name);
     return pg_ok(a,
@@ -504,10 +503,10 @@ static int add_rows(pg_archive *a, const vmp_archive_run *run, const vmp_run_wei
                     int64_t *run_id, char *err, char state[6])
 {
     const vmp_rec_header *h = run->hdr;
-    char v[10][24], id[24];
+    char v[9][24], id[24];
     struct timespec now;
     weight_arrays *t = calloc(n_kinds + 1, sizeof *t);
-    tbuf fn_names = {0}, fn_ranges = {0};
+    name_arrays all = {{0}, {0}};
     PGresult *res;
     size_t i, k;
     int rc = -1;
@@ -575,23 +574,10 @@ static int add_rows(pg_archive *a, const vmp_archive_run *run, const vmp_run_wei
     }
 
     /* every kind's names first, then each kind's weights */
-    arrays_of(&t[0], w, ex);
+    arrays_of(&t[0], &all, w, ex);
     for (k = 0; k < n_kinds; k++)
-        arrays_of(&t[k + 1], kinds[k].w, kinds[k].ex);
-    for (k = 0; k <= n_kinds; k++) {
-        const vmp_run_weights *kw = k ? kinds[k - 1].w : w;
-        const vmp_archive_executing *kex = k ? kinds[k - 1].ex : ex;
-        for (i = 0; i < kw->n; i++) {
-            tb_text(&fn_names, kw->names[i]);
-            tb_int(&fn_ranges, kw->is_range ? kw->is_range[i] : 0);
-        }
-        for (i = 0; kex && i < kex->n; i++)
-            if (kex->weights[i]) {
-                tb_text(&fn_names, kex->names[i]);
-                tb_int(&fn_ranges, 0);
-            }
-    }
-    if (insert_functions(a, &fn_names, &fn_ranges, err, state))
+        arrays_of(&t[k + 1], &all, kinds[k].w, kinds[k].ex);
+    if (insert_functions(a, &all, err, state))
         goto out;
     if (insert_weights(a, id, NULL, &t[0], err, state))
         goto out;
@@ -614,8 +600,8 @@ out:
     for (k = 0; k <= n_kinds; k++)
         arrays_free(&t[k]);
     free(t);
-    tb_free(&fn_names);
-    tb_free(&fn_ranges);
+    tb_free(&all.names);
+    tb_free(&all.ranges);
     return rc;
 }
 

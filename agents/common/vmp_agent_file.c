@@ -5,6 +5,7 @@
 #include "vmp_agent_file.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -49,14 +50,21 @@ void vmp_agent__file_note(vmp_agent_file_id *id, const char *path)
     id->known = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
     id->dev = id->known ? sb.st_dev : 0;
     id->ino = id->known ? sb.st_ino : 0;
+    id->said = 0;
 }
 
-int vmp_agent__file_gone(const vmp_agent_file_id *id, const char *path)
+int vmp_agent__file_check(vmp_agent_file_id *id, const char *path, int loop)
 {
     struct stat sb;
-    if (!id->known)
+    if (!id->known || id->said)
         return 0;
-    if (stat(path, &sb) == 0)
-        return sb.st_dev != id->dev || sb.st_ino != id->ino;
-    return errno == ENOENT || errno == ENOTDIR;
+    if (stat(path, &sb) == 0 ? sb.st_dev == id->dev && sb.st_ino == id->ino
+                             : errno != ENOENT && errno != ENOTDIR)
+        return 0; /* there, or cannot tell */
+    id->said = 1;
+    fprintf(stderr, "vmp: %s was deleted or replaced while being written: %s\n", path,
+            loop ? "its samples are lost; the loop's next file starts as usual"
+                 : "the recording goes on into a file no one can open and is lost; the program "
+                   "runs on");
+    return 1;
 }

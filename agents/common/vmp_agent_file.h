@@ -44,15 +44,19 @@ typedef struct vmp_agent_file_id {
     dev_t dev;
     ino_t ino;
     int known; /* a regular file was at the path when noted */
+    int said;  /* its loss was said (vmp_agent__file_check()) */
 } vmp_agent_file_id;
 
 /** Note which file is at `path` now (just opened).  A path that is not a
  *  regular file (/dev/null) leaves nothing known. */
 void vmp_agent__file_note(vmp_agent_file_id *id, const char *path);
 
-/** @return 1 when the file `id` noted is no longer at `path` (deleted, or
- *  another file there), 0 when it is, or when that cannot be told (nothing
- *  known, the directory unreadable).  One stat(). */
-int vmp_agent__file_gone(const vmp_agent_file_id *id, const char *path);
+/** Say once on stderr when the file `id` noted is no longer at `path`
+ *  (deleted, or another file there): "vmp: PATH was deleted or replaced
+ *  while being written: ...", `loop`: the recording goes on in the loop's
+ *  next file.  Nothing is said while it is there or when that cannot be
+ *  told (nothing known, the directory unreadable).  One stat() until said.
+ *  @return 1 when it is said now, else 0. */
+int vmp_agent__file_check(vmp_agent_file_id *id, const char *path, int loop);
 
 #endif

@@ -108,25 +108,14 @@ void vmp_jvmti__check_write_to(output *o, vmp_status st)
         vmp_jvmti__output_failed_locked(o);
 }
 
-/* Say once when `o`'s file is no longer at its path. */
-static void check_gone_locked(output *o)
-{
-    if (o->w == NULL || o->gone || !vmp_agent__file_gone(&o->id, o->path))
-        return;
-    o->gone = 1;
-    fprintf(stderr, "vmp: %s was deleted or replaced while being written: %s\n", o->path,
-            vmp_jv.opts.loop_ns > 0
-                ? "its samples are lost; the loop's next file starts as usual"
-                : "the recording goes on into a file no one can open and is lost; the program "
-                  "runs on");
-}
-
 void vmp_jvmti__check_output_locked(void)
 {
     vmp_writer_totals tot;
 
-    check_gone_locked(&vmp_jv.out);
-    if (vmp_jv.out.w == NULL || vmp_jv.out.warned)
+    if (vmp_jv.out.w == NULL)
+        return;
+    vmp_agent__file_check(&vmp_jv.out.id, vmp_jv.out.path, vmp_jv.opts.loop_ns > 0);
+    if (vmp_jv.out.warned)
         return;
     vmp_writer_stats(vmp_jv.out.w, &tot);
     if (tot.write_errno != 0)
@@ -308,7 +297,6 @@ void vmp_jvmti__rotate(JNIEnv *jni)
     memcpy(vmp_jv.out.path, vmp_jv.next.path, sizeof vmp_jv.out.path);
     vmp_jv.out.warned = vmp_jv.next.warned;
     vmp_jv.out.id = vmp_jv.next.id;
-    vmp_jv.out.gone = vmp_jv.next.gone;
     __atomic_store_n(&vmp_jv.out.w, vmp_jv.next.w,
                      __ATOMIC_SEQ_CST); /* samples go to the new file */
     memset(&vmp_jv.next, 0, sizeof vmp_jv.next);
@@ -530,7 +518,6 @@ static int open_output(output *o, const char *path)
         o->zone = zone;
         snprintf(o->path, sizeof o->path, "%s", path);
         vmp_agent__file_note(&o->id, path);
-        o->gone = 0;
         __atomic_store_n(&o->w, w, __ATOMIC_SEQ_CST); /* JVMTI callbacks describe to it now */
         pthread_mutex_unlock(&vmp_jv.lock);
     }

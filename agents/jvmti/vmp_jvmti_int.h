@@ -114,7 +114,6 @@ typedef struct output {
     char path[VMP_JVMTI_PATH_MAX];
     int warned;           /* its failure was said (vmp_jvmti__output_failed_locked()) */
     vmp_agent_file_id id; /* the file opened, to notice it deleted or replaced */
-    int gone;             /* its deletion was said */
 } output;
 
 typedef struct vmp_jv_state {

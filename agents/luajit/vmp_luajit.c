@@ -117,13 +117,8 @@ static void check_profiler(void)
  * checked at each GC cycle and at the end. */
 static void check_file(void)
 {
-    if (vmp_lj.file_gone || vmp_lj.w == NULL || !vmp_agent__file_gone(&vmp_lj.file_id, vmp_lj.file))
-        return;
-    vmp_lj.file_gone = 1;
-    fprintf(stderr,
-            "vmp: %s was deleted or replaced while being written: the recording goes on into a "
-            "file no one can open and is lost; the program runs on\n",
-            vmp_lj.file);
+    if (vmp_lj.w != NULL)
+        vmp_agent__file_check(&vmp_lj.file_id, vmp_lj.file, 0);
 }
 
 static void stop_recording(void)

@@ -83,7 +83,6 @@ typedef struct vmp_lj_state {
     uint64_t flush_ns;         /* flush=: the chunk age (vmp_agent_file.h); 0 == default */
     int profiler_lost;         /* another profiler took SIGPROF or LuaJIT's profiler: said */
     vmp_agent_file_id file_id; /* the file opened, to notice it deleted or replaced */
-    int file_gone;             /* its deletion was said */
 } vmp_lj_state;
 
 /* the agent's state (vmp_luajit.c) */

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 #
 # archive_checks.py - what the tests of `vmp archive` share: checks that are
-# counted, running vmp, making vmp-simvm profiles of one program.
+# counted, running vmp, the two sides of vmp-simvm profiles they index.
+import os
+import shutil
 import subprocess
 import sys
 
@@ -32,6 +34,21 @@ def make_profile(program, name, seed, commit, slow=None):
         args += ["--slow", slow]
     subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
     return name
+
+
+SLOW = "String>>sortBlock:40"
+
+
+def two_sides(program, work, n):
+    """In a new, empty `work` (made the current directory): n runs of the
+    program labelled commit=a (a000.vmp...), and n with String>>sortBlock 40%
+    slower labelled commit=b (b000.vmp...).  Returns (base, new)."""
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chdir(work)
+    base = [make_profile(program, "a%03d.vmp" % i, i, "a") for i in range(n)]
+    new = [make_profile(program, "b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(n)]
+    return base, new
 
 
 def finish():

@@ -24,17 +24,13 @@ import subprocess
 import sys
 import time
 
-from archive_checks import check, finish, make_profile, runner
+from archive_checks import check, finish, runner, two_sides
 
 VMP, SIMVM, WORK = sys.argv[1:4]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 100
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "archive.md")
 run = runner(VMP)
-
-
-def simvm(name, seed, commit, slow=None):
-    return make_profile(SIMVM, name, seed, commit, slow)
 
 
 def dump(db):
@@ -52,13 +48,7 @@ def dump(db):
     return out
 
 
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
-os.chdir(WORK)
-
-SLOW = "String>>sortBlock:40"
-base = [simvm("a%03d.vmp" % i, i, "a") for i in range(N)]
-new = [simvm("b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(N)]
+base, new = two_sides(SIMVM, WORK, N)
 files = base + new
 with open(base[0], "rb") as f:
     data = f.read()

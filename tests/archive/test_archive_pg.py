@@ -27,7 +27,7 @@ import sys
 import time
 
 import pg_server
-from archive_checks import check, finish, make_profile, runner
+from archive_checks import check, finish, runner, two_sides
 
 VMP, SIMVM, WORK = sys.argv[1:4]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 12
@@ -35,10 +35,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "archive.md")
 KINDS = os.path.join(HERE, "..", "golden", "valid", "sample-kinds.vmp")
 run = runner(VMP)
-
-
-def simvm(name, seed, commit, slow=None):
-    return make_profile(SIMVM, name, seed, commit, slow)
 
 
 def rows_of(db):
@@ -65,12 +61,7 @@ def last_line(err):
     return lines[-1] if lines else ""
 
 
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
-os.chdir(WORK)
-SLOW = "String>>sortBlock:40"
-base = [simvm("a%03d.vmp" % i, i, "a") for i in range(N)]
-new = [simvm("b%03d.vmp" % i, 1000 + i, "b", SLOW) for i in range(N)]
+base, new = two_sides(SIMVM, WORK, N)
 files = base + new
 F = "String>>sortBlock"
 
